@@ -1,0 +1,46 @@
+"""The `nilmbuild` command line. Each subcommand lives next to the code it drives; this file only wires them."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from nilmbuild import __version__
+from nilmbuild.errors import UserError
+
+
+class _Group(click.Group):
+    """A Click group that turns UserError into a one-line message and exit code 2, never a traceback."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except UserError as e:
+            click.echo(f"error: {e}", err=True)
+            sys.exit(2)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="nilmbuild")
+def main() -> None:
+    """Build the interactive, tensor-exact explanation of NILMFormer.
+
+    nilmbuild trains (or loads) NILMFormer, runs a fixed example batch through it, captures every
+    intermediate tensor, and renders self-contained WebGL pages from them.
+
+    \b
+    Quick start:
+      nilmbuild site                 # whole site from the shipped checkpoint + built-in data
+      nilmbuild info                 # configuration and parameter counts
+      nilmbuild site --out public/   # somewhere else
+    """
+
+
+def _register() -> None:
+    from nilmbuild.model.cli import info
+
+    main.add_command(info)
+
+
+_register()

@@ -1,0 +1,104 @@
+"""One-file checkpoints: config, weights, scalers, device metadata, training log, version, provenance.
+
+Loading never shows a traceback for a bad file: a truncated/corrupt file, a checkpoint of another format
+version, or weights that do not fit their config each raise a one-line UserError that says what to do.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from nilmbuild import __version__
+from nilmbuild.errors import UserError
+
+from .config import NILMFormerConfig
+from .nilmformer import NILMFormer
+
+FORMAT = "nilmbuild-checkpoint"
+FORMAT_VERSION = 1
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
+
+
+def default_checkpoint_path() -> Path:
+    """The checkpoint shipped inside the package (trained on the built-in simulator)."""
+    return PACKAGE_DIR / "checkpoints" / "default.pt"
+
+
+@dataclass
+class Loaded:
+    model: NILMFormer
+    cfg: NILMFormerConfig
+    scalers: dict = field(default_factory=dict)
+    train_log: dict = field(default_factory=dict)
+    provenance: dict = field(default_factory=dict)
+    extra: dict = field(default_factory=dict)
+    nilmbuild_version: str = __version__
+    path: str = ""
+
+    @property
+    def devices(self) -> list[str]:
+        return self.cfg.device_names
+
+
+def atomic_write_bytes(path: str | os.PathLike, write) -> None:
+    """Call write(fileobj) on a temp file beside `path`, then rename it over `path` (never a half-written file)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def save_checkpoint(path, model: NILMFormer, *, scalers: dict | None = None, train_log: dict | None = None,
+                    provenance: dict | None = None, extra: dict | None = None) -> None:
+    payload = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "nilmbuild_version": __version__,
+        "config": model.cfg.to_dict(),
+        "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()},
+        "scalers": scalers or {},
+        "train_log": train_log or {},
+        "provenance": provenance or {},
+        "extra": extra or {},
+    }
+    atomic_write_bytes(path, lambda f: torch.save(payload, f))
+
+
+def load_checkpoint(path=None) -> Loaded:
+    path = Path(path) if path is not None else default_checkpoint_path()
+    if not path.is_file():
+        raise UserError(f"checkpoint {path} does not exist: pass --checkpoint with a file written by `nilmbuild train`")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # truncated zip, bad pickle, not a torch file at all
+        raise UserError(f"checkpoint {path} is corrupt or truncated ({type(e).__name__}): "
+                        "re-copy it or write a new one with `nilmbuild train`") from None
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+        raise UserError(f"{path} is not a nilmbuild checkpoint: write one with `nilmbuild train`")
+    if payload.get("format_version") != FORMAT_VERSION:
+        raise UserError(f"checkpoint {path} has format version {payload.get('format_version')} "
+                        f"(written by nilmbuild {payload.get('nilmbuild_version')}), this nilmbuild {__version__} "
+                        f"reads version {FORMAT_VERSION}: retrain with `nilmbuild train` or use the matching nilmbuild")
+    try:
+        cfg = NILMFormerConfig.from_dict(payload["config"])
+        model = NILMFormer(cfg)
+        model.load_state_dict(payload["state_dict"], strict=True)
+    except (TypeError, ValueError, RuntimeError, KeyError) as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise UserError(f"checkpoint {path}: weights do not match its config ({first}): "
+                        "the file was edited or mixed from two runs; retrain with `nilmbuild train`") from None
+    model.eval()
+    return Loaded(model=model, cfg=cfg, scalers=payload.get("scalers", {}), train_log=payload.get("train_log", {}),
+                  provenance=payload.get("provenance", {}), extra=payload.get("extra", {}),
+                  nilmbuild_version=payload.get("nilmbuild_version", "?"), path=str(path))

@@ -1,0 +1,43 @@
+"""Stage 7: one pre-norm encoder layer with FiLM after the FFN (encoder-film.md 6.3)."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from .attention import DiagonallyMaskedSelfAttention
+from .ffn import PositionWiseFeedForward
+from .film import film
+from .trace import Trace, put
+
+
+class EncoderLayer(nn.Module):
+    """x = x + attn(LN1(x));  x = x + FiLM(FFN(LN2(x)))   (111,456 parameters at the defaults)."""
+
+    def __init__(self, d_model: int, n_head: int, head_dim: int, d_ff: int, dropout: float) -> None:
+        super().__init__()
+        self.norm1 = nn.LayerNorm(d_model, eps=1e-5)
+        self.attn = DiagonallyMaskedSelfAttention(d_model, n_head, head_dim, dropout)
+        self.norm2 = nn.LayerNorm(d_model, eps=1e-5)
+        self.pffn = PositionWiseFeedForward(d_model, d_ff, dropout)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor, gamma: torch.Tensor | None, beta: torch.Tensor | None,
+                mask_diagonal: bool = True, trace: Trace | None = None, name: str = "encoder.0") -> torch.Tensor:
+        # x: (B, L, d_model); gamma, beta: (B, 1, d_model) or None (FiLM off)
+        axes = ("batch", "time", "feature")
+        put(trace, f"{name}.in", x, axes, "7", "encoder-film.md 6.3", "residual stream entering the layer")
+        h = self.norm1(x)
+        put(trace, f"{name}.ln1", h, axes, "7a", "encoder-film.md 6.4", "pre-norm LayerNorm 1")
+        a = self.attn(h, mask_diagonal=mask_diagonal, trace=trace, name=f"{name}.attn")
+        x = x + self.dropout(a)                                              # (B, L, d_model)
+        put(trace, f"{name}.resid1", x, axes, "7c", "encoder-film.md 6.4", "x + attention output")
+        h = self.norm2(x)
+        put(trace, f"{name}.ln2", h, axes, "7d", "encoder-film.md 6.5", "pre-norm LayerNorm 2")
+        f = self.pffn(h, trace=trace, name=f"{name}.ffn")                    # (B, L, d_model)
+        if gamma is not None:
+            f = film(f, gamma, beta)
+            put(trace, f"{name}.film", f, axes, "7f", "encoder-film.md 6.6", "(1 + gamma) * ffn + beta, nan_to_num")
+        x = x + self.dropout(f)
+        put(trace, f"{name}.out", x, axes, "7g", "encoder-film.md 6.7", "x + modulated FFN output")
+        return x

@@ -1,0 +1,134 @@
+"""NILMFormer: stages 0-12 of forward-pass.md, wired from one module per concept."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from .config import NILMFormerConfig
+from .embedding import DilatedBlock
+from .encoder import EncoderLayer
+from .film import DecoderFiLM, EncoderFiLM, condition_features, film
+from .heads import make_head, smoothstep
+from .trace import Trace, put
+
+AX_BCT = ("batch", "channel", "time")
+
+
+@dataclass
+class NILMFormerOutput:
+    power: torch.Tensor        # (B, c_out, L) gated power after output FiLM (scaled units)
+    gate: torch.Tensor         # (B, c_out, L) gate probability p in [0, 1]
+    gate_logit: torch.Tensor   # (B, c_out, L) p = sigmoid(gate_logit)
+    power_raw: torch.Tensor    # (B, c_out, L) head regression output before gating and FiLM
+
+
+class NILMFormer(nn.Module):
+    def __init__(self, cfg: NILMFormerConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.embedding = DilatedBlock(cfg.n_channels, cfg.c_embedding, cfg.kernel_size, cfg.dilations)
+        self.pos_encoding = nn.Parameter(torch.randn(1, cfg.c_embedding, cfg.window) * 0.02)   # (1, 8, L)
+        self.input_projection = nn.Conv1d(cfg.c_embedding, cfg.d_model, kernel_size=1)
+        self.layers = nn.ModuleList(
+            EncoderLayer(cfg.d_model, cfg.n_head, cfg.head_dim, cfg.d_ff, cfg.dp_rate) for _ in range(cfg.n_encoder_layers)
+        )
+        self.encoder_film = EncoderFiLM(cfg.c_out, cfg.n_cond, cfg.film_hidden_dim, cfg.n_encoder_layers, cfg.d_model)
+        self.decoder_film = DecoderFiLM(cfg.c_out, cfg.n_cond, cfg.film_hidden_dim)
+        self.heads = nn.ModuleDict({d.name: make_head(d.head, cfg.d_model) for d in cfg.devices})
+        self.register_buffer("gate_thresholds", torch.tensor([d.gate_threshold for d in cfg.devices]), persistent=False)
+
+    def forward(self, x: torch.Tensor, *, gate_mode: str | None = None, trace: Trace | None = None,
+                use_film: bool | None = None, mask_diagonal: bool | None = None) -> NILMFormerOutput:
+        cfg = self.cfg
+        gate_mode = gate_mode or ("soft" if self.training else "hard")
+        use_film = cfg.use_film if use_film is None else use_film
+        mask_diagonal = cfg.mask_diagonal if mask_diagonal is None else mask_diagonal
+        B, C, L = x.shape                                                    # (B, 7, L)
+        put(trace, "input", x, AX_BCT, "0", "forward-pass.md 0", "scaled aggregate + 6 sin/cos time features")
+
+        # Stage 1: per-sample, per-channel instance norm (std unbiased, + 1e-5)
+        x_main = x[:, : cfg.c_in]                                           # (B, 1, L), kept for the condition features
+        h = (x - x.mean(dim=-1, keepdim=True)) / (x.std(dim=-1, keepdim=True) + 1e-5)
+        put(trace, "instance_norm", h, AX_BCT, "1", "forward-pass.md 1", "(x - mean) / (std + 1e-5) per sample and channel")
+
+        # Stages 2-5: embedding, positional encoding, projection, transpose
+        h = self.embedding(h, trace)                                         # (B, 8, L)
+        put(trace, "pos_encoding", self.pos_encoding[0], ("channel", "time"), "3", "forward-pass.md 3", "learnable positional encoding (1, 8, L)")
+        h = h + self.pos_encoding                                            # (B, 8, L)
+        put(trace, "embed.with_pos", h, AX_BCT, "3", "forward-pass.md 3", "embedding + positional encoding")
+        h = self.input_projection(h)                                         # (B, 96, L)
+        put(trace, "projection", h, ("batch", "feature", "time"), "4", "forward-pass.md 4", "1x1 conv 8 -> 96")
+        h = h.transpose(1, 2)                                                # (B, L, 96)
+
+        # Stage 6: condition features and encoder FiLM parameters
+        cond = condition_features(x_main, cfg.use_elec_features, cfg.use_freq_features, cfg.n_freq_bands, trace)  # (B, 13)
+        gamma_enc, beta_enc = self.encoder_film(cond, trace)                 # (B, 3, 96) each
+
+        # Stage 7: encoder layers
+        for l, layer in enumerate(self.layers):
+            g = gamma_enc[:, l : l + 1] if use_film else None                # (B, 1, 96)
+            b = beta_enc[:, l : l + 1] if use_film else None
+            h = layer(h, g, b, mask_diagonal=mask_diagonal, trace=trace, name=f"encoder.{l}")
+
+        # Stage 8: decoder FiLM parameters; stage 9: back to conv layout
+        gamma_dec, beta_dec = self.decoder_film(cond, trace)                 # (B, D, 1) each
+        h = h.transpose(1, 2)                                                # (B, 96, L)
+
+        # Stages 10-11: heads, gate, output FiLM
+        logits, raws, powers = [], [], []
+        for i, dev in enumerate(cfg.devices):
+            name = f"heads.{dev.name}"
+            logit, power_raw = self.heads[dev.name](h, trace, name)          # (B, 1, L) each
+            p = torch.sigmoid(logit)
+            soft = smoothstep(p)
+            hard = (p > self.gate_thresholds[i]).to(p.dtype)
+            gated = soft * power_raw if gate_mode == "soft" else hard * power_raw
+            if trace is not None:
+                for key, t, doc in (
+                    ("gate_logit", logit, "gate logit"),
+                    ("gate_prob", p, "gate probability p = sigmoid(logit) = cls_prob / 2"),
+                    ("power_raw", power_raw, "regression branch: softplus(a) * log1p(relu(raw))"),
+                    ("soft_gate", soft, "smoothstep(p) = p^2 (3 - 2p)"),
+                    ("hard_gate", hard, f"p > {dev.gate_threshold}"),
+                    ("power_soft", soft * power_raw, "soft-gated power (training)"),
+                    ("power_hard", hard * power_raw, "hard-gated power (inference)"),
+                ):
+                    put(trace, f"{name}.{key}", t[:, 0], ("batch", "time"), "10", "architecture.md 9", doc)
+            if use_film:
+                gated = film(gated, gamma_dec[:, i : i + 1], beta_dec[:, i : i + 1])
+            put(trace, f"{name}.power", gated[:, 0], ("batch", "time"), "11", "forward-pass.md 11",
+                f"{gate_mode}-gated power after output FiLM")
+            logits.append(logit), raws.append(power_raw), powers.append(gated)
+
+        # Stage 12: concatenate devices
+        out = NILMFormerOutput(
+            power=torch.cat(powers, dim=1), gate=torch.sigmoid(torch.cat(logits, dim=1)),
+            gate_logit=torch.cat(logits, dim=1), power_raw=torch.cat(raws, dim=1),
+        )                                                                    # each (B, D, L)
+        put(trace, "output.power", out.power, ("batch", "device", "time"), "12", "forward-pass.md 12", "per-device power (scaled)")
+        put(trace, "output.gate", out.gate, ("batch", "device", "time"), "12", "forward-pass.md 12", "per-device gate probability")
+        return out
+
+
+def count_params(module: nn.Module) -> int:
+    return sum(p.numel() for p in module.parameters())
+
+
+def param_table(model: NILMFormer) -> dict:
+    """Parameters per module, in the shape `nilmbuild info --json` prints."""
+    return {
+        "embedding": count_params(model.embedding),
+        "pos_encoding": model.pos_encoding.numel(),
+        "input_projection": count_params(model.input_projection),
+        "encoder_layer": count_params(model.layers[0]),
+        "encoder_layers": sum(count_params(l) for l in model.layers),
+        "attention": count_params(model.layers[0].attn),
+        "ffn": count_params(model.layers[0].pffn),
+        "encoder_film": count_params(model.encoder_film),
+        "decoder_film": count_params(model.decoder_film),
+        "heads": {name: count_params(h) for name, h in model.heads.items()},
+        "total": count_params(model),
+    }
