@@ -62,6 +62,7 @@ class NILMFormer(nn.Module):
         h = self.input_projection(h)                                         # (B, 96, L)
         put(trace, "projection", h, ("batch", "feature", "time"), "4", "forward-pass.md 4", "1x1 conv 8 -> 96")
         h = h.transpose(1, 2)                                                # (B, L, 96)
+        put(trace, "transpose_in", h, ("batch", "time", "feature"), "5", "forward-pass.md 5", "to Transformer layout (B, L, d_model)")
 
         # Stage 6: condition features and encoder FiLM parameters
         cond = condition_features(x_main, cfg.use_elec_features, cfg.use_freq_features, cfg.n_freq_bands, trace)  # (B, 13)
@@ -76,6 +77,7 @@ class NILMFormer(nn.Module):
         # Stage 8: decoder FiLM parameters; stage 9: back to conv layout
         gamma_dec, beta_dec = self.decoder_film(cond, trace)                 # (B, D, 1) each
         h = h.transpose(1, 2)                                                # (B, 96, L)
+        put(trace, "transpose_out", h, ("batch", "feature", "time"), "9", "forward-pass.md 9", "back to conv layout (B, d_model, L)")
 
         # Stages 10-11: heads, gate, output FiLM
         logits, raws, powers = [], [], []

@@ -1,0 +1,62 @@
+# nilmbuild: two commands do everything on a fresh machine.
+#   make site   installs what is missing (Python venv with torch==2.13.0, npm packages, Debian chromium), builds site/
+#   make test   the same set-up, then the whole test suite (Python, node, browser)
+# Every set-up step is a no-op when its result is already there.
+
+SHELL   := /bin/bash
+PYTHON  ?= python3
+VENV    ?= .venv
+BIN     := $(VENV)/bin
+PY      := $(BIN)/python
+CHROMIUM ?= /usr/bin/chromium
+PYTEST_ARGS ?=
+
+.PHONY: setup python-deps js-deps chromium site test bench serve goldens clean help
+
+help:
+	@echo "make site    install what is missing, then build the site into site/"
+	@echo "make test    install what is missing, then run every test"
+	@echo "make bench   speed and size benchmarks (table + bench/results.json)"
+	@echo "make serve   preview site/ on http://127.0.0.1:8000"
+	@echo "make goldens re-record the screenshot goldens after an intended visual change"
+
+setup: python-deps js-deps chromium
+
+python-deps: $(VENV)/.installed
+$(VENV)/.installed: pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check torch==2.13.0
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[test]'
+	@touch $@
+
+js-deps: node_modules/.installed
+node_modules/.installed: package.json package-lock.json
+	@command -v npm >/dev/null || { echo "npm is missing: install Node.js 20+ (Debian: apt-get install -y nodejs npm)"; exit 1; }
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+chromium:
+	@if [ -x "$(CHROMIUM)" ]; then exit 0; fi; \
+	echo "Chromium not found at $(CHROMIUM): installing Debian's chromium (playwright install cannot download browsers here)"; \
+	if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null \
+	  || { echo "could not install chromium: run 'apt-get install -y chromium' as root, or set CHROMIUM=/path/to/chromium"; exit 1; }
+
+site: setup
+	$(BIN)/nilmbuild site
+
+test: setup
+	NILMBUILD_CHROMIUM=$(CHROMIUM) $(PY) -m pytest -q $(PYTEST_ARGS)
+
+bench: setup
+	NILMBUILD_CHROMIUM=$(CHROMIUM) $(PY) -m nilmbuild.bench
+
+serve: site
+	$(BIN)/nilmbuild serve
+
+goldens: setup
+	NILMBUILD_UPDATE_GOLDENS=1 NILMBUILD_CHROMIUM=$(CHROMIUM) $(PY) -m pytest -q tests/browser
+
+clean:
+	rm -rf $(VENV) node_modules .pytest_cache
+	@echo "site/ is left alone; \`nilmbuild site\` rewrites only the files it wrote there"
