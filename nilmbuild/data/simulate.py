@@ -103,10 +103,14 @@ class _Context:
     def events(self, name: str, shape_fn) -> np.ndarray:
         """Sum of one appliance's activations: (T,) float64 watts."""
         out = np.zeros(self.n)
+        busy_until = -1
         for start in self.starts(USAGE[name]):
-            prof = shape_fn(self.rng)
+            prof = shape_fn(self.rng)                 # drawn even when skipped: keeps the stream fixed
+            start = max(int(start), busy_until + int(self.rng.integers(30, 120)))   # one machine: no overlap
             end = min(self.n, start + prof.size)
-            out[start:end] += prof[: end - start]
+            if start < self.n:
+                out[start:end] = prof[: end - start]
+            busy_until = end
         return out
 
     def starts(self, u: Usage) -> np.ndarray:
@@ -183,9 +187,11 @@ def _segments(rng, parts) -> np.ndarray:
 
 
 def _bursts(rng, k: int, lo: float, hi: float, idle: float, p_on: float = 0.6) -> np.ndarray:
-    """Drum/pump motor: random bursts of lo..hi watts between idle samples."""
-    on = rng.random(k) < p_on
-    return np.where(on, rng.uniform(lo, hi, k), idle)
+    """Drum/pump motor: bursts of lo..hi watts (12-18 s each, i.e. 2-3 samples) between idle samples."""
+    block = int(rng.integers(2, 4))
+    on = np.repeat(rng.random(k // block + 1) < p_on, block)[:k]
+    level = np.repeat(rng.uniform(lo, hi, k // block + 1), block)[:k]
+    return np.where(on, level + rng.normal(0, 5, k), idle)
 
 
 def _dishwasher(rng) -> np.ndarray:

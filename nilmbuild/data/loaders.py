@@ -1,0 +1,389 @@
+"""Loaders that turn published datasets (UK-DALE, REFIT, REDD) and tidy CSVs into a `Household`.
+
+Every problem with the input (missing house or file, malformed line, non-numeric value, duplicate or
+unsorted timestamps, empty file, all-missing column, no usable appliance) raises a one-line
+`UserError` naming the file (and line where it applies) and what to do. Timestamps are never sorted
+silently: an unsorted file is an error.
+
+Multi-channel raw formats (UK-DALE, REDD) have one file per meter with its own timestamps; the
+channels are put on the mains' time grid by averaging each channel within bins of `rate_s` seconds.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from nilmbuild.data.household import DEVICE_NAMES, Household, device_for_label, normalise_label
+from nilmbuild.errors import UserError
+
+#: REFIT "CLEAN_HouseN.csv" Appliance1..9 -> label, per house (from the REFIT dataset's readme).
+#: Houses not listed here need an explicit map, e.g. --columns Appliance8=kettle,Appliance5=microwave.
+REFIT_APPLIANCES: dict[int, tuple[str, ...]] = {
+    2: ("Fridge-Freezer", "Washing Machine", "Dishwasher", "Television Site", "Microwave",
+        "Toaster", "Hi-Fi", "Kettle", "Overhead Fan"),
+}
+
+TIME_NAMES = ("time", "timestamp", "datetime", "date", "unix", "localminute", "utc")
+AGGREGATE_NAMES = ("aggregate", "mains", "main", "total", "use", "power", "site_meter")
+RAW_RATE_S = {"ukdale": 6, "redd": 3}
+
+
+def load_source(spec: str, house: int | None = None, columns: dict[str, str] | None = None,
+                days: int = 60, seed: int = 0) -> Household:
+    """Load `synthetic`, `csv:PATH`, `ukdale:PATH`, `refit:PATH` or `redd:PATH`.
+
+    house: the dataset's house number (UK-DALE default 1, REFIT 2, REDD 1); columns: CSV/REFIT
+    column -> device map (targets: DEVICE_NAMES, "time", "aggregate"); days/seed: simulator only.
+    """
+    kind, _, rest = spec.partition(":")
+    kind = kind.strip().lower()
+    if kind == "synthetic":
+        from nilmbuild.data.simulate import simulate_household
+        return simulate_household(days=days, seed=seed)
+    loaders = {"csv": lambda p: load_csv(p, columns=columns),
+               "ukdale": lambda p: load_ukdale(p, house=house if house is not None else 1),
+               "refit": lambda p: load_refit(p, house=house if house is not None else 2, columns=columns),
+               "redd": lambda p: load_redd(p, house=house if house is not None else 1)}
+    if kind not in loaders or not rest:
+        raise UserError(f"unknown data source {spec!r}; use synthetic, csv:PATH, ukdale:PATH, refit:PATH or redd:PATH")
+    path = Path(rest).expanduser()
+    if not path.exists():
+        raise UserError(f"{path}: no such file or folder; check the path after '{kind}:'")
+    return loaders[kind](path)
+
+
+def parse_column_map(text: str | None) -> dict[str, str]:
+    """'Kettle=kettle,WashingMachine=washing_machine' -> {'Kettle': 'kettle', ...}; validates targets."""
+    out: dict[str, str] = {}
+    for item in filter(None, (s.strip() for s in (text or "").split(","))):
+        src, eq, dst = item.partition("=")
+        dst = dst.strip()
+        if not eq or not src.strip() or dst not in (*DEVICE_NAMES, "time", "aggregate"):
+            raise UserError(f"--columns: bad item {item!r}; write COLUMN=NAME with NAME one of "
+                            f"{', '.join(DEVICE_NAMES)}, time, aggregate")
+        out[src.strip()] = dst
+    return out
+
+
+# ---- raw "unix_ts watts" channel files (UK-DALE, REDD) ------------------------------------------
+
+def read_channel(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """Read a 'unix_timestamp watts' file -> (int64 seconds (K,), float64 watts (K,)).
+
+    Fast path with pandas; on any problem a line-by-line scan finds and reports the first bad line.
+    """
+    if not path.is_file():
+        raise UserError(f"{path}: channel file is missing; re-download the house or drop the channel from labels.dat")
+    try:
+        df = pd.read_csv(path, sep=" ", header=None, dtype=np.float64, engine="c", skip_blank_lines=True)
+        ok = df.shape[0] > 0 and df.shape[1] == 2 and not df.isna().to_numpy().any()
+        ts, w = (df[0].to_numpy(), df[1].to_numpy()) if ok else (None, None)
+    except (ValueError, pd.errors.ParserError, pd.errors.EmptyDataError):
+        ok = False
+    if not ok:
+        _scan_channel_for_error(path)
+        raise UserError(f"{path}: could not read 'unix_timestamp watts' lines; check the file format")
+    sec = np.floor(ts).astype(np.int64)
+    _check_increasing(path, sec, first_line=1)
+    return sec, w
+
+
+def _scan_channel_for_error(path: Path) -> None:
+    """Raise a UserError for the first malformed line of a channel file (slow path, errors only)."""
+    n = 0
+    with open(path, "r", errors="replace") as f:
+        for lineno, line in enumerate(f, 1):
+            parts = line.split()
+            if not parts:
+                continue
+            n += 1
+            if len(parts) != 2:
+                raise UserError(f"{path}:{lineno}: expected 'unix_timestamp watts', got {line.strip()[:60]!r}; fix or delete the line")
+            try:
+                float(parts[0]), float(parts[1])
+            except ValueError:
+                raise UserError(f"{path}:{lineno}: non-numeric value in {line.strip()[:60]!r}; fix or delete the line") from None
+    if n == 0:
+        raise UserError(f"{path}: file is empty; re-download it or remove the channel")
+
+
+def _check_increasing(path: Path, sec: np.ndarray, first_line: int, line_step: int = 1) -> None:
+    """Duplicates and unsorted timestamps are errors naming the first offending line."""
+    d = np.diff(sec)
+    bad = np.flatnonzero(d <= 0)
+    if bad.size:
+        i = int(bad[0]) + 1
+        line = first_line + i * line_step
+        what = "duplicate timestamp" if d[i - 1] == 0 else "timestamp earlier than the line before (file not sorted)"
+        when = np.datetime64(int(sec[i]), "s")
+        raise UserError(f"{path}:{line}: {what} {when}; remove duplicates / sort the file by time")
+
+
+def read_labels(path: Path) -> dict[int, str]:
+    """labels.dat ('K name' per line) -> {K: name}."""
+    if not path.is_file():
+        raise UserError(f"{path}: labels.dat is missing; every house folder needs one ('channel name' per line)")
+    out: dict[int, str] = {}
+    for lineno, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+        if not line.strip():
+            continue
+        parts = line.split()
+        if len(parts) != 2 or not parts[0].isdigit():
+            raise UserError(f"{path}:{lineno}: expected 'channel_number name', got {line.strip()[:60]!r}")
+        out[int(parts[0])] = parts[1]
+    if not out:
+        raise UserError(f"{path}: labels.dat is empty; list the channels as 'number name' lines")
+    return out
+
+
+def _house_dir(root: Path, house: int) -> Path:
+    """root/house_N (or root itself when it already is a house folder)."""
+    if re.fullmatch(r"house_\d+", root.name):       # the user pointed at a house folder: it wins
+        return root
+    d = root / f"house_{house}"
+    if not d.is_dir():
+        found = sorted(int(p.name[6:]) for p in root.glob("house_*") if p.name[6:].isdigit())
+        raise UserError(f"{root}: no house_{house} folder (found houses: {', '.join(map(str, found)) or 'none'}); "
+                        f"pass --house with one of them")
+    return d
+
+
+def _on_grid(grid: np.ndarray, sec: np.ndarray, w: np.ndarray, rate_s: int) -> np.ndarray:
+    """Mean of (sec, w) samples within each `rate_s` bin of `grid` (bin indices, (G,)) -> (G,) float32, NaN if none."""
+    b = sec // rate_s
+    pos = np.searchsorted(grid, b)
+    pos_c = np.minimum(pos, grid.size - 1)
+    keep = (grid[pos_c] == b) & np.isfinite(w)
+    s = np.bincount(pos_c[keep], weights=w[keep], minlength=grid.size)
+    c = np.bincount(pos_c[keep], minlength=grid.size)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(c > 0, s / np.maximum(c, 1), np.nan).astype(np.float32)
+
+
+def _load_raw_house(hdir: Path, dataset: str, mains_labels: tuple[str, ...], house: int) -> Household:
+    """Shared UK-DALE/REDD logic: mains = sum of mains channels, targets = sum of mapped channels."""
+    rate = RAW_RATE_S[dataset]
+    labels = read_labels(hdir / "labels.dat")
+    mains = [k for k, v in labels.items() if normalise_label(v) in mains_labels]
+    if not mains:
+        raise UserError(f"{hdir / 'labels.dat'}: no mains channel (labelled {' or '.join(mains_labels)}); add it")
+    targets: dict[str, list[int]] = {}
+    for k, v in labels.items():
+        dev = device_for_label(v)
+        if dev is not None:
+            targets.setdefault(dev, []).append(k)
+    chans = {k: read_channel(hdir / f"channel_{k}.dat") for k in sorted(set(mains).union(*targets.values()))}
+    grid = np.unique(np.concatenate([chans[k][0] // rate for k in mains]))             # (G,) bin numbers
+    aggregate = np.sum([_on_grid(grid, *chans[k], rate) for k in mains], axis=0).astype(np.float32)
+    appliances = {}
+    for dev in DEVICE_NAMES:
+        if dev in targets:
+            parts = [_on_grid(grid, *chans[k], rate) for k in targets[dev]]
+            appliances[dev] = np.sum(parts, axis=0).astype(np.float32)   # NaN if any part is missing
+    if not appliances:
+        raise UserError(f"{hdir / 'labels.dat'}: none of {', '.join(DEVICE_NAMES)} is labelled in this house; pick another house")
+    ts = (grid * rate).astype("datetime64[s]")
+    return Household(ts, aggregate, appliances, rate, meta={
+        "dataset": dataset, "house": int(hdir.name[6:]) if hdir.name[6:].isdigit() else house, "source": str(hdir),
+        "channels": {dev: [labels[k] for k in ks] for dev, ks in targets.items()}})
+
+
+def load_ukdale(path: Path, house: int = 1) -> Household:
+    """UK-DALE raw: PATH (the dataset root holding house_N/, or a house folder) with
+    channel_K.dat ('unix_ts watts') and labels.dat ('K name'); mains is the 'aggregate' channel."""
+    return _load_raw_house(_house_dir(Path(path), house), "ukdale", ("aggregate", "mains"), house)
+
+
+def load_redd(path: Path, house: int = 1) -> Household:
+    """REDD low_freq: PATH (low_freq/ or the folder holding it, or a house folder); mains = channels
+    labelled 'mains' (1 and 2) summed."""
+    root = Path(path)
+    if (root / "low_freq").is_dir():
+        root = root / "low_freq"
+    return _load_raw_house(_house_dir(root, house), "redd", ("mains",), house)
+
+
+# ---- CSV (tidy CSV, REFIT) ------------------------------------------------------------------------
+
+def _csv_files(path: Path, pattern: str = "*.csv*") -> list[Path]:
+    if path.is_file():
+        return [path]
+    files = sorted(p for p in path.glob(pattern) if p.suffix in (".csv", ".gz") and p.is_file())
+    if not files:
+        raise UserError(f"{path}: no .csv or .csv.gz files in this folder; point at a CSV file or a folder of them")
+    return files
+
+
+def _read_csv(path: Path) -> pd.DataFrame:
+    """Read one CSV (optionally .gz) as strings-or-numbers, header required."""
+    try:
+        df = pd.read_csv(path, low_memory=False)
+    except pd.errors.EmptyDataError:
+        raise UserError(f"{path}: file is empty; remove it or re-export it with a header and data rows") from None
+    except pd.errors.ParserError as e:
+        m = re.search(r"line (\d+)", str(e))
+        where = f":{m.group(1)}" if m else ""
+        raise UserError(f"{path}{where}: malformed CSV row ({str(e).splitlines()[-1].strip()[:80]}); fix the row") from None
+    except (OSError, UnicodeDecodeError, EOFError) as e:
+        raise UserError(f"{path}: cannot read as CSV ({type(e).__name__}: {str(e)[:60]}); check the file") from None
+    if df.shape[0] == 0:
+        raise UserError(f"{path}: no data rows; remove the file or add data")
+    if not isinstance(df.index, pd.RangeIndex):       # pandas turns surplus fields into an index
+        _scan_csv_fields(path)
+    return df
+
+
+def _scan_csv_fields(path: Path) -> None:
+    """Raise a UserError for the first row whose field count differs from the header's (slow path)."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", newline="", errors="replace") as f:
+        rows = csv.reader(f)
+        header = next(rows)
+        for lineno, row in enumerate(rows, 2):
+            if row and len(row) != len(header):
+                raise UserError(f"{path}:{lineno}: {len(row)} fields but the header has {len(header)} "
+                                f"(malformed CSV row); fix the row")
+    raise UserError(f"{path}: malformed CSV (rows do not match the header); check the file")
+
+
+def _numeric(path: Path, df: pd.DataFrame, col: str) -> np.ndarray:
+    """Column -> float64; empty cells are NaN, anything else non-numeric is an error with its line."""
+    s = df[col]
+    if pd.api.types.is_numeric_dtype(s):
+        return s.to_numpy(dtype=np.float64)
+    v = pd.to_numeric(s, errors="coerce")
+    bad = v.isna() & s.notna() & (s.astype(str).str.strip() != "")
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        raise UserError(f"{path}:{i + 2}: non-numeric value {str(s.iloc[i])[:30]!r} in column {col!r}; fix it or leave the cell empty")
+    return v.to_numpy(dtype=np.float64)
+
+
+def _times(path: Path, df: pd.DataFrame, col: str) -> np.ndarray:
+    """Time column (ISO text, or unix seconds when numeric) -> int64 unix seconds, UTC."""
+    s = df[col]
+    if pd.api.types.is_numeric_dtype(s):
+        if s.isna().any():
+            i = int(np.flatnonzero(s.isna().to_numpy())[0])
+            raise UserError(f"{path}:{i + 2}: missing timestamp in column {col!r}; fill or delete the row")
+        return np.floor(s.to_numpy(dtype=np.float64)).astype(np.int64)
+    t = pd.to_datetime(s, errors="coerce", utc=True, format="ISO8601")
+    if t.isna().any():
+        i = int(np.flatnonzero(t.isna().to_numpy())[0])
+        raise UserError(f"{path}:{i + 2}: bad timestamp {str(s.iloc[i])[:30]!r} in column {col!r}; use YYYY-MM-DD HH:MM:SS (UTC) or unix seconds")
+    return (t.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy().astype("datetime64[s]")
+            .astype(np.int64))
+
+
+def _map_columns(path: Path, cols: list[str], columns: dict[str, str] | None) -> dict[str, str]:
+    """Column name -> 'time' | 'aggregate' | device. Explicit map first, then auto-map by normalised
+    names; *_status columns and unknown names are ignored."""
+    columns = dict(columns or {})
+    for c in columns:
+        if c not in cols:
+            raise UserError(f"{path}: --columns names {c!r}, which is not a column (columns: {', '.join(cols)[:120]})")
+    out = dict(columns)
+    taken = set(columns.values())
+    for c in cols:
+        if c in out or normalise_label(c).endswith("status"):
+            continue
+        n = normalise_label(c)
+        role = ("time" if n in TIME_NAMES else "aggregate" if n in AGGREGATE_NAMES else device_for_label(c))
+        if role and role not in taken:
+            out[c] = role
+            taken.add(role)
+    roles = set(out.values())
+    if "time" not in roles:
+        raise UserError(f"{path}: no time column (looked for {', '.join(TIME_NAMES)}); name it with --columns COL=time")
+    if "aggregate" not in roles:
+        raise UserError(f"{path}: no aggregate column (looked for {', '.join(AGGREGATE_NAMES)}); name it with --columns COL=aggregate")
+    return out
+
+
+def _load_csv_files(files: list[Path], columns: dict[str, str] | None, dataset: str, source: Path,
+                    meta: dict | None = None) -> Household:
+    """Read, map and concatenate CSV files (in name order) into one Household."""
+    ts_parts, agg_parts, app_parts = [], [], {}
+    mapping = None
+    prev_last, prev_file = None, None
+    for f in files:
+        df = _read_csv(f)
+        m = _map_columns(f, list(df.columns), columns)
+        if mapping is not None and m != mapping:
+            raise UserError(f"{f}: columns differ from {files[0].name}; give all files the same header")
+        mapping = m
+        inv = {role: col for col, role in m.items()}
+        sec = _times(f, df, inv["time"])
+        _check_increasing(f, sec, first_line=2)
+        if prev_last is not None and sec[0] <= prev_last:
+            raise UserError(f"{f}:2: starts at or before the end of {prev_file.name}; files must cover "
+                            f"consecutive periods (remove overlaps or duplicate files)")
+        prev_last, prev_file = sec[-1], f
+        ts_parts.append(sec)
+        agg_parts.append(_numeric(f, df, inv["aggregate"]))
+        for col, role in m.items():
+            if role in DEVICE_NAMES:
+                app_parts.setdefault(role, []).append(_numeric(f, df, col))
+    inv = {role: col for col, role in mapping.items()}
+    aggregate = np.concatenate(agg_parts).astype(np.float32)
+    if np.isnan(aggregate).all():
+        raise UserError(f"{source}: column {inv['aggregate']!r} has no values (all missing); map another column with --columns COL=aggregate")
+    appliances = {}
+    for dev in DEVICE_NAMES:
+        if dev in app_parts:
+            v = np.concatenate(app_parts[dev]).astype(np.float32)
+            if np.isnan(v).all():
+                raise UserError(f"{source}: column {inv[dev]!r} ({dev}) has no values (all missing); drop the column or fix the export")
+            appliances[dev] = v
+    if not appliances:
+        raise UserError(f"{source}: no appliance columns recognised; map them with --columns COL=kettle,...")
+    sec = np.concatenate(ts_parts)
+    rate = int(np.median(np.diff(sec))) if sec.size > 1 else 1
+    like = next((d for d in ("refit", "ukdale", "redd") if d in normalise_label(str(source))), None)
+    info = {"dataset": dataset, "house": None, "source": str(source), "like": like or dataset,
+            "columns": {c: r for c, r in mapping.items()}}
+    info.update(meta or {})
+    return Household(sec.astype("datetime64[s]"), aggregate, appliances, max(rate, 1), meta=info)
+
+
+def load_csv(path: Path, columns: dict[str, str] | None = None) -> Household:
+    """Tidy CSV: a file or a folder of .csv / .csv.gz files (read in name order, must not overlap),
+    with a time column, an aggregate column and one column per appliance (auto-mapped by name or via
+    `columns`). Empty cells are NaN. A path containing 'refit'/'ukdale' selects that dataset's
+    preprocessing defaults (meta['like'])."""
+    path = Path(path)
+    return _load_csv_files(_csv_files(path), columns, "csv", path)
+
+
+def load_refit(path: Path, house: int = 2, columns: dict[str, str] | None = None) -> Household:
+    """REFIT cleaned CSV: PATH is CLEAN_HouseN.csv or the folder holding it (columns Time, Unix,
+    Aggregate, Appliance1..9[, Issues]). Appliance channels are named from REFIT_APPLIANCES[house]
+    unless `columns` maps them. Rows flagged in an 'Issues' column are kept (as in the source)."""
+    path = Path(path)
+    if path.is_dir():
+        f = path / f"CLEAN_House{house}.csv"
+        if not f.is_file():
+            found = sorted(int(m.group(1)) for p in path.glob("CLEAN_House*.csv")
+                           if (m := re.fullmatch(r"CLEAN_House(\d+)\.csv", p.name)))
+            raise UserError(f"{path}: no CLEAN_House{house}.csv (found houses: {', '.join(map(str, found)) or 'none'}); pass --house with one of them")
+    else:
+        f = path
+    if columns is None:
+        if house not in REFIT_APPLIANCES:
+            raise UserError(f"{f}: no built-in appliance map for REFIT house {house} (known: "
+                            f"{', '.join(map(str, REFIT_APPLIANCES))}); pass --columns Appliance8=kettle,...")
+        columns = {}
+        for i, label in enumerate(REFIT_APPLIANCES[house], 1):
+            dev = device_for_label(label)
+            if dev and dev not in columns.values():
+                columns[f"Appliance{i}"] = dev
+        columns["Unix"] = "time"
+        columns["Aggregate"] = "aggregate"
+    hh = _load_csv_files([f], columns, "refit", f, meta={"house": house, "like": "refit"})
+    return hh
