@@ -145,3 +145,17 @@ def test_cli_data_synthetic_writes_npz(tmp_path):
     assert Prepared.from_npz(out).train.x.shape[1:] == (7, 480)
     r = CliRunner().invoke(main, ["data", "--help"])
     assert r.exit_code == 0 and "Examples" in r.output and "csv:" in r.output
+
+
+def test_prepare_with_given_scalers_reuses_them():
+    from nilmbuild.data import simulate_household
+    from nilmbuild.data.preprocess import prepare
+
+    hh = simulate_household(days=6, seed=3)
+    fitted = prepare(hh)
+    scalers = {"aggregate": {**fitted.scalers["aggregate"]},
+               "appliances": {d: {**v} for d, v in fitted.scalers["appliances"].items()}}
+    scalers["aggregate"]["max"] = 2 * scalers["aggregate"]["max"]
+    again = prepare(hh, scalers=scalers)
+    assert again.scalers["aggregate"]["max"] == scalers["aggregate"]["max"]
+    np.testing.assert_allclose(again.train.x[:, 0], fitted.train.x[:, 0] / 2, rtol=1e-6)

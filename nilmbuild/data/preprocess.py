@@ -379,8 +379,12 @@ def _defaults(hh: Household, cfg: PrepConfig):
     return like, thr, cutoff, {**MAX_POWER_W, **(cfg.max_power_w or {})}
 
 
-def prepare(hh: Household, cfg: PrepConfig | None = None) -> Prepared:
-    """Household -> Prepared (see module docstring for the rules)."""
+def prepare(hh: Household, cfg: PrepConfig | None = None, scalers: dict | None = None) -> Prepared:
+    """Household -> Prepared (see module docstring for the rules).
+
+    scalers: a Prepared.scalers dict (e.g. a checkpoint's) to apply instead of fitting new ones, so data
+    for a trained model is scaled exactly as its training data was.
+    """
     cfg = cfg or PrepConfig()
     if cfg.resample_s < 1 or cfg.window < 2 or cfg.stride < 1:
         raise UserError("resample, window and stride must be positive (window >= 2)")
@@ -427,13 +431,21 @@ def prepare(hh: Household, cfg: PrepConfig | None = None) -> Prepared:
     tr_valid = valid[tr]
     if not tr_valid.any():
         raise UserError(f"{hh.meta.get('source')}: the train split has no valid data; use more data or other split dates")
-    agg_scaler = make_scaler(cfg.scaler).fit(agg[tr][tr_valid])
-    app_scalers = {}
-    for i, d in enumerate(devs):
-        sc = make_scaler(cfg.scaler).fit(apps[i, tr][tr_valid])
-        if cfg.scaler == "max" and d in missing:
-            sc.max = pmax.get(d, 1.0)
-        app_scalers[d] = sc
+    if scalers is not None:
+        absent = [d for d in devs if d not in scalers.get("appliances", {})]
+        if "aggregate" not in scalers or absent:
+            raise UserError(f"the checkpoint's scalers do not cover {', '.join(absent) or 'the aggregate'}: "
+                            "use a checkpoint trained on these devices")
+        agg_scaler = scaler_from_dict(scalers["aggregate"])
+        app_scalers = {d: scaler_from_dict(scalers["appliances"][d]) for d in devs}
+    else:
+        agg_scaler = make_scaler(cfg.scaler).fit(agg[tr][tr_valid])
+        app_scalers = {}
+        for i, d in enumerate(devs):
+            sc = make_scaler(cfg.scaler).fit(apps[i, tr][tr_valid])
+            if cfg.scaler == "max" and d in missing:
+                sc.max = pmax.get(d, 1.0)
+            app_scalers[d] = sc
 
     # 6. windows per split
     exo = exogenous(ts)                                                    # (6, T)

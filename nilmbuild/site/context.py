@@ -1,0 +1,89 @@
+"""SiteContext: everything the page builders draw from, computed once per `nilmbuild site` run.
+
+Every number on every page comes from here: the loaded checkpoint, the prepared data (scaled with the
+checkpoint's own scalers), the fixed example batch, and the capture of a real forward pass of it.
+Page builders (nilmbuild/site/views/*.py) take a SiteContext and return a PageSpec; they call
+`ctx.blob(patterns, samples)` to get a small msgpack blob holding only the records their page draws.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from nilmbuild import __version__
+from nilmbuild.model.checkpoint import Loaded, load_checkpoint
+from nilmbuild.model.spec_notes import as_dicts as spec_notes
+
+
+@dataclass
+class SiteContext:
+    loaded: Loaded
+    source: str
+    household: object                 # nilmbuild.data.Household
+    prepared: object                  # nilmbuild.data.preprocess.Prepared (checkpoint scalers)
+    x: np.ndarray                     # (B, 7, L) example batch, model input
+    y: np.ndarray                     # (B, M, 2, L) ground truth [scaled power, state]
+    t0: np.ndarray                    # (B,) window start times, datetime64[s]
+    capture: object                   # nilmbuild.capture.Capture of the example batch
+    seed: int = 0
+    notes: list = field(default_factory=spec_notes)
+
+    def blob(self, names, samples=None) -> bytes:
+        """msgpack blob with only `names` (names or glob patterns) for `samples` (batch indices; None = all)."""
+        from nilmbuild.capture.format import encode
+
+        return encode(self.capture, names=names, samples=samples)
+
+    def notes_for(self, page: str) -> list[dict]:
+        return [n for n in self.notes if page in n["pages"]]
+
+    @property
+    def meta(self) -> dict:
+        """Provenance shown in every page footer."""
+        prov = self.loaded.provenance or {}
+        return {
+            "nilmbuild_version": __version__,
+            "checkpoint": self.loaded.path,
+            "checkpoint_version": self.loaded.nilmbuild_version,
+            "data_source": self.source,
+            "trained_on": prov.get("source", "unknown"),
+            "devices": self.loaded.devices,
+        }
+
+    @cached_property
+    def disaggregation(self) -> dict:
+        """A full day of the test split, stitched by seq2subseq and post-processed (nilmbuild.infer)."""
+        from nilmbuild.infer.seq2subseq import disaggregate_series
+
+        test = self.prepared.test
+        day = int(round(86400 / self.prepared.resample_s))
+        return disaggregate_series(self.loaded, self.prepared, start=0, length=min(day, len(test.timestamps)))
+
+
+def make_context(checkpoint: str | None = None, source: str | None = None, *, batch: int = 32, seed: int = 0,
+                 house: int | None = None) -> SiteContext:
+    """Load the checkpoint, prepare the data with its scalers, pick the example batch and capture it."""
+    from nilmbuild.capture import capture_batch
+    from nilmbuild.data import load_source
+    from nilmbuild.data.preprocess import PrepConfig, example_batch, prepare
+
+    loaded = load_checkpoint(checkpoint)
+    prov = loaded.provenance or {}
+    source = source or prov.get("source", "synthetic")
+    household = load_source(source, house=house, **_source_kwargs(source, prov))
+    prep_cfg = PrepConfig(**{k: v for k, v in (prov.get("prep_config") or {}).items() if k in PrepConfig.__dataclass_fields__})
+    prepared = prepare(household, prep_cfg, scalers=loaded.scalers or None)
+    x, y, t0 = example_batch(prepared, split="test", batch_size=batch, seed=seed)
+    cap = capture_batch(loaded, x, y, t0)
+    return SiteContext(loaded=loaded, source=source, household=household, prepared=prepared,
+                       x=x, y=y, t0=t0, capture=cap, seed=seed)
+
+
+def _source_kwargs(source: str, prov: dict) -> dict:
+    """The simulator is re-run with the days/seed the checkpoint was trained on, so the test split matches."""
+    if source == "synthetic":
+        return {k: prov[k] for k in ("days", "seed") if k in prov}
+    return {}
