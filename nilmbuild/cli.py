@@ -41,6 +41,24 @@ def _register() -> None:
     from nilmbuild.model.cli import info
 
     main.add_command(info)
+    from nilmbuild.capture.cli import capture, inspect_cmd
+
+    main.add_command(capture)
+    main.add_command(inspect_cmd)
+    from nilmbuild.data.cli import data
+    main.add_command(data)
+    from nilmbuild.site.cli import site, serve
+
+    main.add_command(site)
+    main.add_command(serve)
+    from nilmbuild.infer.cli import disaggregate, evaluate
+
+    main.add_command(disaggregate)
+    main.add_command(evaluate)
+
+    from nilmbuild.train.cli import train
+
+    main.add_command(train)
 
 
 _register()

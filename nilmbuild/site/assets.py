@@ -59,11 +59,11 @@ class VendorScript:
         return f"<script>/* {self.package} {self.version} (npm, inlined verbatim) */\n{self.code}\n</script>"
 
 
-def node_modules(root: Path = ROOT) -> Path:
-    return root / "node_modules"
+def node_modules(root: Path | None = None) -> Path:
+    return (root or ROOT) / "node_modules"
 
 
-def vendor_script(name: str, root: Path = ROOT) -> VendorScript:
+def vendor_script(name: str, root: Path | None = None) -> VendorScript:
     """Read a third-party script from node_modules; :class:`UserError` if npm has not been run."""
     try:
         package, rel = VENDOR_FILES[name]
@@ -78,28 +78,28 @@ def vendor_script(name: str, root: Path = ROOT) -> VendorScript:
     return VendorScript(name, package, version, script_safe(code))
 
 
-def read_js(name: str, root: Path = ROOT) -> str:
+def read_js(name: str, root: Path | None = None) -> str:
     """One of our scripts from static/js (``name`` like ``"core.js"`` or ``"core"``)."""
     if not name.endswith(".js"):
         name += ".js"
-    path = root / "static" / "js" / name
+    path = (root or ROOT) / "static" / "js" / name
     if not path.is_file():
         raise UserError(f"{path}: no such JS module; check the page's js_modules")
     return path.read_text(encoding="utf-8")
 
 
-def read_shader(name: str, root: Path = ROOT) -> str:
-    path = root / "static" / "glsl" / name
+def read_shader(name: str, root: Path | None = None) -> str:
+    path = (root or ROOT) / "static" / "glsl" / name
     if not path.is_file():
         raise UserError(f"{path}: no such shader; check the page's shaders")
     return path.read_text(encoding="utf-8")
 
 
-def read_css(root: Path = ROOT) -> str:
-    return (root / "static" / "css" / "site.css").read_text(encoding="utf-8")
+def read_css(root: Path | None = None) -> str:
+    return ((root or ROOT) / "static" / "css" / "site.css").read_text(encoding="utf-8")
 
 
-def bundle(js_modules: list[str], shaders: list[str], data: dict, root: Path = ROOT) -> str:
+def bundle(js_modules: list[str], shaders: list[str], data: dict, root: Path | None = None) -> str:
     """Our JS for one page as one script body: core.js first, then the declared modules in order, then the
     shaders (``NB.shaders[name] = "..."``) and page data (``NB.page``)."""
     names = ["core.js"] + [m if m.endswith(".js") else m + ".js" for m in js_modules]

@@ -1,0 +1,243 @@
+"""Build the static site: render each page's Jinja template with its JS, GLSL and blobs inlined.
+
+One page = one self-contained HTML file (works from file://, GitHub Pages, inside an iframe; no network).
+The whole site is written into a temporary directory beside ``out_dir`` and then moved in file by file;
+``out_dir/.nilmbuild-manifest.json`` lists what nilmbuild wrote, so a rebuild removes only its own stale files
+and never touches anything else in ``out_dir``. Same inputs -> same bytes (no timestamps, sorted keys).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Iterable
+
+import jinja2
+from markupsafe import Markup
+
+from nilmbuild import __version__
+from nilmbuild.errors import UserError
+from nilmbuild.site import assets
+
+MANIFEST = ".nilmbuild-manifest.json"
+
+#: Keys every site context has (the footer shows them); build_site fills in what the caller leaves out.
+DEFAULT_CONTEXT: dict = {
+    "site_title": "NILMFormer, tensor by tensor",
+    "checkpoint": "unknown",
+    "data_source": "unknown",
+    "nilmbuild_version": __version__,
+    "spec_notes_href": "index.html#spec-notes",
+    "spec_notes": [],
+}
+
+_RESERVED = {"site", "page", "nav", "assets"}
+
+
+@dataclass(frozen=True)
+class PageSpec:
+    """One page of the site.
+
+    slug: file name without ``.html`` (``"index"`` -> ``index.html``); letters, digits, ``-``, ``_``.
+    template: Jinja template name (extends ``base.html``).
+    js_modules: our scripts from static/js, in load order (``core.js`` is always first, implicitly).
+    shaders: GLSL files from static/glsl, available as ``NB.shaders[name]``.
+    blobs: name -> bytes, available as ``NB.blob(name) -> Uint8Array``.
+    context: extra template variables (must not be named site/page/nav/assets).
+    vendor: third-party scripts to inline (``"regl"``, ``"msgpack"``), see assets.VENDOR_FILES.
+    summary: one line for the index and ``<meta name=description>``.
+    section: the spec section the page shows (e.g. ``"4.2"``), shown next to the title.
+    """
+
+    slug: str
+    title: str
+    template: str
+    js_modules: tuple[str, ...] = ()
+    shaders: tuple[str, ...] = ()
+    blobs: dict[str, bytes] = field(default_factory=dict)
+    context: dict = field(default_factory=dict)
+    vendor: tuple[str, ...] = ("regl", "msgpack")
+    summary: str = ""
+    section: str = ""
+
+    @property
+    def filename(self) -> str:
+        return f"{self.slug}.html"
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    out_dir: Path
+    written: list[str]  # relative posix paths, sorted
+    removed: list[str]  # stale files from the previous manifest that were deleted
+
+
+def _check_pages(pages: list[PageSpec]) -> None:
+    seen: set[str] = set()
+    for p in pages:
+        if not p.slug or not all(c.isalnum() or c in "-_" for c in p.slug):
+            raise UserError(f"page slug {p.slug!r}: use letters, digits, '-' or '_' only")
+        if p.slug in seen:
+            raise UserError(f"page slug {p.slug!r} appears twice")
+        seen.add(p.slug)
+        clash = _RESERVED & set(p.context)
+        if clash:
+            raise UserError(f"page {p.slug!r}: context keys {sorted(clash)} are reserved")
+
+
+def make_env(template_dirs: Iterable[Path] = ()) -> jinja2.Environment:
+    dirs = [str(d) for d in template_dirs] + [str(assets.ROOT / "templates")]
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(dirs),
+        undefined=jinja2.StrictUndefined,
+        autoescape=jinja2.select_autoescape(["html", "htm", "xml"], default_for_string=True),
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def render_page(
+    env: jinja2.Environment, page: PageSpec, pages: list[PageSpec], context: dict, vendor_cache: dict
+) -> str:
+    """The HTML of one page (a str; deterministic)."""
+    for v in page.vendor:
+        if v not in vendor_cache:
+            vendor_cache[v] = assets.vendor_script(v)
+    data = {"slug": page.slug, "title": page.title, "section": page.section, "blobs": sorted(page.blobs)}
+    scripts = [vendor_cache[v].html() for v in page.vendor]
+    scripts.append("<script>\n" + assets.bundle(list(page.js_modules), list(page.shaders), data) + "</script>")
+    blobs = [assets.blob_html(name, page.blobs[name]) for name in sorted(page.blobs)]
+    nav = [
+        {"slug": p.slug, "title": p.title, "href": p.filename, "current": p.slug == page.slug, "summary": p.summary,
+         "section": p.section}
+        for p in pages
+    ]
+    variables = dict(page.context)
+    variables.update(
+        site=context,
+        page={"slug": page.slug, "title": page.title, "href": page.filename, "summary": page.summary,
+              "section": page.section},
+        nav=nav,
+        assets={
+            "css": Markup(assets.script_safe(assets.read_css()).replace("</style", "<\\/style")),
+            "scripts": Markup("\n".join(scripts)),
+            "blobs": Markup("\n".join(blobs)),
+        },
+    )
+    try:
+        return env.get_template(page.template).render(**variables)
+    except jinja2.TemplateNotFound as e:
+        raise UserError(f"page {page.slug!r}: template {e.name!r} not found in templates/") from None
+
+
+def _read_manifest(out_dir: Path) -> dict[str, str]:
+    """rel path -> sha256 from the old manifest, for entries safe to consider ours (relative, inside out_dir)."""
+    path = out_dir / MANIFEST
+    try:
+        files = json.loads(path.read_text(encoding="utf-8")).get("files", {})
+        files = dict(files)
+    except (OSError, ValueError, AttributeError, TypeError):
+        return {}  # no manifest (or unreadable): we own nothing, delete nothing
+    ok = {}
+    for rel, digest in files.items():
+        p = PurePosixPath(rel)
+        if isinstance(rel, str) and rel and not p.is_absolute() and ".." not in p.parts and rel != MANIFEST:
+            ok[rel] = digest
+    return ok
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def build_site(
+    out_dir: str | os.PathLike,
+    pages: list[PageSpec],
+    context: dict | None = None,
+    *,
+    template_dirs: Iterable[Path] = (),
+    build_only: Iterable[str] | None = None,
+    progress: bool = False,
+) -> BuildResult:
+    """Render ``pages`` into ``out_dir``.
+
+    context: site-wide template variables (``site.*``), merged over :data:`DEFAULT_CONTEXT`.
+    template_dirs: extra template folders searched before templates/ (tests use this).
+    build_only: slugs to (re)build; the others still appear in the navigation, and their files from an
+        earlier build are kept (no pruning on a partial build).
+    """
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UserError(f"{out_dir}: exists and is not a directory; choose another --out")
+    _check_pages(pages)
+    ctx = {**DEFAULT_CONTEXT, **(context or {})}
+    selected = pages
+    if build_only is not None:
+        wanted = list(build_only)
+        known = {p.slug for p in pages}
+        unknown = [s for s in wanted if s not in known]
+        if unknown:
+            raise UserError(f"unknown page(s) {', '.join(unknown)}; available: {', '.join(sorted(known))}")
+        selected = [p for p in pages if p.slug in wanted]
+
+    env = make_env(template_dirs)
+    vendor_cache: dict = {}
+    rendered: dict[str, bytes] = {}
+    it = selected
+    if progress:
+        from tqdm import tqdm
+
+        it = tqdm(selected, desc="rendering pages", unit="page", file=sys.stderr)
+    for page in it:
+        rendered[page.filename] = render_page(env, page, pages, ctx, vendor_cache).encode("utf-8")
+    rendered[".nojekyll"] = b""
+
+    old = _read_manifest(out_dir)
+    partial = build_only is not None
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.nilmbuild-tmp-", dir=out_dir.parent))
+    try:
+        for rel, data in rendered.items():
+            (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+            (tmp / rel).write_bytes(data)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for rel in sorted(rendered):
+            (out_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+            os.replace(tmp / rel, out_dir / rel)
+        removed = []
+        if not partial:
+            for rel in sorted(set(old) - set(rendered)):
+                target = out_dir / rel
+                # only a file we wrote and nobody changed since (same hash as in our manifest)
+                if target.is_file() and not target.is_symlink() and _sha256(target) == old[rel]:
+                    target.unlink()
+                    removed.append(rel)
+                    _prune_empty_dirs(target.parent, out_dir)
+        manifest_files = {rel: hashlib.sha256(d).hexdigest() for rel, d in rendered.items()}
+        if partial:
+            for rel in old:
+                if rel not in manifest_files and (out_dir / rel).is_file():
+                    manifest_files[rel] = old[rel]
+        manifest = {"generator": "nilmbuild", "version": __version__,
+                    "files": dict(sorted(manifest_files.items()))}
+        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        os.replace(tmp / MANIFEST, out_dir / MANIFEST)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return BuildResult(out_dir, sorted(rendered), removed)
+
+
+def _prune_empty_dirs(d: Path, stop: Path) -> None:
+    while d != stop and stop in d.parents:
+        try:
+            d.rmdir()
+        except OSError:
+            return
+        d = d.parent

@@ -1,0 +1,8 @@
+// heatmap.vert: one quad covering the viewport; uv (0,0) = top-left cell (row 0, col 0).
+precision highp float;
+attribute vec2 position;   // clip space, [-1, 1]^2
+varying vec2 uv;
+void main() {
+  uv = vec2(0.5 * (position.x + 1.0), 0.5 * (1.0 - position.y));
+  gl_Position = vec4(position, 0.0, 1.0);
+}

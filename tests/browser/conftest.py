@@ -1,0 +1,193 @@
+"""Playwright (sync API) harness for the site pages, run in the system Chromium with SwiftShader WebGL.
+
+Fixtures: ``browser`` (session), ``infra_site`` (the fixture site, session), ``page_at(path_or_url)`` (a fresh
+page on a file:// URL: every non-file request is aborted and recorded in ``page.nb_requests``; console
+errors and page errors are collected in ``page.nb_errors`` and asserted empty at teardown), and the helpers
+``wait_ready(page)``, ``pixel(page, selector, x, y)`` and ``screenshot_matches(page, name, tolerance)``.
+Goldens live in tests/browser/goldens/; set NILMBUILD_UPDATE_GOLDENS=1 to (re)write them.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+from pathlib import Path
+
+import msgpack
+import numpy as np
+import pytest
+
+CHROMIUM = os.environ.get("NILMBUILD_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--use-angle=swiftshader",  # software WebGL, identical pixels on every machine
+    "--enable-unsafe-swiftshader",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-default-apps",
+    "--font-render-hinting=none",
+]
+HERE = Path(__file__).parent
+GOLDENS = HERE / "goldens"
+ARTIFACTS = HERE.parents[1] / "tests" / "artifacts"
+LOCAL_SCHEMES = ("file:", "data:", "blob:", "about:")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if HERE in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.browser)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            pytest.fail("Chromium missing: run `make setup`")
+        pytest.skip(f"browser tests need Chromium at {CHROMIUM} (run `make setup`, or set NILMBUILD_CHROMIUM)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def fixture_matrix() -> np.ndarray:
+    """The known 4x4 matrix: cell (r, c) = (4r + c) * 0.25 - 2 (exact in float32)."""
+    return (np.arange(16, dtype=np.float32) * 0.25 - 2.0).reshape(4, 4)
+
+
+NOTE_TEXT = "blob text with </script><!-- tricky --> & <b>markup</b>"
+
+
+@pytest.fixture(scope="session")
+def infra_site(tmp_path_factory) -> Path:
+    """A small site built by build_site from tests/browser/fixtures/fixture_heatmap.html, plus parent.html
+    (an iframe host). Returns the site folder."""
+    from nilmbuild.site.build import PageSpec, build_site
+
+    m = fixture_matrix()
+    blob = msgpack.packb({"rows": 4, "cols": 4, "vmin": float(m.min()), "vmax": float(m.max()),
+                          "data": m.astype("<f4").tobytes()})
+    pages = [
+        PageSpec(slug="index", title="Overview", template="index.html", vendor=()),
+        PageSpec(
+            slug="fixture", title="Fixture heatmap", template="fixture_heatmap.html", section="0.1",
+            js_modules=("colormaps.js", "gl.js", "plot2d.js"), shaders=("heatmap.vert", "heatmap.frag"),
+            blobs={"matrix": blob, "note": NOTE_TEXT.encode()},
+            context={"explain": "Escaped: </script><i>not italic</i>"},
+            summary="Test fixture.",
+        ),
+    ]
+    out = tmp_path_factory.mktemp("site") / "site"
+    build_site(out, pages, {"checkpoint": "test.pt", "data_source": "synthetic"}, template_dirs=[HERE / "fixtures"])
+    (out / "parent.html").write_text(
+        "<!doctype html><html><body style='margin:0'><h1 style='font-size:14px;margin:4px'>host</h1>"
+        "<iframe id='f' src='fixture.html#embed' style='width:420px;height:380px;border:0'></iframe></body></html>"
+    )
+    return out
+
+
+@pytest.fixture
+def page_at(browser, request):
+    """page_at(path_or_url) -> a Playwright page opened on it (file:// for paths)."""
+    contexts = []
+
+    def open_(target, viewport=(900, 800)):
+        ctx = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]}, device_scale_factor=1,
+                                  accept_downloads=True)
+        contexts.append(ctx)
+        page = ctx.new_page()
+        page.nb_requests = []
+        page.nb_errors = []
+
+        def route(r):
+            if r.request.url.startswith(LOCAL_SCHEMES):
+                r.continue_()
+            else:
+                page.nb_requests.append(r.request.url)
+                r.abort()
+
+        ctx.route("**/*", route)
+        ctx.on("request", lambda req: None if req.url.startswith(LOCAL_SCHEMES) or req.url in page.nb_requests
+               else page.nb_requests.append(req.url))
+        page.on("console", lambda msg: page.nb_errors.append(f"console.{msg.type}: {msg.text}")
+                if msg.type == "error" else None)
+        page.on("pageerror", lambda exc: page.nb_errors.append(f"pageerror: {exc}"))
+        url = str(target) if re.match(r"^[a-z]+:", str(target)) else Path(target).resolve().as_uri()
+        page.goto(url)
+        page.nb_url = url
+        return page
+
+    yield open_
+    for ctx in contexts:
+        for page in ctx.pages:
+            assert page.nb_errors == [], f"console errors on {page.nb_url}: {page.nb_errors}"
+            assert page.nb_requests == [], f"network requests attempted from {page.nb_url}: {page.nb_requests}"
+        ctx.close()
+
+
+def wait_ready(page_or_frame, timeout=15000):
+    """Wait for <html data-ready="true">; raise with the page's error text if it says "error"."""
+    page_or_frame.wait_for_function(
+        "['true', 'error'].includes(document.documentElement.dataset.ready)", timeout=timeout)
+    state = page_or_frame.evaluate("document.documentElement.dataset.ready")
+    if state == "error":
+        msg = page_or_frame.evaluate("(document.getElementById('nb-error') || {}).textContent || '(no message)'")
+        raise AssertionError(f"page failed: {msg}")
+
+
+def _png(data: bytes):
+    from PIL import Image
+
+    return Image.open(io.BytesIO(data)).convert("RGB")
+
+
+def pixel(page, selector, x, y):
+    """(r, g, b) at CSS pixel (x, y) of the element, read from a 1x1 screenshot clip (what the user sees)."""
+    box = page.locator(selector).bounding_box()
+    assert box, f"{selector} not visible"
+    img = _png(page.screenshot(clip={"x": box["x"] + x, "y": box["y"] + y, "width": 1, "height": 1}))
+    return img.getpixel((0, 0))
+
+
+def screenshot_matches(page, name, tolerance=3, selector=None):
+    """Compare a screenshot (of `selector`, else the viewport) with goldens/NAME.png: every channel of every
+    pixel within `tolerance`. NILMBUILD_UPDATE_GOLDENS=1 rewrites the golden. On mismatch the actual image
+    is written to tests/artifacts/NAME.actual.png."""
+    shot = page.locator(selector).screenshot() if selector else page.screenshot()
+    golden = GOLDENS / f"{name}.png"
+    if os.environ.get("NILMBUILD_UPDATE_GOLDENS") == "1":
+        golden.parent.mkdir(parents=True, exist_ok=True)
+        golden.write_bytes(shot)
+        return True
+    if not golden.exists():
+        raise AssertionError(f"no golden {golden}; create it with NILMBUILD_UPDATE_GOLDENS=1")
+    a = np.asarray(_png(shot), dtype=np.int16)
+    b = np.asarray(_png(golden.read_bytes()), dtype=np.int16)
+    if a.shape != b.shape or np.abs(a - b).max() > tolerance:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        (ARTIFACTS / f"{name}.actual.png").write_bytes(shot)
+        detail = f"shape {a.shape} vs {b.shape}" if a.shape != b.shape else \
+            f"max diff {np.abs(a - b).max()}, {int((np.abs(a - b).max(axis=2) > tolerance).sum())} pixels over"
+        raise AssertionError(f"screenshot {name} differs from golden ({detail}); see {ARTIFACTS}/{name}.actual.png")
+    return True
+
+
+class _Helpers:
+    """The helpers as one fixture, so tests need not import conftest: ``def test_x(nb): nb.wait_ready(page)``."""
+
+    wait_ready = staticmethod(wait_ready)
+    pixel = staticmethod(pixel)
+    screenshot_matches = staticmethod(screenshot_matches)
+    fixture_matrix = staticmethod(fixture_matrix)
+    NOTE_TEXT = NOTE_TEXT
+
+
+@pytest.fixture(scope="session")
+def nb():
+    return _Helpers

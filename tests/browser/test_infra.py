@@ -1,0 +1,210 @@
+"""The site infrastructure in a real browser: a fixture page with a regl heatmap of a known 4x4 matrix."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+
+CELL = 80  # the 320x320 CSS-pixel canvas shows 4x4 cells
+
+
+def _open(nb, page_at, infra_site, suffix=""):
+    page = page_at((infra_site / "fixture.html").resolve().as_uri() + suffix)
+    nb.wait_ready(page)
+    return page
+
+
+def test_loads_offline_ready_no_errors(nb, page_at, infra_site):
+    page = _open(nb, page_at, infra_site)
+    assert page.evaluate("document.documentElement.dataset.ready") == "true"
+    assert page.evaluate("typeof createREGL === 'function' && typeof MessagePack.decode === 'function'")
+    assert page.evaluate("NB.page.slug") == "fixture"
+    assert page.evaluate("NB.shaders['heatmap.frag'].includes('texture2D')")
+    # blobs and template context survive '</script' and markup, escaped
+    assert page.locator("#note").text_content() == nb.NOTE_TEXT
+    assert "Escaped: </script><i>not italic</i>" in page.locator(".nb-explanation").text_content()
+    assert page.locator(".nb-explanation i").count() == 0
+    assert page.locator(".nb-spec-section").first.text_content().strip() == "spec §0.1"
+    assert page.nb_requests == [] and page.nb_errors == []  # (teardown checks again after everything)
+
+
+def test_harness_records_network_requests(nb, page_at, infra_site):
+    page = _open(nb, page_at, infra_site)
+    page.evaluate("fetch('https://example.invalid/x').catch(() => 0)")
+    page.wait_for_timeout(200)
+    assert any("example.invalid" in u for u in page.nb_requests)
+    page.nb_requests.clear()
+    page.nb_errors.clear()  # the aborted fetch logs a console error
+
+
+def test_ready_event_fires_once(nb, page_at, infra_site):
+    page = _open(nb, page_at, infra_site)
+    n = page.evaluate("""() => { let n = 0; window.addEventListener('nilmbuild:ready', () => n++);
+                                NB.ready(); NB.ready(); return n; }""")
+    assert n == 0  # already ready: no second event
+
+
+@pytest.mark.parametrize("suffix", ["", "?uint8"], ids=["float-texture", "uint8-fallback"])
+def test_heatmap_cell_colours(nb, page_at, infra_site, suffix):
+    page = _open(nb, page_at, infra_site, suffix)
+    assert page.evaluate("NB_TEST.hm.floatTexture") is (suffix == "")
+    m = nb.fixture_matrix()
+    vmin, vmax = float(m.min()), float(m.max())
+    for r, c in [(0, 0), (1, 2), (3, 3), (2, 1)]:
+        t = (float(m[r, c]) - vmin) / (vmax - vmin)
+        want = page.evaluate(f"NB.colormaps.map('viridis', {t})")
+        got = nb.pixel(page, "#hm", c * CELL + CELL // 2, r * CELL + CELL // 2)
+        assert all(abs(g - w) <= 2 for g, w in zip(got, want)), (r, c, got, want)
+    # row 0 is at the top: the darkest viridis colour (vmin) is the top-left cell
+    assert sum(nb.pixel(page, "#hm", 5, 5)) < sum(nb.pixel(page, "#hm", 315, 315))
+
+
+def test_heatmap_golden(nb, page_at, infra_site):
+    page = _open(nb, page_at, infra_site)
+    nb.screenshot_matches(page, "fixture-heatmap", tolerance=3, selector="#hm")
+
+
+def test_hover_tooltip_exact_value(nb, page_at, infra_site):
+    page = _open(nb, page_at, infra_site)
+    box = page.locator("#hm").bounding_box()
+    page.mouse.move(box["x"] + 2 * CELL + 40, box["y"] + 1 * CELL + 40)
+    tip = page.locator("#nb-tooltip")
+    assert tip.is_visible()
+    assert tip.text_content() == f"row 1, col 2: {float(nb.fixture_matrix()[1, 2]):g}"  # -0.5
+    page.mouse.move(box["x"] + 3 * CELL + 10, box["y"] + 3 * CELL + 10)
+    assert tip.text_content() == "row 3, col 3: 1.75"
+    page.mouse.move(1, box["y"] + 400)
+    assert not tip.is_visible()
+
+
+def test_plot_hover(nb, page_at, infra_site):
+    page = _open(nb, page_at, infra_site)
+    x = page.evaluate("NB_TEST.plot.xToPx(30)")
+    box = page.locator("#plot").bounding_box()
+    lane = page.evaluate("NB_TEST.plot.layout.lanes[1]")
+    page.mouse.move(box["x"] + x, box["y"] + lane["y"] + lane["height"] / 2)
+    assert page.locator("#nb-tooltip").text_content() == "time = 30 min\nkettle: 60"
+
+
+def test_embed_mode_hides_chrome(nb, page_at, infra_site):
+    page = _open(nb, page_at, infra_site, "#embed")
+    assert page.evaluate("NB.isEmbed()")
+    for sel in [".nb-header", ".nb-nav", ".nb-intro", ".nb-footer"]:
+        assert not page.locator(sel).is_visible(), sel
+    box = page.locator("#hm").bounding_box()
+    assert box["width"] > 450 and box["height"] > 300  # fills the frame, not the fixed 320 px
+    # the heatmap was redrawn at the new size: the bottom-right cell has vmax's colour
+    want = page.evaluate("NB.colormaps.map('viridis', 1)")
+    got = nb.pixel(page, "#hm", box["width"] - 10, box["height"] - 10)
+    assert all(abs(g - w) <= 2 for g, w in zip(got, want)), (got, want)
+
+
+def test_iframe_embedding(nb, page_at, infra_site):
+    page = page_at(infra_site / "parent.html")
+    frame = page.frame_locator("#f")
+    frame.locator("html[data-ready='true']").wait_for(timeout=15000)
+    inner = next(f for f in page.frames if f.url.endswith("fixture.html#embed"))
+    nb.wait_ready(inner)
+    assert not frame.locator(".nb-header").is_visible()
+    # top-left cell colour, seen through the iframe
+    fbox = page.locator("#f").bounding_box()
+    cbox = frame.locator("#hm").bounding_box()
+    assert cbox["x"] >= fbox["x"] and cbox["width"] <= fbox["width"]
+    want = inner.evaluate("NB.colormaps.map('viridis', 0)")
+    got = nb.pixel(page, "#f", cbox["x"] - fbox["x"] + 5, cbox["y"] - fbox["y"] + 5)
+    assert all(abs(g - w) <= 2 for g, w in zip(got, want)), (got, want)
+
+
+def test_save_png_download(nb, page_at, infra_site):
+    from PIL import Image
+
+    page = _open(nb, page_at, infra_site)
+    with page.expect_download() as dl:
+        page.get_by_role("button", name="Save PNG").click()
+    d = dl.value
+    assert d.suggested_filename == "fixture-heatmap.png"
+    data = open(d.path(), "rb").read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    img = Image.open(io.BytesIO(data)).convert("RGB")
+    assert img.size == (320, 320)
+    want = page.evaluate("NB.colormaps.map('viridis', 1)")
+    assert all(abs(g - w) <= 2 for g, w in zip(img.getpixel((315, 315)), want))
+
+
+def test_keyboard_reaches_controls_and_moves_cursor(nb, page_at, infra_site):
+    page = _open(nb, page_at, infra_site)
+    reached = []
+    for _ in range(40):
+        page.keyboard.press("Tab")
+        reached.append(page.evaluate("(e => e.id || e.tagName.toLowerCase() + (e.className ? '.' + e.className : ''))"
+                                     "(document.activeElement)"))
+    assert "hm" in reached and "plot" in reached
+    assert any(r.startswith("nb-ctl-") for r in reached), reached  # the colormap <select>
+    assert any("nb-save-png" in r for r in reached), reached
+    page.locator("#hm").focus()
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowDown")
+    assert page.locator("#nb-tooltip").text_content() == "row 1, col 1: -0.75"
+    assert page.locator(".nb-cell-cursor").is_visible()
+    # the colormap select is operable from the keyboard and redraws
+    sel = page.get_by_label("Colormap")
+    sel.select_option("cividis")
+    want = page.evaluate("NB.colormaps.map('cividis', 0)")
+    got = nb.pixel(page, "#hm", 5, 5)
+    assert all(abs(g - w) <= 2 for g, w in zip(got, want)), (got, want)
+    assert page.locator(".nb-legend").get_attribute("data-cmap") == "cividis"
+
+
+def test_fail_shows_readable_error(nb, page_at, infra_site):
+    page = _open(nb, page_at, infra_site)
+    page.evaluate("document.documentElement.dataset.ready = ''; NB.fail(new Error('WebGL is not available in this browser: test'))")
+    assert page.evaluate("document.documentElement.dataset.ready") == "error"
+    assert "WebGL is not available in this browser: test" in page.locator("#nb-error").text_content()
+    assert page.locator("#nb-error").is_visible()
+    page.nb_errors.clear()
+
+
+def test_webgl_unavailable_fails_cleanly(nb, page_at, infra_site):
+    page_ctx = page_at("about:blank")
+    page_ctx.add_init_script("HTMLCanvasElement.prototype.getContext = function () { return null; };")
+    page_ctx.goto((infra_site / "fixture.html").resolve().as_uri())
+    with pytest.raises(AssertionError, match="WebGL is not available in this browser"):
+        nb.wait_ready(page_ctx)
+    page_ctx.nb_errors.clear()
+
+
+def test_index_page(nb, page_at, infra_site):
+    page = page_at(infra_site / "index.html")
+    nb.wait_ready(page)
+    links = page.eval_on_selector_all(".nb-toc a", "els => els.map(e => e.getAttribute('href'))")
+    assert links == ["fixture.html"]
+    page.get_by_role("link", name="Fixture heatmap").first.click()
+    nb.wait_ready(page)
+    assert page.url.endswith("fixture.html")
+
+
+def test_small_multiples_one_context(nb, page_at, infra_site):
+    """8 heatmaps in one canvas / one regl context, each in its own viewport (constant value k per panel)."""
+    page = _open(nb, page_at, infra_site)
+    page.evaluate("""() => {
+      const c = document.createElement('canvas');
+      c.id = 'multi'; c.className = 'nb-canvas'; c.style.width = '400px'; c.style.height = '200px';
+      document.getElementById('nb-visual').prepend(c);
+      NB.gl.fitCanvas(c);
+      const regl = NB.gl.create(c);
+      const boxes = NB.gl.grid(8, 4, 400, 200, 8);
+      const hms = boxes.map((b, k) => NB.gl.heatmap(regl, {data: new Float32Array(6).fill(k), rows: 2, cols: 3,
+                                                          vmin: 0, vmax: 7, cmap: 'cividis'}));
+      regl.clear({color: [1, 1, 1, 1]});
+      hms.forEach((h, k) => h.draw(boxes[k]));
+      window.MULTI = {boxes, hms};
+    }""")
+    boxes = page.evaluate("MULTI.boxes")
+    for k, b in enumerate(boxes):
+        want = page.evaluate(f"NB.colormaps.map('cividis', {k} / 7)")
+        got = nb.pixel(page, "#multi", b["x"] + b["width"] / 2, b["y"] + b["height"] / 2)
+        assert all(abs(g - w) <= 2 for g, w in zip(got, want)), (k, got, want)
+    assert nb.pixel(page, "#multi", boxes[0]["width"] + 4, 10) == (255, 255, 255)  # the gap stays clear
+    assert page.evaluate("MULTI.hms[5].cellAt(MULTI.boxes[5].x + 1, MULTI.boxes[5].y + 1)") == {"row": 0, "col": 0, "value": 5}

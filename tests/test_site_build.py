@@ -1,0 +1,177 @@
+"""Site build pipeline: inlining, escaping, determinism, manifest-based cleanup, CLI plumbing (no browser)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import shutil
+import threading
+import urllib.request
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from nilmbuild.errors import UserError
+from nilmbuild.site import assets
+from nilmbuild.site.build import MANIFEST, PageSpec, build_site
+
+FIXTURES = Path(__file__).parent / "browser" / "fixtures"
+NASTY = "</script><script>alert(1)</script><!-- x -->"
+
+
+def _pages(blob: bytes = b"\x00\x01</script>\xff", extra: str = NASTY) -> list[PageSpec]:
+    return [
+        PageSpec(slug="index", title="Overview", template="index.html", vendor=(), summary="s"),
+        PageSpec(slug="fixture", title="Fixture", template="fixture_heatmap.html",
+                 js_modules=("colormaps.js", "gl.js", "plot2d.js"), shaders=("heatmap.vert", "heatmap.frag"),
+                 blobs={"matrix": blob, "note": NASTY.encode()}, context={"explain": extra}, section="1.2"),
+    ]
+
+
+def _build(out, pages=None, **kw):
+    return build_site(out, pages or _pages(), {"checkpoint": "c.pt", "data_source": "synthetic"},
+                      template_dirs=[FIXTURES], **kw)
+
+
+def _inline_scripts(html: str) -> list[str]:
+    return re.findall(r"<script[^>]*>(.*?)</script>", html, flags=re.S)
+
+
+def test_page_is_self_contained(tmp_path):
+    res = _build(tmp_path / "site")
+    assert res.written == [".nojekyll", "fixture.html", "index.html"]
+    html = (tmp_path / "site" / "fixture.html").read_text()
+    # no external resources of any kind
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)
+    assert "<link" not in html and "@import" not in html and "url(" not in html
+    # vendor scripts named with versions from their package.json
+    for pkg in ("regl", "@msgpack/msgpack"):
+        version = json.loads((assets.ROOT / "node_modules" / pkg / "package.json").read_text())["version"]
+        assert f"/* {pkg} {version} (npm, inlined verbatim) */" in html
+    assert "sourceMappingURL" not in html
+    # our JS in declared order after core.js, shaders as NB.shaders[...]
+    order = [html.index(f"static/js/{n} ----") for n in ("core.js", "colormaps.js", "gl.js", "plot2d.js")]
+    assert order == sorted(order)
+    assert 'NB.shaders["heatmap.frag"] = "' in html
+    # the index page needs no vendor code
+    assert "createREGL" not in (tmp_path / "site" / "index.html").read_text()
+
+
+def test_escaping(tmp_path):
+    _build(tmp_path / "site")
+    html = (tmp_path / "site" / "fixture.html").read_text()
+    # exactly the script elements we wrote: nothing closed early by '</script' in blobs, context or JS
+    n_open = len(re.findall(r"<script\b", html))
+    assert n_open == len(re.findall(r"</script>", html)) == 7  # embed switch, 2 blobs, 2 vendor, our bundle, page script
+    assert "alert(1)" not in html.replace("&lt;/script&gt;&lt;script&gt;alert(1)", "")
+    blob = re.search(r'<script type="application/octet-stream" id="nb-blob-matrix">([^<]*)</script>', html).group(1)
+    assert base64.b64decode(blob) == b"\x00\x01</script>\xff"
+    note = re.search(r'id="nb-blob-note">([^<]*)</script>', html).group(1)
+    assert base64.b64decode(note).decode() == NASTY
+    assert assets.script_safe("a</SCRIPT>b<!--c") == "a<\\/SCRIPT>b<\\!--c"
+    assert "</" not in assets.js_string("</script>")
+
+
+def test_deterministic_bytes(tmp_path):
+    _build(tmp_path / "a")
+    _build(tmp_path / "b")
+    for name in [".nojekyll", "fixture.html", "index.html", MANIFEST]:
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+    man = json.loads((tmp_path / "a" / MANIFEST).read_text())
+    assert list(man["files"]) == sorted(man["files"]) == [".nojekyll", "fixture.html", "index.html"]
+
+
+def test_rebuild_removes_only_own_stale_files(tmp_path):
+    out = tmp_path / "site"
+    out.mkdir()
+    (out / "README.md").write_text("mine")
+    (out / "CNAME").write_text("example.org")
+    (out / "sub").mkdir()
+    (out / "sub" / "keep.txt").write_text("keep")
+    _build(out)
+    assert (out / "fixture.html").exists()
+    # second build without the fixture page: its file goes, the user's files stay
+    _build(out, [_pages()[0]])
+    assert not (out / "fixture.html").exists()
+    assert (out / "index.html").exists() and (out / ".nojekyll").exists()
+    assert (out / "README.md").read_text() == "mine"
+    assert (out / "CNAME").read_text() == "example.org"
+    assert (out / "sub" / "keep.txt").read_text() == "keep"
+    # a manifest cannot make us delete outside (or the user's files we never wrote)
+    (out / MANIFEST).write_text(json.dumps({"files": {"../outside.txt": "", "/etc/passwd": "", "README.md": "x"}}))
+    (tmp_path / "outside.txt").write_text("outside")
+    _build(out, [_pages()[0]])
+    assert (tmp_path / "outside.txt").exists()
+    assert (out / "README.md").read_text() == "mine"  # listed, but its hash is not what we wrote
+    # a file of ours edited by the user since the last build is kept too
+    _build(out)
+    (out / "fixture.html").write_text("edited")
+    _build(out, [_pages()[0]])
+    assert (out / "fixture.html").read_text() == "edited"
+    # no leftover temp dirs beside out_dir
+    assert [p.name for p in tmp_path.iterdir() if "nilmbuild-tmp" in p.name] == []
+
+
+def test_partial_build_keeps_other_pages(tmp_path):
+    out = tmp_path / "site"
+    _build(out)
+    before = (out / "index.html").read_bytes()
+    (out / "index.html").unlink()
+    _build(out, build_only=["index"])
+    assert (out / "fixture.html").exists()  # not rebuilt, not removed
+    assert (out / "index.html").read_bytes() == before
+    assert "fixture.html" in json.loads((out / MANIFEST).read_text())["files"]
+    with pytest.raises(UserError, match="unknown page"):
+        _build(out, build_only=["nope"])
+
+
+def test_errors(tmp_path, monkeypatch):
+    with pytest.raises(UserError, match="slug"):
+        _build(tmp_path / "s", [PageSpec(slug="a/b", title="x", template="index.html")])
+    with pytest.raises(UserError, match="reserved"):
+        _build(tmp_path / "s", [PageSpec(slug="a", title="x", template="index.html", context={"page": 1})])
+    with pytest.raises(UserError, match="template"):
+        _build(tmp_path / "s", [PageSpec(slug="a", title="x", template="missing.html")])
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(UserError, match="not a directory"):
+        _build(tmp_path / "file")
+    # missing node_modules -> one clear message
+    fake = tmp_path / "root"
+    shutil.copytree(assets.ROOT / "static", fake / "static")
+    shutil.copytree(assets.ROOT / "templates", fake / "templates")
+    monkeypatch.setattr(assets, "ROOT", fake)
+    with pytest.raises(UserError, match=re.escape("JS dependencies missing: run `npm ci` (or `make site`)")):
+        _build(tmp_path / "s2")
+
+
+def test_site_command_builds_index(tmp_path):
+    from nilmbuild.site.cli import site
+
+    out = tmp_path / "public"
+    r = CliRunner().invoke(site, ["--out", str(out), "--quiet"])
+    assert r.exit_code == 0, r.output
+    html = (out / "index.html").read_text()
+    assert 'data-slug="index"' in html and "NB.ready()" in html
+    assert (out / ".nojekyll").exists()
+    r = CliRunner().invoke(site, ["--out", str(out), "--pages", "nope", "--quiet"])
+    assert r.exit_code != 0 and "unknown page" in str(r.exception)
+
+
+def test_serve(tmp_path):
+    from nilmbuild.site.serve import make_server, url_of
+
+    with pytest.raises(UserError, match="no index.html"):
+        make_server(tmp_path)
+    (tmp_path / "index.html").write_text("<p>hi</p>")
+    srv = make_server(tmp_path, 0)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    try:
+        url = url_of(srv)
+        assert url.startswith("http://127.0.0.1:")
+        assert urllib.request.urlopen(url + "index.html", timeout=5).read() == b"<p>hi</p>"
+    finally:
+        srv.shutdown()
+        srv.server_close()
