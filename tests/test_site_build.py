@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
 import shutil
 import threading
@@ -146,17 +147,30 @@ def test_errors(tmp_path, monkeypatch):
         _build(tmp_path / "s2")
 
 
-def test_site_command_builds_index(tmp_path):
-    from nilmbuild.site.cli import site
+def test_site_command_rejects_unknown_pages_before_any_work(tmp_path):
+    from nilmbuild.cli import main
+
+    r = CliRunner().invoke(main, ["site", "--out", str(tmp_path / "public"), "--pages", "nope", "--quiet"])
+    assert r.exit_code == 2 and "unknown page(s) nope" in r.output
+    assert not (tmp_path / "public").exists()
+
+
+@pytest.mark.slow
+def test_site_command_end_to_end(tmp_path):
+    """`nilmbuild site` as a user runs it: checkpoint + built-in data -> capture -> pages."""
+    from nilmbuild.cli import main
 
     out = tmp_path / "public"
-    r = CliRunner().invoke(site, ["--out", str(out), "--quiet"])
+    (out / "mine.txt").parent.mkdir(parents=True)
+    (out / "mine.txt").write_text("not nilmbuild's")
+    args = ["site", "--out", str(out), "--pages", "index", "--quiet"]
+    if os.environ.get("NILMBUILD_TEST_CHECKPOINT"):
+        args += ["--checkpoint", os.environ["NILMBUILD_TEST_CHECKPOINT"]]
+    r = CliRunner().invoke(main, args)
     assert r.exit_code == 0, r.output
     html = (out / "index.html").read_text()
     assert 'data-slug="index"' in html and "NB.ready()" in html
-    assert (out / ".nojekyll").exists()
-    r = CliRunner().invoke(site, ["--out", str(out), "--pages", "nope", "--quiet"])
-    assert r.exit_code != 0 and "unknown page" in str(r.exception)
+    assert (out / ".nojekyll").exists() and (out / "mine.txt").read_text() == "not nilmbuild's"
 
 
 def test_serve(tmp_path):

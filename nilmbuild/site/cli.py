@@ -11,27 +11,52 @@ from nilmbuild import __version__
 
 @click.command()
 @click.option("--checkpoint", "-c", type=click.Path(dir_okay=False), default=None,
-              help="Checkpoint to load (default: the shipped one).")
-@click.option("--source", "-s", default="synthetic", show_default=True,
-              help="Data source: synthetic, csv:PATH, ukdale:PATH, refit:PATH, redd:PATH.")
+              help="Checkpoint to load (default: the shipped one, trained on the built-in simulator).")
+@click.option("--source", "-s", default=None,
+              help="Data source: synthetic, csv:PATH, ukdale:PATH, refit:PATH, redd:PATH "
+                   "(default: the source the checkpoint was trained on).")
+@click.option("--house", type=int, default=None, help="House number for ukdale/refit/redd sources.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed that picks the example batch.")
 @click.option("--out", "-o", type=click.Path(file_okay=False), default="site", show_default=True,
               help="Output folder. Only files nilmbuild wrote before are ever removed from it.")
 @click.option("--pages", "pages_opt", default=None, metavar="SLUG,SLUG",
               help="Build only these pages (comma-separated slugs); others are left as they are.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress output.")
-def site(checkpoint: str | None, source: str, out: str, pages_opt: str | None, quiet: bool) -> None:
-    """Build the static site: one self-contained HTML page per view (no network needed to view it)."""
-    from nilmbuild.site.build import build_site
-    from nilmbuild.site.pages import capture_for_site, page_specs
+def site(checkpoint, source, house, seed, out, pages_opt, quiet) -> None:
+    """Build the static site: one self-contained HTML page per view (no network needed to view it).
 
-    blobs, meta = capture_for_site(checkpoint, source)
-    pages = page_specs(blobs, meta)
-    context = {"nilmbuild_version": __version__, **meta}
+    Loads the checkpoint, prepares the data with the checkpoint's scalers, runs the fixed example batch
+    (32 windows of 480 minutes from the test split) through the model, captures every intermediate tensor
+    and renders the pages from them.
+
+    \b
+    Examples:
+      nilmbuild site                                   # shipped checkpoint + built-in simulator
+      nilmbuild site --out public/ --pages attention   # rebuild one page elsewhere
+      nilmbuild site -c runs/ukdale.pt -s csv:../shared/data/ukdale-house2-30s
+    """
+    import time
+
+    from nilmbuild.site.context import make_context
+    from nilmbuild.errors import UserError
+    from nilmbuild.site.pages import NAV_ORDER, build_all
+
+    def say(msg):
+        if not quiet:
+            click.echo(msg, err=True)
+
     only = [s.strip() for s in pages_opt.split(",") if s.strip()] if pages_opt else None
-    result = build_site(out, pages, context, build_only=only, progress=not quiet)
+    unknown = [s for s in only or () if s not in NAV_ORDER]
+    if unknown:
+        raise UserError(f"unknown page(s) {', '.join(unknown)}; available: {', '.join(NAV_ORDER)}")
+    t0 = time.perf_counter()
+    say("loading checkpoint and data, capturing the example batch ...")
+    ctx = make_context(checkpoint, source, seed=seed, house=house)
+    result = build_all(ctx, out, build_only=only, progress=not quiet)
+    say(f"wrote {len(result.written)} files to {result.out_dir}/"
+        + (f", removed {len(result.removed)} stale" if result.removed else "")
+        + f" in {time.perf_counter() - t0:.1f} s")
     if not quiet:
-        click.echo(f"wrote {len(result.written)} files to {result.out_dir}/"
-                   + (f", removed {len(result.removed)} stale" if result.removed else ""))
         click.echo(f"open {Path(result.out_dir, 'index.html').resolve().as_uri()}  (or: nilmbuild serve --dir {out})")
 
 
@@ -41,7 +66,14 @@ def site(checkpoint: str | None, source: str, out: str, pages_opt: str | None, q
 @click.option("--port", "-p", type=click.IntRange(0, 65535), default=8000, show_default=True,
               help="Port on 127.0.0.1 (0 = any free port).")
 def serve(directory: str, port: int) -> None:
-    """Serve the built site on http://127.0.0.1:PORT/ (Ctrl+C to stop)."""
+    """Serve the built site on http://127.0.0.1:PORT/ (Ctrl+C to stop).
+
+    The pages also work straight from disk; serving is for previewing them as GitHub Pages would.
+
+    \b
+    Example:
+      nilmbuild site && nilmbuild serve --port 8080
+    """
     from nilmbuild.site.serve import make_server, url_of
 
     server = make_server(directory, port)

@@ -1,31 +1,49 @@
-"""The list of pages. Page authors: append your PageSpec in :func:`page_specs` (in navigation order).
+"""The site's pages: one view module per page in nilmbuild/site/views/, built from one SiteContext.
 
-``capture_bytes_by_page[slug]`` holds the blobs (name -> bytes) the capture step produced for that page.
+Each view module exposes SLUG, TITLE and build(ctx: SiteContext) -> PageSpec. NAV_ORDER is the navigation
+order; every slug in it must have its module (a test checks that all ten pages are built).
 """
 
 from __future__ import annotations
 
-from nilmbuild.site.build import PageSpec
+import importlib
+import sys
+import time
+from pathlib import Path
+
+from nilmbuild.site.build import BuildResult, PageSpec, build_site
+
+NAV_ORDER = ("index", "data", "forward", "embedding", "encoder", "attention", "film", "gate",
+             "disaggregation", "training")
 
 
-def capture_for_site(checkpoint: str | None, source: str) -> tuple[dict[str, dict[str, bytes]], dict]:
-    """Run the fixed example batch and return (blobs per page slug, meta for the footer).
-
-    Placeholder until the capture step is wired in: no blobs, provenance from the arguments.
-    """
-    meta = {"checkpoint": checkpoint or "default (shipped)", "data_source": source}
-    return {}, meta
+def view_module(slug: str):
+    return importlib.import_module(f"nilmbuild.site.views.{slug}")
 
 
-def page_specs(capture_bytes_by_page: dict[str, dict[str, bytes]], meta: dict) -> list[PageSpec]:
-    """All pages of the site, index first, in navigation order."""
-    pages = [
-        PageSpec(
-            slug="index",
-            title="Overview",
-            template="index.html",
-            vendor=(),
-            summary="What NILMFormer does, and a map of the pages that show each of its stages.",
-        ),
-    ]
-    return pages
+def page_specs(ctx, progress: bool = False) -> list[PageSpec]:
+    """Build every page's PageSpec (blobs included) from the context, in navigation order."""
+    it = NAV_ORDER
+    if progress:
+        from tqdm import tqdm
+
+        it = tqdm(NAV_ORDER, desc="serialising pages", unit="page", file=sys.stderr)
+    return [view_module(slug).build(ctx) for slug in it]
+
+
+def site_context_vars(ctx) -> dict:
+    """Site-wide template variables (footer provenance, spec notes)."""
+    return {**ctx.meta, "spec_notes": [f"{n['topic']}: {n['choice']} ({n['why']})" for n in ctx.notes]}
+
+
+def build_all(ctx, out_dir: str | Path, *, build_only=None, progress: bool = False,
+              timings: dict | None = None) -> BuildResult:
+    """Serialise every page's blobs from ctx and render the site into out_dir (atomically, manifest-safe)."""
+    t = time.perf_counter()
+    pages = page_specs(ctx, progress)
+    t_ser = time.perf_counter()
+    result = build_site(out_dir, pages, site_context_vars(ctx), build_only=build_only, progress=progress)
+    if timings is not None:
+        timings["serialize"] = t_ser - t
+        timings["render"] = time.perf_counter() - t_ser
+    return result
