@@ -70,9 +70,15 @@ def load_data_for(loaded, source: str | None = None, house: int | None = None, *
     source/house default to the checkpoint's provenance; the split settings always come from it.
     whole=True puts the entire (date-filtered) series into the "train" split (for `disaggregate`).
     """
+    hh = load_household_for(loaded, source, house, days=days, seed=seed, date_from=date_from, date_to=date_to)
+    return prepare_for(loaded, hh, whole=whole)
+
+
+def load_household_for(loaded, source: str | None = None, house: int | None = None, *, days: int | None = None,
+                       seed: int | None = None, date_from: str | None = None, date_to: str | None = None):
+    """The raw Household behind load_data_for (source/house/days/seed default to the checkpoint's provenance)."""
     from nilmbuild.data.loaders import load_source
     from nilmbuild.data.household import Household
-    from nilmbuild.data.preprocess import prepare
 
     s = data_settings(getattr(loaded, "provenance", {}))
     same = source is None or source == s["source"]
@@ -96,6 +102,14 @@ def load_data_for(loaded, source: str | None = None, house: int | None = None, *
                             f"(data spans {hh.timestamps[0]} .. {hh.timestamps[-1]})")
         hh = Household(timestamps=hh.timestamps[keep], aggregate=hh.aggregate[keep],
                        appliances={k: v[keep] for k, v in hh.appliances.items()}, rate_s=hh.rate_s, meta=dict(hh.meta))
+    return hh
+
+
+def prepare_for(loaded, hh, *, whole: bool = False):
+    """Prepare `hh` with the checkpoint's split settings, window and scalers (never refitted)."""
+    from nilmbuild.data.preprocess import prepare
+
+    s = data_settings(getattr(loaded, "provenance", {}))
     cfg = getattr(loaded, "cfg", None)
     over = {"window": cfg.window} if cfg is not None else {}
     if whole:

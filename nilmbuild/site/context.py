@@ -56,7 +56,7 @@ class SiteContext:
     @cached_property
     def disaggregation(self) -> dict:
         """A full day of the test split, stitched by seq2subseq and post-processed (nilmbuild.infer)."""
-        from nilmbuild.infer.seq2subseq import disaggregate_series
+        from nilmbuild.infer import disaggregate_series
 
         test = self.prepared.test
         day = int(round(86400 / self.prepared.resample_s))
@@ -65,25 +65,19 @@ class SiteContext:
 
 def make_context(checkpoint: str | None = None, source: str | None = None, *, batch: int = 32, seed: int = 0,
                  house: int | None = None) -> SiteContext:
-    """Load the checkpoint, prepare the data with its scalers, pick the example batch and capture it."""
+    """Load the checkpoint, prepare the data with its scalers, pick the example batch and capture it.
+
+    source/house default to what the checkpoint was trained on (the simulator is re-run with the same
+    days and seed, so its test split is the held-out part the model never saw).
+    """
     from nilmbuild.capture import capture_batch
-    from nilmbuild.data import load_source
-    from nilmbuild.data.preprocess import PrepConfig, example_batch, prepare
+    from nilmbuild.data.preprocess import example_batch
+    from nilmbuild.infer import data_settings, load_household_for, prepare_for
 
     loaded = load_checkpoint(checkpoint)
-    prov = loaded.provenance or {}
-    source = source or prov.get("source", "synthetic")
-    household = load_source(source, house=house, **_source_kwargs(source, prov))
-    prep_cfg = PrepConfig(**{k: v for k, v in (prov.get("prep_config") or {}).items() if k in PrepConfig.__dataclass_fields__})
-    prepared = prepare(household, prep_cfg, scalers=loaded.scalers or None)
+    household = load_household_for(loaded, source, house)
+    prepared = prepare_for(loaded, household)
     x, y, t0 = example_batch(prepared, split="test", batch_size=batch, seed=seed)
     cap = capture_batch(loaded, x, y, t0)
-    return SiteContext(loaded=loaded, source=source, household=household, prepared=prepared,
-                       x=x, y=y, t0=t0, capture=cap, seed=seed)
-
-
-def _source_kwargs(source: str, prov: dict) -> dict:
-    """The simulator is re-run with the days/seed the checkpoint was trained on, so the test split matches."""
-    if source == "synthetic":
-        return {k: prov[k] for k in ("days", "seed") if k in prov}
-    return {}
+    return SiteContext(loaded=loaded, source=source or data_settings(loaded.provenance)["source"],
+                       household=household, prepared=prepared, x=x, y=y, t0=t0, capture=cap, seed=seed)
