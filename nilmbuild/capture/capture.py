@@ -1,0 +1,529 @@
+"""Run the fixed example batch through NILMFormer and keep every intermediate tensor as a compact record.
+
+`capture_batch(model_or_loaded, x, y, t0)` traces the inference run (hard gate, explicit attention) and,
+from real runs of the same weights, the ablations the pages compare against (FiLM off, diagonal mask off,
+soft gate). Each record knows its encoding: stored (f16 / f32 / bits) or derived (an exact function of
+other records, see format.py). Every derived record is rebuilt here with the reader's own code and
+compared with the true tensor; `err` is that max abs difference, and a derivation that misses its bound
+falls back to storing the tensor.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from nilmbuild.model.attention import MASK_VALUE
+from nilmbuild.model.trace import Trace
+
+from . import format as fmt
+
+F16_EPS = 2.0 ** -11                    # unit roundoff of binary16
+REL_TOL_DERIVED = 8 * F16_EPS           # derived (non-attention) records: err <= 8 u * max|x| (about 3.9e-3 max|x|)
+ATTN_WEIGHTS_TOL = 2e-3                 # rebuilt attention weights vs PyTorch's, absolute
+SMALL_NUMEL = 1024                      # per sample: tensors this small are stored f32
+
+SPEC_NOTES = [
+    "Attention scores, masked scores and weights are rebuilt from q, k (f16 unless f32 was needed) and the "
+    "row log-sum-exp lse (f32, computed from the stored q, k): weights = exp(q.k * scale - lse), "
+    "diagonal exactly 0 when masked; rebuilt rows sum to 1 and differ from PyTorch's weights by `err` (<= 2e-3).",
+    "Hard gate (p > threshold) is the inference mode; records under ablation.* come from real runs of the "
+    "same weights with FiLM off, the diagonal mask off, or the soft (smoothstep) gate.",
+    "Power values are in scaled units (see meta.scalers), not watts.",
+    "stats (min, max, mean, population std) are of the exact float32 tensor; err is the max abs difference "
+    "between what a reader materialises and that tensor over the captured batch.",
+]
+
+
+@dataclass
+class CaptureRecord:
+    name: str
+    tensor: np.ndarray | None           # float32 values a stored record writes (None for derived)
+    axes: tuple[str, ...]
+    stage: str
+    section: str
+    doc: str
+    shape: tuple[int, ...]
+    moments: list                       # per-sample (n, min, max, mean, M2) of the exact tensor; [one] if unbatched
+    encoding: str = "f16"
+    derive: dict | None = None          # op + args when encoding == "derived"
+    err: float = 0.0
+
+    def deps(self) -> list[str]:
+        if self.encoding != "derived":
+            return []
+        return [self.derive[f] for f in fmt.OP_REFS[self.derive["op"]] if self.derive.get(f) is not None]
+
+
+@dataclass
+class Capture:
+    records: dict[str, CaptureRecord]
+    meta: dict = field(default_factory=dict)
+    batch_size: int = 0
+
+    def names(self) -> list[str]:
+        return list(self.records)
+
+
+# ---------------------------------------------------------------------------------------------- helpers
+def _moments(t: np.ndarray, batched: bool) -> list:
+    if batched:
+        return [fmt.moments(t[i]) for i in range(t.shape[0])]
+    return [fmt.moments(t)]
+
+
+def choose_encoding(t: np.ndarray, batched: bool) -> str:
+    """f16 by default; bits for 0/1 tensors; f32 for small, out-of-range or tiny-range tensors."""
+    per_sample = t[0].size if (batched and t.shape[0]) else t.size
+    finite = np.isfinite(t).all()
+    if t.size >= 8 and finite and np.isin(t, (0.0, 1.0)).all():
+        return "bits"
+    if per_sample <= SMALL_NUMEL or not finite:
+        return "f32"
+    amax = float(np.abs(t).max()) if t.size else 0.0
+    if amax > 65000.0:
+        return "f32"
+    q = fmt.f16_round(t)
+    std = float(t.std())
+    if std > 0 and float(np.abs(q - t).max()) > 1e-2 * std:   # f16 would blur the tensor's own variation
+        return "f32"
+    nnz = int(np.count_nonzero(q))
+    if (t.size + 7) // 8 + 2 * nnz < 0.9 * 2 * t.size:        # mostly-zero (ReLU) tensors: sparse f16
+        return "f16z"
+    return "f16"
+
+
+def _stored(name, t, axes, stage, section, doc, encoding=None) -> CaptureRecord:
+    t = np.ascontiguousarray(np.asarray(t, dtype=np.float32))
+    batched = bool(axes) and axes[0] == "batch"
+    enc = encoding or choose_encoding(t, batched)
+    with np.errstate(invalid="ignore"):
+        d = np.abs(fmt.quantise(t, enc).astype(np.float64) - t)
+    err = float(np.nanmax(d)) if t.size and not np.isnan(d).all() else 0.0
+    return CaptureRecord(name, t, tuple(axes), stage, section, doc, tuple(t.shape), _moments(t, batched), enc, None, err)
+
+
+class _Planner:
+    """Holds the true tensors while records are planned, and verifies derived records against them."""
+
+    def __init__(self) -> None:
+        self.records: dict[str, CaptureRecord] = {}
+        self.true: dict[str, np.ndarray] = {}
+        self._cache: dict[str, np.ndarray] = {}
+
+    def get(self, name: str) -> np.ndarray:
+        """What a reader would get for `name` (quantised stored data, or the rebuilt derived tensor)."""
+        if name not in self._cache:
+            r = self.records[name]
+            if r.encoding == "derived":
+                self._cache[name] = fmt.materialise({"name": name, "shape": list(r.shape), **r.derive}, self.get)
+            else:
+                self._cache[name] = fmt.quantise(r.tensor, r.encoding)
+        return self._cache[name]
+
+    def store(self, name, t, axes, stage, section, doc, encoding=None) -> CaptureRecord:
+        rec = _stored(name, t, axes, stage, section, doc, encoding)
+        self.records[name] = rec
+        self.true[name] = rec.tensor
+        self._cache.pop(name, None)
+        return rec
+
+    def derive(self, name, true, axes, stage, section, doc, derive: dict, tol: float | None = None,
+               fallback: bool = True) -> CaptureRecord | None:
+        """Plan `name` as derived; keep it only if the rebuilt tensor is within tol of the true one.
+
+        Otherwise store the tensor (fallback=True) or drop the plan and return None (fallback=False).
+        """
+        true = np.ascontiguousarray(np.asarray(true, dtype=np.float32))
+        batched = bool(axes) and axes[0] == "batch"
+        rec = CaptureRecord(name, None, tuple(axes), stage, section, doc, tuple(true.shape), _moments(true, batched),
+                            "derived", dict(derive))
+        self.records[name] = rec
+        self._cache.pop(name, None)
+        rebuilt = self.get(name)
+        err = float(np.abs(rebuilt.astype(np.float64) - true).max()) if true.size else 0.0
+        if not np.isfinite(err) and np.array_equal(rebuilt, true, equal_nan=True):
+            err = 0.0
+        if tol is None:
+            tol = REL_TOL_DERIVED * float(np.abs(true).max()) + 1e-6
+        big = derive["op"] in ("attention_scores", "attention_masked_scores", "attention_weights")
+        if big:                                                  # nothing derives from (B, H, L, L) matrices
+            self._cache.pop(name, None)
+        if err <= tol:
+            rec.err = err
+            if not big:
+                self.true[name] = true
+            return rec
+        self._cache.pop(name, None)
+        if not fallback:
+            del self.records[name]
+            return None
+        return self.store(name, true, axes, stage, section, doc)   # fall back: store it
+
+    def alias_or_store(self, name, t, axes, stage, section, doc, main_name: str | None) -> CaptureRecord:
+        t = np.asarray(t, dtype=np.float32)
+        if main_name is not None and main_name in self.true and np.array_equal(self.true[main_name], t):
+            return self.derive(name, t, axes, stage, section, doc, {"op": "alias", "src": main_name},
+                               tol=self.records[main_name].err)
+        return self.store(name, t, axes, stage, section, doc)
+
+    def attention(self, prefix, layer_true: dict, scale: float, mask_diagonal: bool, main_prefix: str | None = None,
+                  include_scores: bool = True) -> None:
+        """q, k stored (f16, or f32 if the rebuilt weights miss 2e-3), lse (f32) from the stored q, k; derived weights."""
+        qr, kr = layer_true["q"], layer_true["k"]
+        for enc in ("f16", "f32"):
+            for part in ("q", "k"):
+                tr = layer_true[part]
+                main = f"{main_prefix}.{part}" if main_prefix else None
+                if main and main in self.true and np.array_equal(self.true[main], tr.tensor.numpy()):
+                    self.derive(f"{prefix}.{part}", tr.tensor.numpy(), tr.axes, tr.stage, tr.section, tr.doc,
+                                {"op": "alias", "src": main}, tol=self.records[main].err)
+                else:
+                    self.store(f"{prefix}.{part}", tr.tensor.numpy(), tr.axes, tr.stage, tr.section, tr.doc,
+                               encoding=enc)
+            q, k = self.get(f"{prefix}.q"), self.get(f"{prefix}.k")
+            lse = np.empty(q.shape[:3], dtype=np.float32)
+            L = q.shape[2]
+            diag = np.arange(L)
+            for b in range(q.shape[0]):
+                s = fmt.attention_scores64(q[b], k[b], scale)
+                if mask_diagonal:
+                    s[..., diag, diag] = MASK_VALUE
+                lse[b] = fmt.logsumexp_rows(s).astype(np.float32)
+            lr = layer_true["lse"]
+            true_lse = lr.tensor.numpy()
+            rec = self.store(f"{prefix}.lse", lse, lr.axes, lr.stage, lr.section,
+                             lr.doc + " (computed from the stored q, k)", encoding="f32")
+            rec.moments = _moments(true_lse, True)
+            rec.err = float(np.abs(lse.astype(np.float64) - true_lse).max())
+            self.true[f"{prefix}.lse"] = true_lse
+            wr = layer_true["weights"]
+            spec = {"op": "attention_weights", "q": f"{prefix}.q", "k": f"{prefix}.k", "lse": f"{prefix}.lse",
+                    "scale": float(scale), "mask_diagonal": bool(mask_diagonal), "mask_value": float(MASK_VALUE)}
+            rec = self.derive(f"{prefix}.weights", wr.tensor.numpy(), wr.axes, wr.stage, wr.section, wr.doc, spec,
+                              tol=ATTN_WEIGHTS_TOL, fallback=False)
+            if rec is not None:
+                break
+            # f16 q, k were not precise enough for this layer: retry with f32
+        if rec is None:                          # would store (B, H, L, L): refuse, that is never the plan
+            raise RuntimeError(f"{prefix}.weights: rebuilt attention misses {ATTN_WEIGHTS_TOL} even with f32 q, k")
+        if include_scores:
+            for part, op in (("scores", "attention_scores"), ("masked_scores", "attention_masked_scores")):
+                if part in layer_true:
+                    tr = layer_true[part]
+                    spec = {"op": op, "q": f"{prefix}.q", "k": f"{prefix}.k", "scale": float(scale)}
+                    if op == "attention_masked_scores":
+                        spec["mask_value"] = float(MASK_VALUE)
+                    self.derive(f"{prefix}.{part}", tr.tensor.numpy(), tr.axes, tr.stage, tr.section, tr.doc, spec,
+                                tol=8 * F16_EPS * float(np.abs(tr.tensor.numpy()).max()) + 1e-5)
+
+    def forget_true(self) -> None:
+        self.true.clear()
+        self._cache.clear()
+
+
+def _run(model, x, **kw) -> Trace:
+    trace = Trace()
+    with torch.no_grad():
+        model(x, trace=trace, **kw)
+    return trace
+
+
+# ---------------------------------------------------------------------------------------------- main
+def _weights(planner: _Planner, model) -> None:
+    cfg = model.cfg
+    sd = {k: v.detach().float().cpu().numpy() for k, v in model.state_dict().items()}
+    io = ("out_feature", "in_feature")
+    for l in range(cfg.n_encoder_layers):
+        p = f"layers.{l}"
+        for w in ("wq", "wk", "wv", "wo"):
+            planner.store(f"weights.encoder.{l}.attn.{w}", sd[f"{p}.attn.{w}.weight"], io, "7b", "attention.md 7.4",
+                          f"layer {l} attention projection {w[1].upper()} (out, in): y = x @ W^T")
+        for n, st, sec in (("norm1", "7a", "encoder-film.md 6.4"), ("norm2", "7d", "encoder-film.md 6.5")):
+            planner.store(f"weights.encoder.{l}.{n}.weight", sd[f"{p}.{n}.weight"], ("feature",), st, sec,
+                          f"layer {l} LayerNorm {n[-1]} gain")
+            planner.store(f"weights.encoder.{l}.{n}.bias", sd[f"{p}.{n}.bias"], ("feature",), st, sec,
+                          f"layer {l} LayerNorm {n[-1]} bias")
+        planner.store(f"weights.encoder.{l}.ffn.layer1.weight", sd[f"{p}.pffn.layer1.weight"], ("hidden", "feature"),
+                      "7e", "encoder-film.md 6.5", f"layer {l} FFN expansion Linear(96, 384) weight")
+        planner.store(f"weights.encoder.{l}.ffn.layer1.bias", sd[f"{p}.pffn.layer1.bias"], ("hidden",),
+                      "7e", "encoder-film.md 6.5", f"layer {l} FFN expansion bias")
+    planner.store("weights.input_projection.weight", sd["input_projection.weight"][:, :, 0], ("feature", "channel"),
+                  "4", "forward-pass.md 4", "1x1 conv 8 -> 96 weight (out, in)")
+    planner.store("weights.input_projection.bias", sd["input_projection.bias"], ("feature",), "4", "forward-pass.md 4",
+                  "1x1 conv 8 -> 96 bias")
+    for gen, st in (("film_enc", "6c"), ("film_dec", "8")):
+        mod = "encoder_film" if gen == "film_enc" else "decoder_film"
+        planner.store(f"weights.{gen}.device_embed", sd[f"{mod}.gen.device_embed.weight"], ("device", "film_hidden"),
+                      st, "architecture.md 8.3", f"{gen} learned device embeddings")
+        for fc, ax in (("fc1", ("film_hidden", "film_in")), ("fc2", ("film_out", "film_hidden"))):
+            planner.store(f"weights.{gen}.{fc}.weight", sd[f"{mod}.gen.{fc}.weight"], ax, st, "architecture.md 8.3",
+                          f"{gen} MLP {fc} weight (out, in)")
+            planner.store(f"weights.{gen}.{fc}.bias", sd[f"{mod}.gen.{fc}.bias"], ax[:1], st, "architecture.md 8.3",
+                          f"{gen} MLP {fc} bias")
+    for dev in cfg.devices:
+        key = f"heads.{dev.name}.amp"
+        if key in sd:
+            planner.store(f"weights.heads.{dev.name}.amp", sd[key], (), "10", "architecture.md 9.1",
+                          "softplus amplitude parameter a (output scale softplus(a))", encoding="f32")
+
+
+def _main_records(planner: _Planner, trace: Trace, model) -> None:
+    cfg = model.cfg
+    recs = trace.records
+    H = cfg.n_head
+    scale = model.layers[0].attn.scale
+    layer_parts: dict[int, dict] = {}
+    for name, r in recs.items():
+        parts = name.split(".")
+        if parts[0] == "encoder" and parts[2] == "attn" and parts[3] in ("q", "k", "lse", "weights", "scores",
+                                                                           "masked_scores"):
+            layer_parts.setdefault(int(parts[1]), {})[parts[3]] = r
+    devs = cfg.device_names
+
+    for name, r in recs.items():
+        t = r.tensor.numpy()
+        args = (name, t, r.axes, r.stage, r.section, r.doc)
+        parts = name.split(".")
+        if name == "projection":
+            planner.derive(*args, {"op": "linear", "src": "embed.with_pos", "weight": "weights.input_projection.weight",
+                                   "bias": "weights.input_projection.bias", "axis": 1})
+        elif name == "transpose_in":
+            planner.derive(*args, {"op": "permute", "src": "projection", "perm": [0, 2, 1]})
+        elif name == "transpose_out":
+            planner.derive(*args, {"op": "permute", "src": f"encoder.{cfg.n_encoder_layers - 1}.out", "perm": [0, 2, 1]})
+        elif parts[0] == "encoder":
+            l, rest = int(parts[1]), ".".join(parts[2:])
+            p, w = f"encoder.{l}", f"weights.encoder.{l}"
+            eps = model.layers[l].norm1.eps
+            if rest == "in":
+                spec = ({"op": "permute", "src": "projection", "perm": [0, 2, 1]} if l == 0 and "transpose_in" not in recs
+                        else {"op": "alias", "src": "transpose_in" if l == 0 else f"encoder.{l - 1}.out"})
+                planner.derive(*args, spec)
+            elif rest in ("ln1", "ln2"):
+                src = f"{p}.in" if rest == "ln1" else f"{p}.resid1"
+                n = "norm1" if rest == "ln1" else "norm2"
+                planner.derive(*args, {"op": "layernorm", "src": src, "weight": f"{w}.{n}.weight",
+                                       "bias": f"{w}.{n}.bias", "eps": float(eps)})
+            elif rest in ("attn.q", "attn.k", "attn.lse", "attn.scores", "attn.masked_scores"):
+                continue                                         # planned with the weights below
+            elif rest == "attn.weights":
+                planner.attention(f"{p}.attn", layer_parts[l], scale, "masked_scores" in layer_parts[l])
+            elif rest == "attn.v":
+                planner.derive(*args, {"op": "linear", "src": f"{p}.ln1", "weight": f"{w}.attn.wv", "bias": None,
+                                       "heads": H})
+            elif rest == "attn.merged":
+                planner.derive(*args, {"op": "permute", "src": f"{p}.attn.context", "perm": [0, 2, 1, 3]})
+            elif rest == "attn.out":
+                planner.derive(*args, {"op": "linear", "src": f"{p}.attn.merged", "weight": f"{w}.attn.wo",
+                                       "bias": None})
+            elif rest == "resid1":
+                planner.derive(*args, {"op": "add", "a": f"{p}.in", "b": f"{p}.attn.out"})
+            elif rest == "ffn.hidden":
+                planner.derive(*args, {"op": "linear", "src": f"{p}.ln2", "weight": f"{w}.ffn.layer1.weight",
+                                       "bias": f"{w}.ffn.layer1.bias"})
+            elif rest == "ffn.gelu":
+                planner.derive(*args, {"op": "gelu", "src": f"{p}.ffn.hidden"})
+            elif rest == "film":
+                planner.derive(*args, {"op": "film", "src": f"{p}.ffn.out", "gamma": "film_enc.gamma_mean",
+                                       "beta": "film_enc.beta_mean", "index": l})
+            elif rest == "out":
+                other = f"{p}.film" if f"{p}.film" in recs else f"{p}.ffn.out"
+                planner.derive(*args, {"op": "add", "a": f"{p}.resid1", "b": other})
+            else:
+                planner.store(*args)
+        elif parts[0] == "heads" and parts[2] in ("power", "gate_prob"):
+            continue                                             # slices of output.*, planned after it
+        elif parts[0] == "heads" and parts[2] in ("power_soft", "power_hard"):
+            gate = "soft_gate" if parts[2] == "power_soft" else "hard_gate"
+            planner.derive(*args, {"op": "mul", "a": f"{parts[0]}.{parts[1]}.{gate}", "b": f"{parts[0]}.{parts[1]}.power_raw"})
+        else:
+            planner.store(*args)
+        if name == "output.gate":
+            for i, d in enumerate(devs):
+                for key, src in (("power", "output.power"), ("gate_prob", "output.gate")):
+                    hr = recs[f"heads.{d}.{key}"]
+                    planner.derive(f"heads.{d}.{key}", hr.tensor.numpy(), hr.axes, hr.stage, hr.section, hr.doc,
+                                   {"op": "select", "src": src, "axis": 1, "index": i})
+
+
+def _order(planner: _Planner, trace_order: list[str]) -> dict[str, CaptureRecord]:
+    """Trace order first, then target.*, weights.*, ablation.* (each in insertion order)."""
+    out = {n: planner.records[n] for n in trace_order if n in planner.records}
+    for prefix in ("target.", "weights.", "ablation."):
+        for n, r in planner.records.items():
+            if n.startswith(prefix) and n not in out:
+                out[n] = r
+    for n, r in planner.records.items():
+        out.setdefault(n, r)
+    return out
+
+
+def _iso(t0) -> list[str] | None:
+    if t0 is None:
+        return None
+    a = np.asarray(t0)
+    if np.issubdtype(a.dtype, np.datetime64):
+        return [str(v) + "Z" for v in a.astype("datetime64[s]")]
+    return [str(v) for v in a.tolist()]
+
+
+def checkpoint_info(loaded) -> dict:
+    path = getattr(loaded, "path", "") or ""
+    info = {"file": Path(path).name if path else None,
+            "nilmbuild_version": getattr(loaded, "nilmbuild_version", None)}
+    if path and Path(path).is_file():
+        info["sha256"] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    log = getattr(loaded, "train_log", None) or {}
+    if isinstance(log, dict):
+        info["train_log_keys"] = sorted(str(k) for k in log)
+    return info
+
+
+def capture_batch(loaded_or_model, x, y=None, t0=None, *, ablations: bool = True, meta: dict | None = None) -> Capture:
+    """Trace `x` (B, 7, L) through the model (eval, no_grad, hard gate) and plan every record.
+
+    loaded_or_model: a `Loaded` (from load_checkpoint: its scalers/provenance go into meta) or a NILMFormer.
+    y: optional (B, M, 2, L) ground truth -> target.power, target.state.  t0: optional (B,) window starts.
+    ablations: also run FiLM off, diagonal mask off and soft gate and keep the records pages compare.
+    """
+    model = getattr(loaded_or_model, "model", loaded_or_model)
+    loaded = loaded_or_model if hasattr(loaded_or_model, "model") else None
+    cfg = model.cfg
+    was_training = model.training
+    model.eval()
+    x = torch.as_tensor(x, dtype=torch.float32)
+    B = int(x.shape[0])
+    planner = _Planner()
+    try:
+        _weights(planner, model)
+        trace = _run(model, x, gate_mode="hard")
+        trace_order = trace.names()
+        _main_records(planner, trace, model)
+        del trace
+        if y is not None:
+            y = np.asarray(y, dtype=np.float32)
+            planner.store("target.power", y[:, :, 0], ("batch", "device", "time"), "12", "forward-pass.md 12",
+                          "ground-truth power per device (scaled, same units as output.power)")
+            planner.store("target.state", y[:, :, 1], ("batch", "device", "time"), "12", "forward-pass.md 12",
+                          "ground-truth ON/OFF state per device")
+        if ablations:
+            _ablations(planner, model, x)
+    finally:
+        model.train(was_training)
+    records = _order(planner, trace_order)
+    planner.forget_true()
+    m = {
+        "config": cfg.to_dict(),
+        "devices": cfg.device_names,
+        "gate_thresholds": [float(d.gate_threshold) for d in cfg.devices],
+        "gate_mode": "hard",
+        "ablations": ({"no_film": "use_film=False", "no_mask": "mask_diagonal=False", "soft_gate": "gate_mode='soft'"}
+                      if ablations else {}),
+        "spec_notes": SPEC_NOTES,
+        "t0": _iso(t0),
+        "window": int(x.shape[-1]),
+        "tolerances": {"attention_weights_abs": ATTN_WEIGHTS_TOL, "derived_rel_to_max": REL_TOL_DERIVED,
+                       "f16_rel": F16_EPS},
+    }
+    if loaded is not None:
+        m["scalers"] = loaded.scalers
+        m["provenance"] = loaded.provenance
+        m["checkpoint"] = checkpoint_info(loaded)
+    m.update(meta or {})
+    return Capture(records=records, meta=fmt._jsonable(m), batch_size=B)
+
+
+def _ablations(planner: _Planner, model, x) -> None:
+    cfg = model.cfg
+    devs = cfg.device_names
+    scale = model.layers[0].attn.scale
+
+    def out_power(prefix, trace):
+        r = trace.records["output.power"]
+        planner.alias_or_store(f"{prefix}.output.power", r.tensor.numpy(), r.axes, r.stage, r.section,
+                               r.doc, "output.power")
+        return r
+
+    # FiLM off: encoder outputs, final power, per-device power
+    trace = _run(model, x, gate_mode="hard", use_film=False)
+    P = "ablation.no_film"
+    for l in range(cfg.n_encoder_layers):
+        for part in ("film", "out"):
+            n = f"encoder.{l}.{part}"
+            if n in trace.records:
+                r = trace.records[n]
+                if l == 0 and part == "out":             # layer 0 sees the same input: out = resid1 + ffn.out
+                    planner.derive(f"{P}.{n}", r.tensor.numpy(), r.axes, r.stage, r.section, r.doc + " (FiLM off)",
+                                   {"op": "add", "a": "encoder.0.resid1", "b": "encoder.0.ffn.out"})
+                    continue
+                planner.alias_or_store(f"{P}.{n}", r.tensor.numpy(), r.axes, r.stage, r.section,
+                                       r.doc + " (FiLM off)", n)
+    out_power(P, trace)
+    for i, d in enumerate(devs):
+        r = trace.records[f"heads.{d}.power"]
+        planner.derive(f"{P}.heads.{d}.power", r.tensor.numpy(), r.axes, r.stage, r.section, r.doc + " (FiLM off)",
+                       {"op": "select", "src": f"{P}.output.power", "axis": 1, "index": i})
+    del trace
+
+    # diagonal mask off: q, k, lse and rebuilt weights for every layer, final power
+    trace = _run(model, x, gate_mode="hard", mask_diagonal=False)
+    P = "ablation.no_mask"
+    for l in range(cfg.n_encoder_layers):
+        parts = {k: trace.records[f"encoder.{l}.attn.{k}"] for k in ("q", "k", "lse", "weights")}
+        planner.attention(f"{P}.encoder.{l}.attn", parts, scale, False, main_prefix=f"encoder.{l}.attn",
+                          include_scores=False)
+    out_power(P, trace)
+    del trace
+
+    # soft gate: final power
+    trace = _run(model, x, gate_mode="soft")
+    out_power("ablation.soft_gate", trace)
+    del trace
+
+
+# ---------------------------------------------------------------------------------------------- sizes
+def record_group(name: str) -> str:
+    p = name.split(".")
+    if p[0] == "ablation":
+        return ".".join(p[:2])
+    if p[0] == "weights":
+        return "weights"
+    if p[0] == "encoder":
+        if len(p) > 3 and p[2] in ("attn", "ffn"):
+            return ".".join(p[:3])
+        return ".".join(p[:2])
+    if p[0] == "heads":
+        return "heads"
+    if p[0] == "transpose_out":
+        return "heads"
+    if p[0] in ("input", "instance_norm", "pos_encoding", "projection", "transpose_in") or p[0].startswith("embed"):
+        return "embed"
+    return p[0]
+
+
+def size_report(capture_or_blob, samples=(0,)) -> dict:
+    """Bytes per record and per group of the blob for `samples` (default: one example sample).
+
+    Returns {"samples", "blob_bytes", "data_bytes", "groups": {group: bytes}, "records": {name: {...}}}.
+    """
+    blob = capture_or_blob if isinstance(capture_or_blob, (bytes, bytearray)) else \
+        fmt.encode(capture_or_blob, samples=list(samples) if samples is not None else None)
+    reader = fmt.decode(bytes(blob))
+    groups: dict[str, int] = {}
+    records = {}
+    for n in reader.names():
+        rec = reader.record(n)
+        nb = reader.nbytes(n)
+        g = record_group(n)
+        groups[g] = groups.get(g, 0) + nb
+        records[n] = {"group": g, "bytes": nb, "encoding": rec["encoding"], "shape": rec["shape"],
+                      "axes": rec["axes"], "err": rec.get("err"), "stats": rec["stats"], "stage": rec["stage"],
+                      "op": rec.get("op")}
+    return {"samples": reader.meta.get("samples"), "blob_bytes": len(blob), "data_bytes": sum(groups.values()),
+            "groups": groups, "records": records}

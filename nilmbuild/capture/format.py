@@ -1,0 +1,372 @@
+"""The capture blob: a versioned msgpack map of records (docs/format.md), its writer and its Python reader.
+
+Writer: `encode(capture, names=None, samples=None) -> bytes` (deterministic: same capture -> same bytes).
+Reader: `decode(bytes) -> CaptureReader` with `.meta`, `.names()`, `.record(name)`, `.get(name)`.
+
+Encodings
+    f16      little-endian IEEE binary16, raw bytes (default for large float tensors)
+    f32      little-endian IEEE binary32 (small tensors, lse, anything f16 cannot hold well)
+    bits     0/1 tensors packed 8 per byte, least significant bit first
+    f16z     sparse f16 (ReLU outputs): a bit mask (nonzero, LSB first, ceil(n/8) bytes) then the f16 values
+             of the nonzero entries in order; decodes to exactly what f16 would
+    u8bool   0/1 tensors, one byte each (the reader accepts it; the writer prefers bits)
+    derived  no data: the tensor is an exact function (`op`) of other records, rebuilt by the reader.
+
+Every derived op below is implemented identically (float64 arithmetic, rounded to float32 at the end) in
+static/js/decode.js; tests/test_format.py and tests/js/decode.test.mjs hold both to the true tensors.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+from typing import Callable
+
+import msgpack
+import numpy as np
+
+FORMAT = "nilmbuild-capture"
+VERSION = 1
+STORED_ENCODINGS = ("f16", "f32", "f16z", "bits", "u8bool")
+
+# op name -> the record fields that name other records (dependencies), in a fixed order
+OP_REFS: dict[str, tuple[str, ...]] = {
+    "alias": ("src",),
+    "permute": ("src",),
+    "select": ("src",),
+    "add": ("a", "b"),
+    "mul": ("a", "b"),
+    "gelu": ("src",),
+    "layernorm": ("src", "weight", "bias"),
+    "linear": ("src", "weight", "bias"),
+    "film": ("src", "gamma", "beta"),
+    "attention_scores": ("q", "k"),
+    "attention_masked_scores": ("q", "k"),
+    "attention_weights": ("q", "k", "lse"),
+}
+
+
+# ---------------------------------------------------------------------------------------------- numerics
+def erfc(x: np.ndarray) -> np.ndarray:
+    """Complementary error function, Numerical Recipes `erfcc` (fractional error < 1.2e-7), float64.
+
+    The JS decoder uses the same formula so that derived GELU agrees between the two readers.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    z = np.abs(x)
+    t = 1.0 / (1.0 + 0.5 * z)
+    poly = -z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (
+        0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))))
+    ans = t * np.exp(poly)
+    return np.where(x >= 0, ans, 2.0 - ans)
+
+
+def gelu(x: np.ndarray) -> np.ndarray:
+    """Exact (erf) GELU, x * Phi(x) = 0.5 x erfc(-x / sqrt 2), in float64."""
+    x = np.asarray(x, dtype=np.float64)
+    return 0.5 * x * erfc(-x / math.sqrt(2.0))
+
+
+def attention_scores64(q: np.ndarray, k: np.ndarray, scale: float) -> np.ndarray:
+    """(..., L, E) x (..., S, E) -> (..., L, S) float64 scaled dot products."""
+    return np.matmul(q.astype(np.float64), np.swapaxes(k.astype(np.float64), -1, -2)) * float(scale)
+
+
+def logsumexp_rows(s: np.ndarray) -> np.ndarray:
+    m = s.max(axis=-1, keepdims=True)
+    return (m + np.log(np.exp(s - m).sum(axis=-1, keepdims=True)))[..., 0]
+
+
+def f16_round(a: np.ndarray) -> np.ndarray:
+    return np.asarray(a, dtype=np.float32).astype("<f2").astype(np.float32)
+
+
+# ---------------------------------------------------------------------------------------------- derived ops
+def _batched(get, rec, fn):
+    """Apply fn per leading (batch) index to keep memory bounded for (B, H, L, L) outputs."""
+    out = np.empty(rec["shape"], dtype=np.float32)
+    for b in range(out.shape[0]):
+        out[b] = fn(b)
+    return out
+
+
+def materialise(rec: dict, get: Callable[[str], np.ndarray]) -> np.ndarray:
+    """Rebuild a derived record from the records it names (`get(name) -> float32 array`)."""
+    op = rec["op"]
+    shape = tuple(rec["shape"])
+    if op == "alias":
+        return get(rec["src"]).reshape(shape)
+    if op == "permute":
+        return np.ascontiguousarray(np.transpose(get(rec["src"]), rec["perm"])).reshape(shape)
+    if op == "select":
+        return np.ascontiguousarray(np.take(get(rec["src"]), rec["index"], axis=rec["axis"])).reshape(shape)
+    if op == "add":
+        return (get(rec["a"]) + get(rec["b"])).astype(np.float32).reshape(shape)
+    if op == "mul":                                          # float32 product, as PyTorch computes it
+        return (get(rec["a"]) * get(rec["b"])).astype(np.float32).reshape(shape)
+    if op == "gelu":
+        return gelu(get(rec["src"])).astype(np.float32).reshape(shape)
+    if op == "layernorm":
+        x = get(rec["src"]).astype(np.float64)
+        mean = x.mean(axis=-1, keepdims=True)
+        var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+        y = (x - mean) / np.sqrt(var + float(rec["eps"]))
+        y = y * get(rec["weight"]).astype(np.float64) + get(rec["bias"]).astype(np.float64)
+        return y.astype(np.float32).reshape(shape)
+    if op == "linear":
+        x = get(rec["src"]).astype(np.float64)
+        channels_first = rec.get("axis", -1) == 1            # (B, C, L) -> (B, F, L), e.g. a 1x1 conv
+        if channels_first:
+            x = np.swapaxes(x, 1, 2)
+        y = x @ get(rec["weight"]).astype(np.float64).reshape(get(rec["weight"]).shape[0], -1).T
+        if rec.get("bias") is not None:
+            y = y + get(rec["bias"]).astype(np.float64)
+        if channels_first:
+            y = np.swapaxes(y, 1, 2)
+        heads = rec.get("heads")
+        if heads:                                            # (B, L, H*E) -> (B, H, L, E)
+            B, L, F = y.shape
+            y = y.reshape(B, L, heads, F // heads).transpose(0, 2, 1, 3)
+        return np.ascontiguousarray(y.astype(np.float32)).reshape(shape)
+    if op == "film":
+        x = get(rec["src"]).astype(np.float64)              # (B, L, F)
+        i = rec["index"]
+        g = get(rec["gamma"]).astype(np.float64)[:, i][:, None, :]   # (B, 1, F)
+        b = get(rec["beta"]).astype(np.float64)[:, i][:, None, :]
+        y = np.nan_to_num((1.0 + g) * x + b, nan=0.0, posinf=1e4, neginf=-1e4)
+        return y.astype(np.float32).reshape(shape)
+    if op in ("attention_scores", "attention_masked_scores", "attention_weights"):
+        q, k = get(rec["q"]), get(rec["k"])
+        scale = float(rec["scale"])
+        L = shape[-1]
+        diag = np.arange(L)
+        if op == "attention_scores":
+            return _batched(get, rec, lambda b: attention_scores64(q[b], k[b], scale))
+        if op == "attention_masked_scores":
+            def masked(b):
+                s = attention_scores64(q[b], k[b], scale)
+                s[..., diag, diag] = float(rec["mask_value"])
+                return s
+            return _batched(get, rec, masked)
+        lse = get(rec["lse"]).astype(np.float64)
+
+        def weights(b):
+            s = attention_scores64(q[b], k[b], scale)
+            if rec["mask_diagonal"]:
+                s[..., diag, diag] = float(rec["mask_value"])
+            w = np.exp(s - lse[b][..., None])
+            if rec["mask_diagonal"]:
+                w[..., diag, diag] = 0.0
+            return w
+        return _batched(get, rec, weights)
+    raise ValueError(f"record {rec['name']}: unknown derived op {op!r}")
+
+
+def deps_of(rec: dict) -> list[str]:
+    if rec.get("encoding") != "derived":
+        return []
+    return [rec[f] for f in OP_REFS[rec["op"]] if rec.get(f) is not None]
+
+
+# ---------------------------------------------------------------------------------------------- stored data
+def pack_data(arr: np.ndarray, encoding: str) -> bytes:
+    flat = np.ascontiguousarray(arr, dtype=np.float32).reshape(-1)
+    if encoding == "f16":
+        return flat.astype("<f2").tobytes()
+    if encoding == "f32":
+        return flat.astype("<f4").tobytes()
+    if encoding == "f16z":
+        h = flat.astype("<f2")
+        nz = h != 0
+        return np.packbits(nz, bitorder="little").tobytes() + h[nz].tobytes()
+    if encoding == "bits":
+        return np.packbits(flat != 0, bitorder="little").tobytes()
+    if encoding == "u8bool":
+        return (flat != 0).astype(np.uint8).tobytes()
+    raise ValueError(f"unknown encoding {encoding!r}")
+
+
+def unpack_data(data: bytes, encoding: str, shape) -> np.ndarray:
+    n = int(np.prod(shape)) if len(shape) else 1
+    if encoding == "f16":
+        a = np.frombuffer(data, dtype="<f2", count=n).astype(np.float32)
+    elif encoding == "f32":
+        a = np.frombuffer(data, dtype="<f4", count=n).astype(np.float32)
+    elif encoding == "f16z":
+        nm = (n + 7) // 8
+        nz = np.unpackbits(np.frombuffer(data[:nm], dtype=np.uint8), count=n, bitorder="little").astype(bool)
+        a = np.zeros(n, dtype=np.float32)
+        a[nz] = np.frombuffer(data[nm:], dtype="<f2", count=int(nz.sum())).astype(np.float32)
+    elif encoding == "bits":
+        a = np.unpackbits(np.frombuffer(data, dtype=np.uint8), count=n, bitorder="little").astype(np.float32)
+    elif encoding == "u8bool":
+        a = np.frombuffer(data, dtype=np.uint8, count=n).astype(np.float32)
+    else:
+        raise ValueError(f"unknown encoding {encoding!r}")
+    return a.reshape(tuple(shape))
+
+
+def quantise(arr: np.ndarray, encoding: str) -> np.ndarray:
+    """What a reader gets back for `arr` stored with `encoding` (float32)."""
+    return unpack_data(pack_data(arr, encoding), encoding, arr.shape)
+
+
+# ---------------------------------------------------------------------------------------------- stats
+def moments(a: np.ndarray) -> tuple[int, float, float, float, float]:
+    """(n, min, max, mean, M2) of a float32 array, in float64."""
+    with np.errstate(invalid="ignore"):
+        a = np.asarray(a, dtype=np.float32).astype(np.float64).reshape(-1)
+    if a.size == 0:
+        return (0, math.nan, math.nan, math.nan, 0.0)
+    mean = float(a.mean())
+    return (int(a.size), float(a.min()), float(a.max()), mean, float(((a - mean) ** 2).sum()))
+
+
+def combine_moments(parts) -> dict:
+    """Chan et al. pairwise combination of per-sample moments -> {min, max, mean, std} (population std)."""
+    n, mn, mx, mean, m2 = 0, math.inf, -math.inf, 0.0, 0.0
+    for (nb, mnb, mxb, meanb, m2b) in parts:
+        if nb == 0:
+            continue
+        delta = meanb - mean
+        tot = n + nb
+        mean = mean + delta * nb / tot
+        m2 = m2 + m2b + delta * delta * n * nb / tot
+        n = tot
+        mn, mx = min(mn, mnb), max(mx, mxb)
+    if n == 0:
+        return {"min": math.nan, "max": math.nan, "mean": math.nan, "std": math.nan}
+    return {"min": mn, "max": mx, "mean": mean, "std": math.sqrt(m2 / n)}
+
+
+# ---------------------------------------------------------------------------------------------- writer
+def _jsonable(o):
+    if isinstance(o, dict):
+        return {str(k): _jsonable(v) for k, v in sorted(o.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(o, (list, tuple)):
+        return [_jsonable(v) for v in o]
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, (np.floating,)):
+        return float(o)
+    if isinstance(o, np.ndarray):
+        return _jsonable(o.tolist())
+    if isinstance(o, (str, int, float, bool)) or o is None:
+        return o
+    return str(o)
+
+
+def select_names(capture, names) -> list[str]:
+    """Expand names/glob patterns to record names (capture order), plus everything derived records need."""
+    all_names = list(capture.records)
+    if names is None:
+        chosen = set(all_names)
+    else:
+        if isinstance(names, str):
+            names = [names]
+        chosen = set()
+        for pat in names:
+            if any(c in pat for c in "*?["):
+                hit = fnmatch.filter(all_names, pat)
+            else:
+                hit = [pat] if pat in capture.records else []
+            if not hit:
+                raise KeyError(f"no capture record matches {pat!r}")
+            chosen.update(hit)
+    stack = list(chosen)
+    while stack:                                             # dependency closure
+        for d in capture.records[stack.pop()].deps():
+            if d not in chosen:
+                chosen.add(d)
+                stack.append(d)
+    return [n for n in all_names if n in chosen]
+
+
+def encode(capture, names=None, samples=None) -> bytes:
+    """Serialise `capture` (nilmbuild.capture.Capture) to a blob.
+
+    names: None (all) or a list of record names / glob patterns; records that derived ones need come along.
+    samples: None (all) or a list of batch indices; records with a leading "batch" axis are sliced and
+    `meta.samples` lists the kept original indices (meta.t0 is sliced the same way).
+    """
+    B = capture.batch_size
+    idx = list(range(B)) if samples is None else [int(i) for i in samples]
+    for i in idx:
+        if not 0 <= i < B:
+            raise IndexError(f"sample {i} out of range for a batch of {B}")
+    meta = dict(capture.meta)
+    meta["samples"] = idx
+    meta["batch_size"] = len(idx)
+    if isinstance(meta.get("t0"), list) and len(meta["t0"]) == B:
+        meta["t0"] = [meta["t0"][i] for i in idx]
+    out_records = []
+    for name in select_names(capture, names):
+        r = capture.records[name]
+        batched = bool(r.axes) and r.axes[0] == "batch"
+        shape = list(r.shape)
+        if batched:
+            shape[0] = len(idx)
+            stats = combine_moments([r.moments[i] for i in idx])
+        else:
+            stats = combine_moments(r.moments)
+        rec = {
+            "name": name, "shape": shape, "axes": list(r.axes), "dtype": "float32", "stage": r.stage,
+            "section": r.section, "doc": r.doc, "stats": stats, "encoding": r.encoding,
+            "err": float(r.err),
+        }
+        if r.encoding == "derived":
+            rec.update(r.derive)
+        else:
+            t = r.tensor[idx] if batched else r.tensor
+            rec["data"] = pack_data(t, r.encoding)
+        out_records.append(_jsonable(rec) if r.encoding == "derived" else
+                           {k: (_jsonable(v) if k != "data" else v) for k, v in sorted(rec.items())})
+    blob = {"format": FORMAT, "version": VERSION, "meta": _jsonable(meta), "records": out_records}
+    return msgpack.packb(blob, use_bin_type=True, use_single_float=False)
+
+
+# ---------------------------------------------------------------------------------------------- reader
+class CaptureReader:
+    """A decoded blob. get() materialises (and caches) float32 arrays; derived records are rebuilt."""
+
+    def __init__(self, blob: bytes) -> None:
+        obj = msgpack.unpackb(blob, raw=False, strict_map_key=False)
+        if not isinstance(obj, dict) or obj.get("format") != FORMAT:
+            raise ValueError("not a nilmbuild capture blob")
+        if obj.get("version") != VERSION:
+            raise ValueError(f"capture blob version {obj.get('version')}, this reader reads version {VERSION}")
+        self.meta: dict = obj["meta"]
+        self.version: int = obj["version"]
+        self._recs: dict[str, dict] = {r["name"]: r for r in obj["records"]}
+        self._cache: dict[str, np.ndarray] = {}
+
+    def names(self) -> list[str]:
+        return list(self._recs)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._recs
+
+    def record(self, name: str) -> dict:
+        """Metadata of one record (everything but its data)."""
+        return {k: v for k, v in self._recs[name].items() if k != "data"}
+
+    def nbytes(self, name: str) -> int:
+        return len(self._recs[name].get("data", b""))
+
+    def get(self, name: str) -> np.ndarray:
+        if name not in self._cache:
+            rec = self._recs[name]
+            if rec["encoding"] == "derived":
+                a = materialise(rec, self.get)
+            else:
+                a = unpack_data(rec["data"], rec["encoding"], rec["shape"])
+            a.setflags(write=False)
+            self._cache[name] = a
+        return self._cache[name]
+
+    def slice(self, name: str, i: int) -> np.ndarray:
+        return self.get(name)[i]
+
+
+def decode(blob: bytes) -> CaptureReader:
+    return CaptureReader(blob)

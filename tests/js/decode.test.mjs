@@ -1,0 +1,109 @@
+// node --test tests/js/  (NB_CAPTURE_FIXTURE=DIR from tests/test_js_decoder.py; generated here if unset)
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import vm from "node:vm";
+import { execFileSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+let FIX = process.env.NB_CAPTURE_FIXTURE;
+if (!FIX) {
+  FIX = fs.mkdtempSync(path.join(os.tmpdir(), "nbcap-"));
+  execFileSync("python", [path.join(ROOT, "tests", "test_js_decoder.py"), FIX], { cwd: ROOT, stdio: "inherit" });
+}
+
+// load the msgpack UMD and our plain script into one context, as the page does
+const ctx = vm.createContext({
+  Float32Array, Uint8Array, Uint16Array, ArrayBuffer, DataView, Math, JSON, Error, RangeError, TypeError, Object,
+  Array, Number, String, Symbol, Promise, BigInt, TextEncoder, TextDecoder,
+});
+ctx.globalThis = ctx;
+vm.runInContext(fs.readFileSync(path.join(ROOT, "node_modules/@msgpack/msgpack/dist.umd/msgpack.min.js"), "utf8"), ctx);
+vm.runInContext(fs.readFileSync(path.join(ROOT, "static/js/decode.js"), "utf8"), ctx);
+const NB = ctx.NB;
+const manifest = JSON.parse(fs.readFileSync(path.join(FIX, "manifest.json"), "utf8"));
+
+function expected(key, i) {
+  const b = fs.readFileSync(path.join(FIX, key, `${i}.f32`));
+  return new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
+}
+function load(key) { return NB.decode(new Uint8Array(fs.readFileSync(path.join(FIX, `${key}.msgpack`)))); }
+const plain = (x) => JSON.parse(JSON.stringify(x));   // values from the vm realm -> this realm
+function maxAbs(a) { let m = 0; for (const v of a) if (Math.abs(v) > m) m = Math.abs(v); return m; }
+
+test("stored encodings decode bit-exactly (f16 special values, f32, bits, u8bool, f16z)", () => {
+  const cap = load("special");
+  assert.deepEqual(plain(cap.names()), manifest.special.names);
+  manifest.special.names.forEach((n, i) => {
+    const got = cap.get(n), want = expected("special", i);
+    assert.equal(got.length, want.length, n);
+    for (let j = 0; j < want.length; j++) {
+      if (Number.isNaN(want[j])) assert.ok(Number.isNaN(got[j]), `${n}[${j}] NaN`);
+      else assert.ok(Object.is(got[j], want[j]), `${n}[${j}]: ${got[j]} != ${want[j]}`);
+    }
+  });
+});
+
+test("manual float16 fallback: subnormals, zeros, inf, nan, every pattern", () => {
+  const h = NB.decode.halfToFloat;
+  assert.equal(h(0x0001), Math.pow(2, -24));
+  assert.equal(h(0x03ff), 1023 * Math.pow(2, -24));
+  assert.equal(h(0x0400), Math.pow(2, -14));
+  assert.equal(h(0x3c00), 1);
+  assert.equal(h(0xc000), -2);
+  assert.equal(h(0x7bff), 65504);
+  assert.equal(h(0x7c00), Infinity);
+  assert.equal(h(0xfc00), -Infinity);
+  assert.ok(Number.isNaN(h(0x7e00)) && Number.isNaN(h(0xfc01)));
+  assert.ok(Object.is(h(0x8000), -0));
+  const all = new Uint8Array(131072);
+  for (let i = 0; i < 65536; i++) { all[2 * i] = i & 255; all[2 * i + 1] = i >> 8; }
+  const fallback = NB.decode.decodeF16(all, 65536, false), want = expected("special", 0);
+  for (let i = 0; i < 65536; i++) {
+    if (Number.isNaN(want[i])) assert.ok(Number.isNaN(fallback[i]));
+    else assert.ok(Object.is(fallback[i], want[i]), `pattern ${i}`);
+  }
+});
+
+test("every record of a real capture equals the Python reader's values", () => {
+  const cap = load("capture");
+  assert.deepEqual(plain(cap.names()), manifest.capture.names);
+  assert.deepEqual(plain(cap.meta.samples), [0, 2]);
+  manifest.capture.names.forEach((n, i) => {
+    const rec = cap.record(n), got = cap.get(n), want = expected("capture", i);
+    assert.equal(rec.data, undefined);
+    assert.equal(got.length, want.length, n);
+    if (rec.encoding !== "derived") {
+      for (let j = 0; j < want.length; j++) assert.ok(Object.is(got[j], want[j]) || (got[j] === want[j]), `${n}[${j}]`);
+    } else {
+      const tol = 1e-5 * Math.max(1, maxAbs(want));           // float64 in both, summation order differs
+      let e = 0;
+      for (let j = 0; j < want.length; j++) e = Math.max(e, Math.abs(got[j] - want[j]));
+      assert.ok(e <= tol, `${n} (${rec.op}): max diff ${e} > ${tol}`);
+    }
+    if (rec.shape.length && rec.axes[0] === "batch") {
+      const s = cap.slice(n, 1);
+      assert.equal(s.length, got.length / rec.shape[0]);
+      assert.equal(s[0], got[got.length / rec.shape[0]]);
+    }
+  });
+});
+
+test("attentionRow matches the Python reader without materialising the matrix; rows sum to 1", () => {
+  const cap = load("capture");
+  for (const r of manifest.rows) {
+    const fresh = load("capture");                             // nothing cached
+    const row = fresh.attentionRow(r.name, r.b, r.h, r.q);
+    assert.equal(fresh._cache[r.name], undefined);
+    let e = 0, sum = 0;
+    for (let s = 0; s < row.length; s++) { e = Math.max(e, Math.abs(row[s] - r.row[s])); sum += row[s]; }
+    assert.ok(e <= 1e-5 * Math.max(1, maxAbs(r.row)), `${r.name} row: ${e}`);
+    if (r.name.endsWith("attn.weights")) {
+      assert.ok(Math.abs(sum - 1) < 1e-5, `sum ${sum}`);
+      if (cap.record(r.name).mask_diagonal) assert.equal(row[r.q], 0);
+    }
+  }
+});

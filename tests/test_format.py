@@ -1,0 +1,128 @@
+"""Blob format: every encoding round-trips, derived records stay within their bounds, selection, determinism."""
+
+import functools
+
+import numpy as np
+import pytest
+import torch
+
+from nilmbuild.capture import Capture, capture_batch, decode, encode
+from nilmbuild.capture import format as fmt
+from nilmbuild.capture.capture import ATTN_WEIGHTS_TOL, REL_TOL_DERIVED, _stored
+from nilmbuild.model import NILMFormer, NILMFormerConfig, Trace
+
+B, W = 3, 64
+
+
+def tiny_model(seed=0):
+    torch.manual_seed(seed)
+    m = NILMFormer(NILMFormerConfig(window=W)).eval()
+    with torch.no_grad():
+        for g in (m.encoder_film.gen, m.decoder_film.gen):
+            g.fc2.weight.normal_(0, 0.3)
+            g.fc2.bias.normal_(0, 0.3)
+    return m
+
+
+@functools.lru_cache(maxsize=None)
+def tiny_capture():
+    m = tiny_model()
+    torch.manual_seed(1)
+    x = torch.rand(B, 7, W)
+    y = np.stack([np.random.default_rng(0).random((B, 5, W)),
+                  np.random.default_rng(1).random((B, 5, W)) > 0.7], axis=2).astype(np.float32)
+    t0 = np.array(["2024-01-01T00:00", "2024-01-02T08:00", "2024-01-03T16:00"], dtype="datetime64[s]")
+    cap = capture_batch(m, x, y=y, t0=t0)
+    trace = Trace()
+    with torch.no_grad():
+        m(x, trace=trace, gate_mode="hard")
+    return m, x, cap, trace
+
+
+def special_capture():
+    """Records that exercise every stored encoding, f16 special values included."""
+    half = np.arange(65536, dtype=np.uint16).view(np.float16).astype(np.float32)
+    recs = {}
+    for name, t, enc in (("half.all", half, "f16"), ("half.all_f32", half, "f32"),
+                         ("bits.x", (np.arange(37) % 3 == 0).astype(np.float32), "bits"),
+                         ("u8.x", (np.arange(11) % 2).astype(np.float32), "u8bool"),
+                         ("sparse.x", np.where(np.arange(100) % 3 == 0, np.linspace(-2, 2, 100), 0).astype(np.float32), "f16z")):
+        recs[name] = _stored(name, t, ("index",), "0", "test", "special values", encoding=enc)
+    return Capture(records=recs, meta={"test": True}, batch_size=1)
+
+
+def test_every_stored_encoding_round_trips():
+    cap = special_capture()
+    r = decode(encode(cap))
+    for n, rec in cap.records.items():
+        want = fmt.quantise(rec.tensor, rec.encoding)
+        np.testing.assert_array_equal(r.get(n), want)           # NaN == NaN for array_equal? use bit view
+        assert r.record(n)["encoding"] == rec.encoding
+    h = r.get("half.all")
+    bits = np.arange(65536, dtype=np.uint16)
+    ref = bits.view(np.float16).astype(np.float32)
+    assert np.array_equal(np.isnan(h), np.isnan(ref))
+    ok = ~np.isnan(ref)
+    assert np.array_equal(h[ok], ref[ok])                      # subnormals, +-0, +-inf exact
+    assert r.get("half.all")[0x0001] == 2.0 ** -24 and np.isinf(r.get("half.all")[0x7C00])
+
+
+def test_roundtrip_stored_records_are_f16_exact_and_derived_within_bounds():
+    m, x, cap, trace = tiny_capture()
+    r = decode(encode(cap))
+    assert r.meta["samples"] == [0, 1, 2] and len(r.meta["t0"]) == 3
+    for n in r.names():
+        rec = r.record(n)
+        got = r.get(n)
+        assert list(got.shape) == rec["shape"], n
+        if n not in trace.records:
+            continue
+        true = trace[n].numpy()
+        amax = float(np.abs(true).max()) if true.size else 0.0
+        err = float(np.abs(got.astype(np.float64) - true).max()) if true.size else 0.0
+        if rec["encoding"] == "f16" or rec["encoding"] == "f16z":
+            assert err <= 2.0 ** -11 * amax + 6e-8, n
+        elif rec["encoding"] in ("f32", "bits"):
+            assert err == 0.0 or n.endswith(".lse"), n
+        elif rec["op"] == "attention_weights":
+            assert err <= ATTN_WEIGHTS_TOL, n
+        else:
+            assert err <= REL_TOL_DERIVED * amax + 1e-5, (n, rec["op"], err, amax)
+        assert abs(rec["err"] - err) <= 1e-6 + 1e-3 * err, n     # recorded err is the measured one
+
+
+def test_stats_are_of_the_exact_tensor():
+    m, x, cap, trace = tiny_capture()
+    r = decode(encode(cap, samples=[1]))
+    for n in ("encoder.1.attn.weights", "encoder.0.ffn.gelu", "projection"):
+        t = trace[n].numpy()[1].astype(np.float64)
+        s = r.record(n)["stats"]
+        assert s["min"] == t.min() and s["max"] == t.max()
+        assert abs(s["mean"] - t.mean()) < 1e-9 and abs(s["std"] - t.std()) < 1e-9
+
+
+def test_select_names_and_samples_slice_consistently():
+    m, x, cap, trace = tiny_capture()
+    full = decode(encode(cap))
+    part = decode(encode(cap, names=["encoder.1.attn.weights", "output.*"], samples=[2, 0]))
+    assert part.meta["samples"] == [2, 0] and part.meta["batch_size"] == 2
+    assert part.meta["t0"] == [full.meta["t0"][2], full.meta["t0"][0]]
+    # the dependencies of the derived weights come along
+    assert {"encoder.1.attn.q", "encoder.1.attn.k", "encoder.1.attn.lse"} <= set(part.names())
+    assert "encoder.0.ffn.hidden" not in part.names()
+    np.testing.assert_array_equal(part.get("encoder.1.attn.weights"), full.get("encoder.1.attn.weights")[[2, 0]])
+    np.testing.assert_array_equal(part.get("output.power"), full.get("output.power")[[2, 0]])
+    assert part.record("weights.encoder.0.attn.wq")["shape"] == [96, 96] if "weights.encoder.0.attn.wq" in part else True
+    with pytest.raises(KeyError):
+        encode(cap, names=["no.such.record"])
+    with pytest.raises(IndexError):
+        encode(cap, samples=[B])
+
+
+def test_deterministic_bytes():
+    m, x, cap, trace = tiny_capture()
+    a = encode(cap, samples=[0])
+    assert a == encode(cap, samples=[0])
+    cap2 = capture_batch(tiny_model(), x, ablations=False)
+    cap3 = capture_batch(tiny_model(), x, ablations=False)
+    assert encode(cap2) == encode(cap3)
