@@ -8,6 +8,7 @@ Page builders (nilmbuild/site/views/*.py) take a SiteContext and return a PageSp
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -64,7 +65,7 @@ class SiteContext:
 
 
 def make_context(checkpoint: str | None = None, source: str | None = None, *, batch: int = 32, seed: int = 0,
-                 house: int | None = None) -> SiteContext:
+                 house: int | None = None, timings: dict | None = None) -> SiteContext:
     """Load the checkpoint, prepare the data with its scalers, pick the example batch and capture it.
 
     source/house default to what the checkpoint was trained on (the simulator is re-run with the same
@@ -74,10 +75,14 @@ def make_context(checkpoint: str | None = None, source: str | None = None, *, ba
     from nilmbuild.data.preprocess import example_batch
     from nilmbuild.infer import data_settings, load_household_for, prepare_for
 
+    t = time.perf_counter()
     loaded = load_checkpoint(checkpoint)
     household = load_household_for(loaded, source, house)
     prepared = prepare_for(loaded, household)
     x, y, t0 = example_batch(prepared, split="test", batch_size=batch, seed=seed)
+    t_load = time.perf_counter()
     cap = capture_batch(loaded, x, y, t0)
+    if timings is not None:
+        timings["load"], timings["capture"] = t_load - t, time.perf_counter() - t_load
     return SiteContext(loaded=loaded, source=source or data_settings(loaded.provenance)["source"],
                        household=household, prepared=prepared, x=x, y=y, t0=t0, capture=cap, seed=seed)

@@ -18,18 +18,7 @@ import msgpack
 import numpy as np
 import pytest
 
-CHROMIUM = os.environ.get("NILMBUILD_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--use-angle=swiftshader",  # software WebGL, identical pixels on every machine
-    "--enable-unsafe-swiftshader",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-default-apps",
-    "--font-render-hinting=none",
-]
+from nilmbuild.site.browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402  (one launch recipe for tests and bench)
 HERE = Path(__file__).parent
 GOLDENS = HERE / "goldens"
 ARTIFACTS = HERE.parents[1] / "tests" / "artifacts"

@@ -1,0 +1,91 @@
+"""`python -m nilmbuild.bench` (make bench): print one table, write bench/results.json.
+
+Every speed is reported as a ratio against a reference measured in the same run on the same machine,
+because absolute times on shared machines are noise. Options: --quick (fewer repeats, no torch.compile),
+--skip model,train,infer,build,pages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+
+def _fmt(v) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    if isinstance(v, float):
+        return f"{v:,.3g}" if abs(v) < 1000 else f"{v:,.0f}"
+    if isinstance(v, int):
+        return f"{v:,}"
+    return str(v)
+
+
+def print_table(rows: list[dict]) -> None:
+    group = None
+    for r in rows:
+        if r["group"] != group:
+            group = r["group"]
+            print(f"\n{group}")
+        cells = "  ".join(f"{k}={_fmt(v)}" for k, v in r.items() if k not in ("group", "name"))
+        print(f"  {r['name']:<44} {cells}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m nilmbuild.bench", description=__doc__)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--skip", default="", help="comma-separated sections to skip")
+    ap.add_argument("--out", default="bench/results.json")
+    a = ap.parse_args(argv)
+    skip = set(filter(None, a.skip.split(",")))
+    reps = 2 if a.quick else 5
+    torch.set_num_threads(os.cpu_count() or 1)
+    rows, t0 = [], time.perf_counter()
+
+    def section(name, fn):
+        if name in skip:
+            return None
+        print(f"[bench] {name} ...", file=sys.stderr, flush=True)
+        res = fn()
+        rows.extend(res if isinstance(res, list) else res[0])
+        return res
+
+    from nilmbuild.bench.model import bench_model
+    from nilmbuild.bench.train_infer import bench_seq2subseq, bench_train_step
+
+    section("model", lambda: bench_model(repeats=reps, with_compile=not a.quick))
+    section("train", lambda: bench_train_step(repeats=max(2, reps // 2)))
+    section("infer", lambda: bench_seq2subseq(repeats=max(1, reps // 2)))
+    site_dir = None
+    if "build" not in skip:
+        from nilmbuild.bench.site import bench_build
+
+        timing_rows, size_rows, site_dir = section("build", bench_build)
+        rows.extend(size_rows)
+    if "pages" not in skip and site_dir is not None:
+        from nilmbuild.bench.site import bench_pages
+
+        section("pages", lambda: bench_pages(site_dir, repeats=3 if a.quick else 5))
+    env = {"python": platform.python_version(), "torch": torch.__version__, "cpus": os.cpu_count(),
+           "threads": torch.get_num_threads(), "machine": platform.machine(),
+           "device": "cuda:" + torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu",
+           "wall_s": time.perf_counter() - t0}
+    print_table(rows)
+    print(f"\n{json.dumps(env)}")
+    out = Path(a.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"env": env, "rows": rows}, indent=1, default=float))
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
