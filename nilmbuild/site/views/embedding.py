@@ -1,0 +1,59 @@
+"""Embedding page (architecture.md 5, forward-pass.md stages 1-4): input channels and instance norm, the dilated
+ResUnits with their receptive field drawn on the real signal, feature maps, positional encoding, projection."""
+
+from __future__ import annotations
+
+import msgpack
+import numpy as np
+
+from nilmbuild.site.build import PageSpec
+from nilmbuild.site.views.film import page_extra, pick_samples
+
+SLUG = "embedding"
+TITLE = "Dilated convolution embedding"
+SECTION = "5"
+N_SAMPLES = 6          # projection is 96 x 480 per sample
+
+RECORDS = ["input", "instance_norm", "embed.res*.conv", "embed.res*.out", "pos_encoding", "embed.with_pos",
+           "projection"]
+
+
+def conv_weights(ctx) -> list[dict]:
+    """The ResUnits' conv weights from the checkpoint (the capture has no embedding weights): per unit
+    weight (c_out, c_in, k), bias, dilation, and the residual 1x1 weight when there is one."""
+    model = ctx.loaded.model
+    units = []
+    for unit in model.embedding.units:
+        w = unit.conv.weight.detach().float().cpu().numpy()
+        res = getattr(unit.residual, "weight", None)
+        units.append({
+            "shape": list(w.shape),
+            "weight": np.ascontiguousarray(w, dtype="<f4").tobytes(),
+            "bias": np.ascontiguousarray(unit.conv.bias.detach().float().cpu().numpy(), dtype="<f4").tobytes(),
+            "dilation": int(unit.conv.dilation[0]),
+            "kernel": int(unit.conv.kernel_size[0]),
+            "padding": int(unit.conv.padding[0]),
+            "residual": None if res is None else
+            np.ascontiguousarray(res.detach().float().cpu().numpy()[:, :, 0], dtype="<f4").tobytes(),
+        })
+    return units
+
+
+def build(ctx) -> PageSpec:
+    samples = pick_samples(ctx, N_SAMPLES)
+    extra = page_extra(ctx, samples)
+    extra["units"] = conv_weights(ctx)
+    extra["channel_names"] = ["aggregate (scaled)", "month sin", "month cos", "day-of-year sin", "day-of-year cos",
+                              "hour sin", "hour cos"]
+    return PageSpec(
+        slug=SLUG,
+        title=TITLE,
+        template="embedding.html",
+        js_modules=("decode.js", "colormaps.js", "gl.js", "plot2d.js", "film_kit.js", "page_embedding.js"),
+        shaders=("heatmap.vert", "heatmap.frag"),
+        blobs={"capture": ctx.blob(RECORDS, samples), "extra": msgpack.packb(extra, use_bin_type=True)},
+        context={"notes": ctx.notes_for(SLUG)},
+        summary="Input channels and instance norm, dilated ResUnits with the receptive field on the real signal, "
+                "feature maps, positional encoding and the projection to 96.",
+        section=SECTION,
+    )
