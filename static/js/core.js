@@ -88,6 +88,7 @@
     if (a >= 1e5 || a < 1e-3) {
       return x.toExponential(digits - 1).replace(/\.?0+e/, "e").replace("e+", "e");
     }
+    if (a >= Math.pow(10, digits)) return String(Math.round(x));  // 2000 -> "2000", not toPrecision's "2.00e+3"
     var s = x.toPrecision(digits);
     if (s.indexOf(".") >= 0) s = s.replace(/0+$/, "").replace(/\.$/, "");
     return s;
