@@ -1,0 +1,86 @@
+"""The Disaggregation page (architecture.md 11) in Chromium: offline, predictions in watts equal the capture."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from nilmbuild.capture.format import decode
+from nilmbuild.data.preprocess import scaler_from_dict
+
+
+@pytest.fixture
+def dis(nb, page_at, built_site):
+    page = page_at(built_site / "disaggregation.html", viewport=(1280, 1000))
+    nb.wait_ready(page)
+    return page
+
+
+def _shot(page, selector="#lanes"):
+    return np.asarray(Image.open(io.BytesIO(page.locator(selector).screenshot())).convert("RGB"), dtype=np.int16)
+
+
+def test_loads_offline_and_draws(dis):
+    assert _shot(dis).reshape(-1, 3).std(axis=0).max() > 10
+    assert dis.locator("button.nb-save-png").count() == 1
+    assert dis.locator("#sample option").count() == dis.evaluate("NB.decode(NB.blob('capture')).meta.samples.length")
+
+
+def test_readout_equals_captured_prediction_in_watts(dis, site_context):
+    dis.locator("#lanes").focus()
+    for key in ["ArrowRight"] * 5 + ["ArrowDown"]:          # t = 5 min, lane 1 = the first device
+        dis.keyboard.press(key)
+    text = dis.locator("#readout").text_content()
+    dev = site_context.capture.meta["devices"][0]
+    reader = decode(site_context.blob(["output.power", "target.power"]))
+    sc = scaler_from_dict(site_context.prepared.scalers["appliances"][dev])
+    pred = np.float32(sc.inverse(np.float64(reader.get("output.power")[0, 0, 5])))
+    truth = np.float32(sc.inverse(np.float64(reader.get("target.power")[0, 0, 5])))
+    part = {p.split(":")[0].strip(): p.split(":")[1].strip() for p in text.split(" · ") if ":" in p}
+    assert float(part[f"{dev} predicted"].split()[0]) == pytest.approx(float(f"{pred:.5g}"), rel=1e-9, abs=1e-9)
+    assert float(part[f"{dev} truth"].split()[0]) == pytest.approx(float(f"{truth:.5g}"), rel=1e-9, abs=1e-9)
+
+
+def test_sample_select_and_split_animation(dis):
+    static = _shot(dis)
+    if dis.locator("#sample option").count() > 1:
+        dis.select_option("#sample", "1")
+        assert np.abs(static - _shot(dis)).max() > 50
+        dis.select_option("#sample", "0")
+        assert np.abs(static - _shot(dis)).max() <= 2
+    dis.click("#play-split")
+    if dis.evaluate("NB.pageDisaggregation.state.anim !== null"):    # (reduced motion runs it to the end at once)
+        assert dis.evaluate("NB.pageDisaggregation.state.split") < 1
+        dis.click("#play-split")                                     # skip
+    assert dis.evaluate("NB.pageDisaggregation.state.anim === null && NB.pageDisaggregation.state.split === 1")
+    assert np.abs(static - _shot(dis)).max() <= 2
+    # the first frame of the split (devices stacked inside the aggregate) differs from the lanes
+    dis.evaluate("NB.pageDisaggregation.view().draw(0)")
+    assert np.abs(static - _shot(dis)).max() > 50
+    dis.evaluate("NB.pageDisaggregation.view().draw(1)")
+    assert np.abs(static - _shot(dis)).max() <= 2
+
+
+def test_day_view_seams_and_metrics(dis, site_context):
+    if dis.locator("#mode").is_disabled():
+        assert "not available" in dis.locator("#day-error").text_content()
+        return
+    res = site_context.disaggregation
+    dis.select_option("#mode", "day")
+    assert dis.locator("#metrics-box").is_visible()
+    assert dis.evaluate("NB.pageDisaggregation.view().opts.seams.length") == len(res["seams"])
+    first = dis.locator("#metrics tbody tr").nth(0).locator("td")
+    dev = res["devices"][0]
+    mae = res["metrics"][dev]["mae"]
+    assert float(first.nth(1).text_content()) == pytest.approx(float(f"{mae:.4g}"), rel=1e-9)
+    before = _shot(dis)
+    dis.select_option("#post-step", "0")
+    dis.select_option("#post-step", "3")
+    assert np.abs(before - _shot(dis)).max() <= 2
+
+
+def test_golden(nb, dis):
+    nb.screenshot_matches(dis, "page-disaggregation-window", tolerance=6, selector="#lanes")

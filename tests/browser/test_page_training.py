@@ -1,0 +1,64 @@
+"""The Training page (architecture.md 10) in Chromium: the checkpoint's training log, or a clear notice without one."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture
+def training(nb, page_at, built_site):
+    page = page_at(built_site / "training.html", viewport=(1280, 900))
+    nb.wait_ready(page)
+    return page
+
+
+def test_loads_offline(training, site_context):
+    log = site_context.loaded.train_log or {}
+    if not log.get("epochs"):
+        assert training.locator("#no-log").is_visible()
+        assert training.locator("#loss-plot").count() == 0 and training.locator("#pc-canvas").count() == 0
+    else:
+        assert training.locator("#no-log").count() == 0
+        assert training.locator("button.nb-save-png").count() == 4
+
+
+def test_pcgrad_heatmap_cell_and_epoch_slider(nb, training, site_context):
+    log = site_context.loaded.train_log or {}
+    epochs = log.get("epochs") or []
+    if not epochs or not any(e["pcgrad"]["mean_cos"] for e in epochs):
+        pytest.skip("no PCGrad statistics in this checkpoint's log")
+    devs = log["devices"]
+    D = len(devs)
+    training.locator("#pc-canvas").scroll_into_view_if_needed()
+    box = training.locator("#pc-canvas").bounding_box()
+    cell = box["width"] / D
+    r, c = 0, 1
+    cos = epochs[-1]["pcgrad"]["mean_cos"][f"{devs[0]}|{devs[1]}"]
+    want = training.evaluate(f"NB.colormaps.map('burd', ({cos} + 1) / 2)")
+    got = nb.pixel(training, "#pc-canvas", int(c * cell + cell / 2), int(r * cell + cell / 2))
+    assert all(abs(g - w) <= 3 for g, w in zip(got, want)), (got, want)
+    # hover reads the logged value
+    training.mouse.move(box["x"] + c * cell + cell / 2, box["y"] + r * cell + cell / 2)
+    assert f"cos {training.evaluate(f'NB.fmt({cos}, 4)')}" in training.locator("#pc-readout").text_content()
+    if len(epochs) > 1:
+        training.locator("#pc-epoch").fill("1")
+        cos0 = epochs[0]["pcgrad"]["mean_cos"][f"{devs[0]}|{devs[1]}"]
+        want0 = training.evaluate(f"NB.colormaps.map('burd', ({cos0} + 1) / 2)")
+        got0 = nb.pixel(training, "#pc-canvas", int(c * cell + cell / 2), int(r * cell + cell / 2))
+        assert all(abs(g - w) <= 3 for g, w in zip(got0, want0)), (got0, want0)
+
+
+def test_device_types_table(training, site_context):
+    types = (site_context.loaded.extra or {}).get("device_types") or {}
+    if not types:
+        assert training.locator("#no-types").is_visible()
+        return
+    rows = training.locator("#types-table tbody tr")
+    assert rows.count() == len(types)
+    first = next(iter(types))
+    assert types[first]["type"] in rows.nth(0).text_content()
+
+
+def test_golden(nb, training):
+    sel = "#no-log" if training.locator("#no-log").count() else "#fig-pcgrad"
+    nb.screenshot_matches(training, "page-training", tolerance=6, selector=sel)
