@@ -1,0 +1,47 @@
+"""Encoder page (encoder-film.md 6): the 3 pre-norm layers, the residual stream at every sub-step,
+FFN 96 -> 384 -> 96, the encoder FiLM gamma/beta per layer, and one position's 96-d vector across layers."""
+
+from __future__ import annotations
+
+from nilmbuild.site.build import PageSpec
+
+from ._issue6 import pick_samples, window_starts
+
+SLUG = "encoder"
+TITLE = "Encoder layers"
+N_SAMPLES = 3        # projection + per layer (attn context, ffn out) at f16: about 0.65 MB per sample
+
+# sub-steps of one layer, in order (record suffix after "encoder.{l}.", short label)
+STEPS = [("in", "in"), ("ln1", "LN1"), ("attn.out", "attn out"), ("resid1", "resid 1"), ("ln2", "LN2"),
+         ("ffn.hidden", "FFN hidden"), ("ffn.gelu", "GELU"), ("ffn.out", "FFN out"), ("film", "FiLM"), ("out", "out")]
+
+
+def records(n_layers: int) -> list[str]:
+    names = ["film_enc.gamma_mean", "film_enc.beta_mean"]
+    for l in range(n_layers):
+        names += [f"encoder.{l}.{s}" for s, _ in STEPS]
+    return names
+
+
+def build(ctx) -> PageSpec:
+    n_layers = int(ctx.loaded.cfg.n_encoder_layers)
+    samples = pick_samples(ctx, N_SAMPLES)
+    names = [n for n in records(n_layers) if n in ctx.capture.records]
+    blob = ctx.blob(names, samples)
+    return PageSpec(
+        slug=SLUG,
+        title=TITLE,
+        template="encoder.html",
+        js_modules=("decode.js", "colormaps.js", "gl.js", "plot2d.js", "page_encoder.js"),
+        shaders=("heatmap.vert", "heatmap.frag"),
+        blobs={"capture": blob},
+        context={
+            "n_layers": n_layers,
+            "steps": [{"suffix": s, "label": lab} for s, lab in STEPS],
+            "samples": samples,
+            "sample_labels": window_starts(ctx, samples),
+            "notes": ctx.notes_for(SLUG),
+        },
+        summary="The residual stream through the 3 encoder layers, sub-step by sub-step, with FFN and FiLM.",
+        section="6",
+    )

@@ -1,0 +1,160 @@
+"""The attention page in Chromium: GPU-rebuilt weights, hover values vs the Python reader, mask toggle, query pick."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nilmbuild.capture.format import attention_scores64, decode
+
+
+@pytest.fixture(scope="module")
+def reader(site_context):
+    from nilmbuild.site.views import attention
+
+    return decode(attention.build(site_context).blobs["capture"])
+
+
+def weights_row(reader, layer, sample, head, query, masked=True):
+    """One row of the weights exactly as format.materialise rebuilds them (float64, float32 at the end)."""
+    p = ("" if masked else "ablation.no_mask.") + f"encoder.{layer}.attn"
+    rec = reader.record(p + ".weights")
+    q, k, lse = reader.get(rec["q"])[sample, head], reader.get(rec["k"])[sample, head], reader.get(rec["lse"])[sample, head]
+    s = attention_scores64(q[query:query + 1], k, rec["scale"])[0]
+    if rec["mask_diagonal"]:
+        s[query] = rec["mask_value"]
+    w = np.exp(s - float(lse[query]))
+    if rec["mask_diagonal"]:
+        w[query] = 0.0
+    return w.astype(np.float32)
+
+
+def _open(nb, page_at, built_site):
+    page = page_at(built_site / "attention.html", viewport=(1200, 900))
+    nb.wait_ready(page)
+    return page
+
+
+def canvas_pixel(page, selector, x, y):
+    """(r, g, b) of the canvas' own pixel (x, y) (device pixel ratio 1: CSS px = canvas px), read back from the
+    WebGL drawing buffer: exact even when the canvas sits at a fractional page position."""
+    return tuple(page.evaluate("""([sel, x, y]) => {
+        const c = document.querySelector(sel), t = document.createElement("canvas");
+        t.width = c.width; t.height = c.height;
+        const g = t.getContext("2d"); g.drawImage(c, 0, 0);
+        return Array.from(g.getImageData(x, y, 1, 1).data.slice(0, 3)); }""", [selector, int(x), int(y)]))
+
+
+def client_point(page, selector, box, r, c, rows, cols):
+    """Whole page coordinates inside cell (r, c) of `box` (CSS px within the canvas) and the cell the page maps
+    them to (the page reads clientX/Y minus the canvas' possibly fractional rectangle)."""
+    cb = page.locator(selector).bounding_box()
+    X = int(np.ceil(cb["x"] + box["x"] + (c + 0.3) * box["width"] / cols))
+    Y = int(np.ceil(cb["y"] + box["y"] + (r + 0.3) * box["height"] / rows))
+    return X, Y, int((Y - cb["y"] - box["y"]) / box["height"] * rows), int((X - cb["x"] - box["x"]) / box["width"] * cols)
+
+
+def _cell_xy(page, r, c, which="big"):
+    """Page coordinates inside cell (r, c) of the large head (or small multiple `which`) and the cell they hit."""
+    lay = page.evaluate("NB_TEST.layout()")
+    b = lay["big"] if which == "big" else lay["small"][which]
+    L = page.evaluate("NB_TEST.heatmaps[0].rows")
+    return client_point(page, "#att-main", b, r, c, L, L)
+
+
+def _close(a, b, tol):
+    return all(abs(x - y) <= tol for x, y in zip(a, b))
+
+
+def test_loads_and_draws(nb, page_at, built_site, reader):
+    page = _open(nb, page_at, built_site)
+    assert page.evaluate("document.documentElement.dataset.ready") == "true"
+    lay = page.evaluate("NB_TEST.layout()")
+    b = lay["big"]
+    colours = {canvas_pixel(page, "#att-main", int(b["x"] + b["width"] * f), int(b["y"] + b["height"] * g))
+               for f, g in [(0.2, 0.7), (0.5, 0.1), (0.8, 0.4)]}
+    assert all(c != (255, 255, 255) for c in colours)
+    # shapes come from the records: 8 small multiples + the large head
+    assert page.evaluate("NB_TEST.heatmaps.length") == reader.record("encoder.0.attn.q")["shape"][1] + 1
+    assert page.locator("#att-layer option").count() == sum(1 for n in reader.names() if n.endswith(".attn.lse")
+                                                             and not n.startswith("ablation"))
+    # hover: the tooltip holds the exact weight of that cell
+    x, y, r, c = _cell_xy(page, 123, 321)
+    page.mouse.move(x, y)
+    w = float(weights_row(reader, 0, 0, 0, r)[c])
+    fmt = page.evaluate("v => NB.fmt(v, 4)", w)
+    assert page.locator("#nb-tooltip").text_content() == f"layer 0, head 0\nquery t = {r} min\nkey s = {c} min\nweight = {fmt}"
+
+
+def test_pixel_matches_weight_and_mask_toggle(nb, page_at, built_site, reader):
+    page = _open(nb, page_at, built_site)
+    b = page.evaluate("NB_TEST.layout()")["big"]
+    L = reader.record("encoder.0.attn.q")["shape"][2]
+    k = int(b["width"]) // 2                      # a pixel on the diagonal (square, integer box)
+    i = int((k + 0.5) / b["width"] * L)
+    diag = canvas_pixel(page, "#att-main", b["x"] + k, b["y"] + k)
+    dark = tuple(page.evaluate("NB.colormaps.map('viridis', 0)"))
+    assert _close(diag, dark, 2), (diag, dark)   # masked diagonal: weight exactly 0 -> bottom of the log scale
+    # an off-diagonal pixel has the colour of its weight on the log10 scale
+    kx = k + 40
+    j = int((kx + 0.5) / b["width"] * L)
+    w = float(weights_row(reader, 0, 0, 0, i)[j])
+    want = page.evaluate("t => NB.colormaps.map('viridis', t)", min(1.0, max(0.0, (np.log10(w) + 4) / 4)))
+    assert _close(canvas_pixel(page, "#att-main", b["x"] + kx, b["y"] + k), want, 6)
+    # the unmasked ablation run: the diagonal now holds a real, non-zero weight
+    page.locator("#att-mask").uncheck()
+    w_un = float(weights_row(reader, 0, 0, 0, i, masked=False)[i])
+    assert w_un > 0
+    want = page.evaluate("t => NB.colormaps.map('viridis', t)", min(1.0, max(0.0, (np.log10(w_un) + 4) / 4)))
+    got = canvas_pixel(page, "#att-main", b["x"] + k, b["y"] + k)
+    assert got != diag and _close(got, want, 6), (got, want)
+
+
+def test_click_query_head_and_layer(nb, page_at, built_site, reader):
+    page = _open(nb, page_at, built_site)
+    x, y, r, _ = _cell_xy(page, 42, 200)
+    page.mouse.click(x, y)
+    assert page.evaluate("NB_TEST.state.query") == r
+    assert page.locator("#att-query").input_value() == str(r)
+    w = weights_row(reader, 0, 0, 0, r)
+    best = int(np.argmax(w))
+    assert f"strongest key s = {best} min" in page.locator("#att-readout").text_content()
+    # the row chart shows that row
+    assert page.evaluate("NB_TEST.rowPlot().opts.lanes[1].series[0].y.length") == w.size
+    # click head 3's small multiple
+    sx, sy, _, _ = _cell_xy(page, 10, 10, which=3)
+    page.mouse.click(sx, sy)
+    assert page.locator("#att-head").input_value() == "3"
+    # layer select redraws the large head
+    b = page.evaluate("NB_TEST.layout()")["big"]
+    before = canvas_pixel(page, "#att-main", b["x"] + 30, b["y"] + 200)
+    page.locator("#att-layer").select_option("2")
+    assert page.evaluate("NB_TEST.state.layer") == 2
+    after = canvas_pixel(page, "#att-main", b["x"] + 30, b["y"] + 200)
+    w2 = float(weights_row(reader, 2, 0, 3, int((200 + 0.5) / b["height"] * 480))[int((30 + 0.5) / b["width"] * 480)])
+    want = page.evaluate("t => NB.colormaps.map('viridis', t)", min(1.0, max(0.0, (np.log10(w2) + 4) / 4)))
+    assert _close(after, want, 6), (before, after, want)
+
+
+def test_golden_then_keyboard(nb, page_at, built_site, reader):
+    page = _open(nb, page_at, built_site)
+    nb.screenshot_matches(page, "page-attention", tolerance=3, selector="#att-main-wrap")
+    page.locator("#att-main").focus()
+    for _ in range(3):
+        page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowRight")
+    w = float(weights_row(reader, 0, 0, 0, 3)[1])
+    fmt = page.evaluate("v => NB.fmt(v, 4)", w)
+    assert page.locator("#nb-tooltip").text_content().endswith(f"query t = 3 min\nkey s = 1 min\nweight = {fmt}")
+    page.keyboard.press("Enter")
+    assert page.evaluate("NB_TEST.state.query") == 3
+    page.locator("#att-scale").select_option("linear")   # keyboard-operable select; legend follows
+    assert page.locator("#nb-legend .nb-legend").get_attribute("data-mode") == "linear"
+
+
+def test_blob_budget(site_context):
+    """The page's blobs stay within the ~3 MB budget (they are base64-inlined into the HTML)."""
+    from nilmbuild.site.views import attention
+
+    spec = attention.build(site_context)
+    assert sum(len(b) for b in spec.blobs.values()) < 3_000_000

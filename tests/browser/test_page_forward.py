@@ -1,0 +1,153 @@
+"""The forward-pass page in Chromium: 3D blocks sized by the records, stage selection by click / keys / play,
+the zoomed heatmap's values vs the Python reader (exact stages and 8-minute-binned ones)."""
+
+from __future__ import annotations
+
+import msgpack
+import numpy as np
+import pytest
+
+from nilmbuild.capture.format import decode
+
+
+@pytest.fixture(scope="module")
+def spec(site_context):
+    from nilmbuild.site.views import forward
+
+    return forward.build(site_context)
+
+
+def _open(nb, page_at, built_site):
+    page = page_at(built_site / "forward.html", viewport=(1200, 1000))
+    nb.wait_ready(page)
+    return page
+
+
+def canvas_pixel(page, selector, x, y):
+    """(r, g, b) of the canvas' own pixel (x, y) (device pixel ratio 1: CSS px = canvas px), read back from the
+    WebGL drawing buffer: exact even when the canvas sits at a fractional page position."""
+    return tuple(page.evaluate("""([sel, x, y]) => {
+        const c = document.querySelector(sel), t = document.createElement("canvas");
+        t.width = c.width; t.height = c.height;
+        const g = t.getContext("2d"); g.drawImage(c, 0, 0);
+        return Array.from(g.getImageData(x, y, 1, 1).data.slice(0, 3)); }""", [selector, int(x), int(y)]))
+
+
+def client_point(page, selector, box, r, c, rows, cols):
+    """Whole page coordinates inside cell (r, c) of `box` (CSS px within the canvas) and the cell the page maps
+    them to (the page reads clientX/Y minus the canvas' possibly fractional rectangle)."""
+    cb = page.locator(selector).bounding_box()
+    X = int(np.ceil(cb["x"] + box["x"] + (c + 0.3) * box["width"] / cols))
+    Y = int(np.ceil(cb["y"] + box["y"] + (r + 0.3) * box["height"] / rows))
+    return X, Y, int((Y - cb["y"] - box["y"]) / box["height"] * rows), int((X - cb["x"] - box["x"]) / box["width"] * cols)
+
+
+def _zoom_point(page, row, col):
+    """Page coordinates inside zoom cell (row, col) and the cell the hover maps them to."""
+    z = page.evaluate("(() => { const h = NB_TEST.zoomHeatmap(); return {box: h.box, rows: h.rows, cols: h.cols}; })()")
+    return client_point(page, "#fwd-zoom", z["box"], row, col, z["rows"], z["cols"])
+
+
+def test_blocks_golden_and_zoom_values(nb, page_at, built_site, spec):
+    page = _open(nb, page_at, built_site)
+    stages = page.evaluate("NB_TEST.stages.map(s => ({stage: s.st.stage, rows: s.rowsFull, cols: s.colsFull, w: s.w, h: s.h}))")
+    assert [s["stage"] for s in stages] == [str(i) for i in range(13)]
+    reader = decode(spec.blobs["capture"])
+    inp = reader.record("input")["shape"]
+    assert (stages[0]["rows"], stages[0]["cols"]) == (inp[1], inp[2])
+    binned = msgpack.unpackb(spec.blobs["binned"], raw=False)
+    proj = binned["summaries"]["projection"]["record"]["shape"]
+    assert (stages[4]["rows"], stages[4]["cols"]) == (proj[1], proj[2])       # full shape, not the binned one
+    assert stages[4]["h"] > stages[0]["h"] and stages[5]["w"] < stages[4]["w"]  # 96 rows > 7 rows; transpose
+    box = page.evaluate("NB_TEST.screenBox(NB_TEST.stages[3])")
+    px = canvas_pixel(page, "#fwd-3d", int((box["x0"] + box["x1"]) / 2), int((box["y0"] + box["y1"]) / 2))
+    assert px != (255, 255, 255)
+    # the info panel names the record and its shape from the blob
+    info = page.locator("#fwd-info").text_content()
+    assert "input" in info and " × ".join(str(d) for d in inp) in info
+    nb.screenshot_matches(page, "page-forward", tolerance=3, selector=".fwd-wrap")
+    # the zoomed stage: hover values are the exact (stage 0) or 8-minute-mean (stage 4) values
+    page.locator("#fwd-zoom").scroll_into_view_if_needed()
+    x, y, r, c = _zoom_point(page, 2, 100)
+    page.mouse.move(x, y)
+    v = float(reader.get("input")[0, r, c])
+    fmt = page.evaluate("v => NB.fmt(v, 4)", v)
+    assert page.locator("#nb-tooltip").text_content() == f"stage 0: channel {r}, time {c} min\nvalue = {fmt}"
+    # stage 4 (projection) is carried as 8-minute means: the value is the mean of the exact tensor's bin
+    page.locator("#fwd-stage").select_option("4")
+    assert page.evaluate("NB_TEST.state.stage") == 4
+    page.locator("#fwd-zoom").scroll_into_view_if_needed()
+    x, y, r, c = _zoom_point(page, 40, 20)
+    page.mouse.move(x, y)
+    b = msgpack.unpackb(spec.blobs["binned"], raw=False)
+    e = b["summaries"]["projection"]
+    arr = np.frombuffer(e["data"], dtype="<f2").astype(np.float32).reshape(e["shape"])
+    fmt = page.evaluate("v => NB.fmt(v, 4)", float(arr[0, r, c]))
+    t0 = c * e["bin"]
+    assert page.locator("#nb-tooltip").text_content() == \
+        f"stage 4: feature {r}, time {t0}–{min(t0 + e['bin'] - 1, proj[2] - 1)} min (mean)\nvalue = {fmt}"
+    assert f"mean over {e['bin']}-minute bins" in page.locator("#fwd-info").text_content()
+
+
+def test_binned_means_are_true_means(site_context, spec):
+    b = msgpack.unpackb(spec.blobs["binned"], raw=False)
+    e = b["summaries"]["projection"]
+    arr = np.frombuffer(e["data"], dtype="<f2").astype(np.float32).reshape(e["shape"])
+    exact = decode(site_context.blob(["projection"])).get("projection")
+    k = e["bin"]
+    want = exact[:, :, :k].mean(axis=2)
+    assert np.allclose(arr[:, :, 0], want, atol=2e-3 * max(1.0, float(np.abs(want).max())))
+
+
+def test_select_by_keys_click_and_play(nb, page_at, built_site):
+    page = _open(nb, page_at, built_site)
+    page.locator("#fwd-3d").focus()
+    for _ in range(4):
+        page.keyboard.press("ArrowRight")
+    assert page.evaluate("NB_TEST.state.stage") == 4
+    assert page.locator("#fwd-stage").input_value() == "4"
+    assert "projection" in page.locator("#fwd-info").text_content()
+    # click a block
+    box = page.evaluate("NB_TEST.screenBox(NB_TEST.stages[12])")
+    cb = page.locator("#fwd-3d").bounding_box()
+    page.mouse.click(cb["x"] + (box["x0"] + box["x1"]) / 2, cb["y"] + (box["y0"] + box["y1"]) / 2)
+    assert page.evaluate("NB_TEST.state.stage") == 12
+    # the sample select redraws the zoomed heatmap with that sample's values
+    if page.locator("#fwd-sample option").count() > 1:
+        page.locator("#fwd-sample").select_option("1")
+        assert page.evaluate("NB_TEST.state.sample") == 1
+        assert page.locator("#fwd-zoom-title").text_content().endswith("sample 1")
+        assert page.evaluate("NB_TEST.zoomHeatmap().value(0, 0)") == \
+            page.evaluate("NB_TEST.capture.slice('output.power', 1)[0]")
+    # play animates stage by stage (then stop); with animations off it jumps to the end
+    page.locator("#fwd-3d").focus()
+    page.keyboard.press("Home")
+    assert page.evaluate("NB_TEST.state.stage") == 0
+    page.locator("#fwd-play").click()
+    page.wait_for_function("NB_TEST.state.stage >= 2", timeout=5000)
+    page.locator("#fwd-play").click()                     # Stop
+    s = page.evaluate("NB_TEST.state.stage")
+    page.wait_for_timeout(1200)
+    assert page.evaluate("NB_TEST.state.stage") == s and page.locator("#fwd-play").text_content() == "Play"
+    page.evaluate("window.NB_NO_ANIMATION = true")
+    page.locator("#fwd-play").click()
+    assert page.evaluate("NB_TEST.state.stage") == 12
+
+
+def test_embed_shows_only_the_3d_view(nb, page_at, built_site):
+    page = page_at((built_site / "forward.html").resolve().as_uri() + "#embed", viewport=(900, 600))
+    nb.wait_ready(page)
+    for sel in [".nb-header", ".nb-intro", "#fwd-zoom", ".nb-footer"]:
+        assert not page.locator(sel).is_visible(), sel
+    box = page.locator("#fwd-3d").bounding_box()
+    assert box["height"] > 500
+    b = page.evaluate("NB_TEST.screenBox(NB_TEST.stages[12])")   # the camera refits: the last block is inside
+    assert 0 <= b["x0"] < b["x1"] <= box["width"] and 0 <= b["y0"] < b["y1"] <= box["height"]
+
+
+def test_blob_budget(site_context):
+    """The page's blobs stay within the ~3 MB budget (they are base64-inlined into the HTML)."""
+    from nilmbuild.site.views import forward
+
+    spec = forward.build(site_context)
+    assert sum(len(b) for b in spec.blobs.values()) < 3_000_000
