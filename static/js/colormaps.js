@@ -109,7 +109,10 @@
   // Returns the legend element; call again to replace it.
   NB.legend = function (container, name, vmin, vmax, label, nticks) {
     nticks = nticks || 3;
-    var old = container.querySelector(".nb-legend[data-cmap-for='" + (label || "") + "']");
+    var old = null;  // the legend this label drew before (compared as data, so any label text is safe)
+    Array.prototype.forEach.call(container.querySelectorAll(".nb-legend"), function (el) {
+      if (el.dataset.cmapFor === (label || "")) old = el;
+    });
     var fig = document.createElement("figure");
     fig.className = "nb-legend";
     fig.style.margin = "0";
