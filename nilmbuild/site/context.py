@@ -41,13 +41,22 @@ class SiteContext:
     def notes_for(self, page: str) -> list[dict]:
         return [n for n in self.notes if page in n["pages"]]
 
+    @cached_property
+    def checkpoint_label(self) -> str:
+        """File name + short content hash: identifies the weights without leaking (or depending on) local paths."""
+        import hashlib
+        from pathlib import Path
+
+        digest = hashlib.sha256(Path(self.loaded.path).read_bytes()).hexdigest()[:12]
+        return f"{Path(self.loaded.path).name} (sha256 {digest})"
+
     @property
     def meta(self) -> dict:
         """Provenance shown in every page footer."""
         prov = self.loaded.provenance or {}
         return {
             "nilmbuild_version": __version__,
-            "checkpoint": self.loaded.path,
+            "checkpoint": self.checkpoint_label,
             "checkpoint_version": self.loaded.nilmbuild_version,
             "data_source": self.source,
             "trained_on": prov.get("source", "unknown"),

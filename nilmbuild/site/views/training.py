@@ -63,7 +63,7 @@ def build(ctx) -> PageSpec:
         shaders=("heatmap.vert", "heatmap.frag"),
         blobs={"train": msgpack.packb(summary, use_bin_type=True)},
         context={"has_log": has_log, "n_epochs": len(summary["epochs"]), "device_types": summary["device_types"],
-                 "checkpoint_path": str(ctx.loaded.path), "notes": ctx.notes_for(SLUG),
+                 "checkpoint_path": ctx.checkpoint_label, "notes": ctx.notes_for(SLUG),
                  "train_config": summary["train_config"], "best_epoch": summary["best_epoch"]},
         vendor=("regl", "msgpack"),
     )
