@@ -1,0 +1,73 @@
+"""`nilmbuild train`: train NILMFormer on a data source and write a checkpoint."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+
+import click
+
+from nilmbuild.errors import UserError
+
+
+@click.command()
+@click.option("--source", default="synthetic", show_default=True,
+              help="synthetic | csv:PATH | ukdale:PATH | refit:PATH | redd:PATH")
+@click.option("--house", type=int, default=None, help="House number for ukdale/refit/redd sources.")
+@click.option("--days", type=int, default=60, show_default=True, help="Simulated days (synthetic only).")
+@click.option("--epochs", type=int, default=10, show_default=True)
+@click.option("--batch-size", type=int, default=32, show_default=True, help="Windows per step (per process under DDP).")
+@click.option("--lr", type=float, default=1e-3, show_default=True, help="AdamW learning rate.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seeds the simulator, the model and the batch order.")
+@click.option("--no-pcgrad", is_flag=True, help="Plain summed loss instead of PCGrad (faster, for comparison).")
+@click.option("--pcgrad-from", "pcgrad_from_epoch", type=int, default=1, show_default=True,
+              help="First epoch (1-based) trained with PCGrad; earlier epochs use the plain summed loss.")
+@click.option("--max-minutes", type=float, default=None, help="Stop after this many minutes (best checkpoint kept, resumable).")
+@click.option("--warmup", "warmup_epochs", type=int, default=None, help="Warm-up epochs without crops [epochs // 4, >= 1].")
+@click.option("--val-from", default=None, help="First day of the validation split (YYYY-MM-DD).")
+@click.option("--test-from", default=None, help="First day of the test split (YYYY-MM-DD); default: last 15 %.")
+@click.option("--devices", default=None, help="Comma-separated devices [every device the source has].")
+@click.option("--out", default="runs/model.pt", show_default=True, type=click.Path(dir_okay=False),
+              help="Checkpoint (best epoch by validation loss); the resumable state goes to OUT minus .pt + .resume.pt.")
+@click.option("--resume", default=None, type=click.Path(dir_okay=False), help="Continue from a .resume.pt file.")
+@click.option("--max-steps", type=int, default=None, help="Stop after this many optimizer steps (resumable).")
+@click.option("--threads", type=int, default=2, show_default=True, help="torch CPU threads per process.")
+@click.option("--ddp", is_flag=True, help="Distributed run: launch with torchrun (reads RANK/WORLD_SIZE).")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+def train(source, house, days, epochs, batch_size, lr, seed, no_pcgrad, pcgrad_from_epoch, max_minutes, warmup_epochs, val_from, test_from, devices,
+          out, resume, max_steps, threads, ddp, quiet) -> None:
+    """Train NILMFormer and write a checkpoint (weights, scalers, device types, training log, provenance).
+
+    \b
+    Examples:
+      nilmbuild train --source synthetic --days 60 --epochs 10 --out runs/sim.pt
+      nilmbuild train --source csv:/data/ukdale-house2-30s --test-from 2013-09-10 --out runs/ukdale.pt
+      nilmbuild train --resume runs/sim.resume.pt          # after Ctrl-C or --max-steps
+      torchrun --nproc_per_node=2 -m nilmbuild.train.ddp --source synthetic --epochs 4
+    """
+    from .trainer import Interrupted, TrainConfig
+    from .trainer import train as run
+
+    if epochs < 1 or batch_size < 1:
+        raise UserError("--epochs and --batch-size must be at least 1")
+    tc = TrainConfig(source=source, house=house, days=days, seed=seed, epochs=epochs, batch_size=batch_size, lr=lr,
+                     pcgrad=not no_pcgrad, pcgrad_from_epoch=max(0, pcgrad_from_epoch - 1), max_minutes=max_minutes, warmup_epochs=warmup_epochs, val_from=val_from, test_from=test_from,
+                     devices=tuple(d.strip() for d in devices.split(",") if d.strip()) if devices else None,
+                     out=out, resume=resume, max_steps=max_steps, threads=threads, progress=not quiet,
+                     command="nilmbuild train " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if len(sys.argv) > 1 else "")
+    if ddp:
+        from .ddp import in_torchrun, init_from_env, shutdown
+        if not in_torchrun():
+            raise UserError("--ddp needs the torchrun environment: torchrun --nproc_per_node=N -m nilmbuild.train.ddp ...")
+        rank, _ = init_from_env()
+        try:
+            run(tc, log=click.echo if rank == 0 else (lambda *a, **k: None))
+        except Interrupted:
+            sys.exit(130)
+        finally:
+            shutdown()
+        return
+    try:
+        run(tc, log=click.echo)
+    except Interrupted:
+        sys.exit(130)

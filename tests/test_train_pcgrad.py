@@ -1,0 +1,32 @@
+import torch
+
+from nilmbuild.train.pcgrad import pcgrad_backward, project
+
+
+def test_conflicting_gradients_are_projected():
+    g1, g2 = torch.tensor([1.0, 0.0]), torch.tensor([-1.0, 1.0])        # cos = -1/sqrt(2) < 0
+    (p1, p2), cos, n = project([g1, g2], torch.Generator().manual_seed(0))
+    assert n == 2
+    assert torch.allclose(cos[0, 1], torch.tensor(-2 ** -0.5))
+    # g1 - (g1.g2 / |g2|^2) g2 = [1, 0] + 0.5 [-1, 1] = [0.5, 0.5]
+    assert torch.allclose(p1, torch.tensor([0.5, 0.5]))
+    # g2 - (g2.g1 / |g1|^2) g1 = [-1, 1] + [1, 0] = [0, 1]
+    assert torch.allclose(p2, torch.tensor([0.0, 1.0]))
+    assert abs(float(p1 @ g2)) < 1e-6 and abs(float(p2 @ g1)) < 1e-6
+
+
+def test_agreeing_gradients_are_unchanged():
+    g1, g2 = torch.tensor([1.0, 0.0]), torch.tensor([1.0, 1.0])
+    (p1, p2), cos, n = project([g1, g2])
+    assert n == 0 and torch.equal(p1, g1) and torch.equal(p2, g2)
+    assert cos[0, 1] > 0
+
+
+def test_backward_shared_and_own_parameters():
+    w = torch.nn.Parameter(torch.tensor([0.0, 0.0]))          # shared
+    a, b = torch.nn.Parameter(torch.tensor(1.0)), torch.nn.Parameter(torch.tensor(1.0))   # heads
+    losses = torch.stack([w @ torch.tensor([1.0, 0.0]) + 2 * a, w @ torch.tensor([-1.0, 1.0]) + 3 * b])
+    cos, n = pcgrad_backward(losses, [w], [[a], [b]], torch.Generator().manual_seed(0))
+    assert n == 2
+    assert torch.allclose(w.grad, torch.tensor([0.5, 1.5]))
+    assert a.grad.item() == 2.0 and b.grad.item() == 3.0
