@@ -75,3 +75,18 @@ def test_other_version_and_mismatched_config(ckpt, tmp_path):
         load_checkpoint(tmp_path / "mismatch.pt")
     with pytest.raises(UserError, match="does not exist"):
         load_checkpoint(tmp_path / "missing.pt")
+
+
+def test_saved_files_get_normal_permissions(tmp_path):
+    import os
+
+    from nilmbuild.model.checkpoint import atomic_write_bytes
+
+    umask = os.umask(0o022)
+    try:
+        atomic_write_bytes(tmp_path / "x.bin", lambda f: f.write(b"abc"))
+    finally:
+        os.umask(umask)
+    assert (tmp_path / "x.bin").read_bytes() == b"abc"
+    assert (tmp_path / "x.bin").stat().st_mode & 0o777 == 0o644
+    assert [p.name for p in tmp_path.iterdir()] == ["x.bin"]  # no temp file left behind

@@ -51,6 +51,9 @@ def atomic_write_bytes(path: str | os.PathLike, write) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600; a written file gets the usual permissions
         with os.fdopen(fd, "wb") as f:
             write(f)
         os.replace(tmp, path)
