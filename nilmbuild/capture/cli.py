@@ -40,9 +40,9 @@ def _synthetic(days: int, seed: int):
 
 
 @click.command()
-@click.option("--checkpoint", type=click.Path(dir_okay=False), default=None,
+@click.option("--checkpoint", "-c", type=click.Path(dir_okay=False), default=None,
               help="Checkpoint to run (default: the shipped nilmbuild/checkpoints/default.pt).")
-@click.option("--source", default="synthetic", show_default=True,
+@click.option("--source", "-s", default="synthetic", show_default=True,
               help="Data source: synthetic | csv:PATH | ukdale:PATH | refit:PATH | redd:PATH.")
 @click.option("--house", type=int, default=None, help="House number for multi-house datasets.")
 @click.option("--split", default="test", show_default=True, type=click.Choice(["train", "val", "test"]))

@@ -11,7 +11,7 @@ from nilmbuild.data.preprocess import SCALERS, PrepConfig, prepare, summary
 
 
 @click.command("data")
-@click.option("--source", default="synthetic", show_default=True, metavar="SOURCE",
+@click.option("--source", "-s", default="synthetic", show_default=True, metavar="SOURCE",
               help="synthetic | csv:PATH | ukdale:PATH | refit:PATH | redd:PATH")
 @click.option("--house", type=int, default=None, help="House number (UK-DALE/REDD default 1, REFIT 2).")
 @click.option("--days", type=click.IntRange(1), default=60, show_default=True, help="Simulated days (synthetic only).")

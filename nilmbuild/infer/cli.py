@@ -35,9 +35,9 @@ def _load(checkpoint):
 
 
 @click.command("disaggregate")
-@click.option("--checkpoint", type=click.Path(dir_okay=False), default=None,
+@click.option("--checkpoint", "-c", type=click.Path(dir_okay=False), default=None,
               help="Checkpoint file (default: the shipped one).")
-@click.option("--source", default=None, metavar="SOURCE",
+@click.option("--source", "-s", default=None, metavar="SOURCE",
               help="synthetic | csv:PATH | ukdale:PATH | refit:PATH | redd:PATH (default: the checkpoint's).")
 @click.option("--house", type=int, default=None, help="House number (UK-DALE/REDD default 1, REFIT 2).")
 @click.option("--out", type=click.Path(dir_okay=False), default="predictions.csv", show_default=True,
@@ -81,9 +81,9 @@ def disaggregate(checkpoint, source, house, out, date_from, date_to, batch_size)
 
 
 @click.command("evaluate")
-@click.option("--checkpoint", type=click.Path(dir_okay=False), default=None,
+@click.option("--checkpoint", "-c", type=click.Path(dir_okay=False), default=None,
               help="Checkpoint file (default: the shipped one).")
-@click.option("--source", default=None, metavar="SOURCE",
+@click.option("--source", "-s", default=None, metavar="SOURCE",
               help="Data source (default: the one recorded in the checkpoint, e.g. the simulator with its seed/days).")
 @click.option("--house", type=int, default=None, help="House number (UK-DALE/REDD default 1, REFIT 2).")
 @click.option("--split", type=click.Choice(["train", "val", "test"]), default="test", show_default=True)

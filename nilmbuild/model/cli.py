@@ -11,7 +11,7 @@ from .nilmformer import NILMFormer, param_table
 
 
 @click.command()
-@click.option("--checkpoint", type=click.Path(dir_okay=False), default=None,
+@click.option("--checkpoint", "-c", type=click.Path(dir_okay=False), default=None,
               help="Describe this checkpoint's model instead of a fresh one with the spec defaults.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object {params, config} instead of tables.")
 def info(checkpoint: str | None, as_json: bool) -> None:

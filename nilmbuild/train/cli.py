@@ -11,7 +11,7 @@ from nilmbuild.errors import UserError
 
 
 @click.command()
-@click.option("--source", default="synthetic", show_default=True,
+@click.option("--source", "-s", default="synthetic", show_default=True,
               help="synthetic | csv:PATH | ukdale:PATH | refit:PATH | redd:PATH")
 @click.option("--house", type=int, default=None, help="House number for ukdale/refit/redd sources.")
 @click.option("--days", type=int, default=60, show_default=True, help="Simulated days (synthetic only).")
