@@ -3,7 +3,9 @@
 Fixtures: ``browser`` (session), ``infra_site`` (the fixture site, session), ``page_at(path_or_url)`` (a fresh
 page on a file:// URL: every non-file request is aborted and recorded in ``page.nb_requests``; console
 errors and page errors are collected in ``page.nb_errors`` and asserted empty at teardown), and the helpers
-``wait_ready(page)``, ``pixel(page, selector, x, y)`` and ``screenshot_matches(page, name, tolerance)``.
+``wait_ready(page)``, ``pixel(page, selector, x, y)`` and ``screenshot_matches(page, name, tolerance)``, plus
+``open_page``, ``element_rgb``, ``scrolled_pixel``, ``canvas_pixel`` and ``client_point`` for the site's pages,
+all on the ``nb`` fixture.
 Goldens live in tests/browser/goldens/; set NILMBUILD_UPDATE_GOLDENS=1 to (re)write them.
 """
 
@@ -144,6 +146,44 @@ def pixel(page, selector, x, y):
     return img.getpixel((0, 0))
 
 
+def open_page(page_at, site, slug, viewport=(1280, 900)):
+    """page_at(site/SLUG.html, viewport) once it is ready (wait_ready)."""
+    page = page_at(Path(site) / f"{slug}.html", viewport=viewport)
+    wait_ready(page)
+    return page
+
+
+def element_rgb(page, selector, dtype=np.int16):
+    """A screenshot of the element as an (H, W, 3) array of `dtype`."""
+    return np.asarray(_png(page.locator(selector).screenshot()), dtype=dtype)
+
+
+def scrolled_pixel(page, selector, x, y):
+    """pixel() after scrolling the point (CSS px inside `selector`) into the middle of the viewport."""
+    page.evaluate("([s, y]) => { const r = document.querySelector(s).getBoundingClientRect();"
+                  " window.scrollBy(0, r.top + y - window.innerHeight / 2); }", [selector, y])
+    return pixel(page, selector, x, y)
+
+
+def canvas_pixel(page, selector, x, y):
+    """(r, g, b) of the canvas' own pixel (x, y) (device pixel ratio 1: CSS px = canvas px), read back from the
+    WebGL drawing buffer: exact even when the canvas sits at a fractional page position."""
+    return tuple(page.evaluate("""([sel, x, y]) => {
+        const c = document.querySelector(sel), t = document.createElement("canvas");
+        t.width = c.width; t.height = c.height;
+        const g = t.getContext("2d"); g.drawImage(c, 0, 0);
+        return Array.from(g.getImageData(x, y, 1, 1).data.slice(0, 3)); }""", [selector, int(x), int(y)]))
+
+
+def client_point(page, selector, box, r, c, rows, cols):
+    """Whole page coordinates inside cell (r, c) of `box` (CSS px within the canvas) and the cell the page maps
+    them to (the page reads clientX/Y minus the canvas' possibly fractional rectangle)."""
+    cb = page.locator(selector).bounding_box()
+    X = int(np.ceil(cb["x"] + box["x"] + (c + 0.3) * box["width"] / cols))
+    Y = int(np.ceil(cb["y"] + box["y"] + (r + 0.3) * box["height"] / rows))
+    return X, Y, int((Y - cb["y"] - box["y"]) / box["height"] * rows), int((X - cb["x"] - box["x"]) / box["width"] * cols)
+
+
 def screenshot_matches(page, name, tolerance=3, selector=None):
     """Compare a screenshot (of `selector`, else the viewport) with goldens/NAME.png: every channel of every
     pixel within `tolerance`. NILMBUILD_UPDATE_GOLDENS=1 rewrites the golden. On mismatch the actual image
@@ -173,6 +213,11 @@ class _Helpers:
     wait_ready = staticmethod(wait_ready)
     pixel = staticmethod(pixel)
     screenshot_matches = staticmethod(screenshot_matches)
+    open_page = staticmethod(open_page)
+    element_rgb = staticmethod(element_rgb)
+    scrolled_pixel = staticmethod(scrolled_pixel)
+    canvas_pixel = staticmethod(canvas_pixel)
+    client_point = staticmethod(client_point)
     fixture_matrix = staticmethod(fixture_matrix)
     NOTE_TEXT = NOTE_TEXT
 

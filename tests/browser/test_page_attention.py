@@ -30,36 +30,15 @@ def weights_row(reader, layer, sample, head, query, masked=True):
 
 
 def _open(nb, page_at, built_site):
-    page = page_at(built_site / "attention.html", viewport=(1200, 900))
-    nb.wait_ready(page)
-    return page
+    return nb.open_page(page_at, built_site, "attention", viewport=(1200, 900))
 
 
-def canvas_pixel(page, selector, x, y):
-    """(r, g, b) of the canvas' own pixel (x, y) (device pixel ratio 1: CSS px = canvas px), read back from the
-    WebGL drawing buffer: exact even when the canvas sits at a fractional page position."""
-    return tuple(page.evaluate("""([sel, x, y]) => {
-        const c = document.querySelector(sel), t = document.createElement("canvas");
-        t.width = c.width; t.height = c.height;
-        const g = t.getContext("2d"); g.drawImage(c, 0, 0);
-        return Array.from(g.getImageData(x, y, 1, 1).data.slice(0, 3)); }""", [selector, int(x), int(y)]))
-
-
-def client_point(page, selector, box, r, c, rows, cols):
-    """Whole page coordinates inside cell (r, c) of `box` (CSS px within the canvas) and the cell the page maps
-    them to (the page reads clientX/Y minus the canvas' possibly fractional rectangle)."""
-    cb = page.locator(selector).bounding_box()
-    X = int(np.ceil(cb["x"] + box["x"] + (c + 0.3) * box["width"] / cols))
-    Y = int(np.ceil(cb["y"] + box["y"] + (r + 0.3) * box["height"] / rows))
-    return X, Y, int((Y - cb["y"] - box["y"]) / box["height"] * rows), int((X - cb["x"] - box["x"]) / box["width"] * cols)
-
-
-def _cell_xy(page, r, c, which="big"):
+def _cell_xy(nb, page, r, c, which="big"):
     """Page coordinates inside cell (r, c) of the large head (or small multiple `which`) and the cell they hit."""
     lay = page.evaluate("NB_TEST.layout()")
     b = lay["big"] if which == "big" else lay["small"][which]
     L = page.evaluate("NB_TEST.heatmaps[0].rows")
-    return client_point(page, "#att-main", b, r, c, L, L)
+    return nb.client_point(page, "#att-main", b, r, c, L, L)
 
 
 def _close(a, b, tol):
@@ -71,7 +50,7 @@ def test_loads_and_draws(nb, page_at, built_site, reader):
     assert page.evaluate("document.documentElement.dataset.ready") == "true"
     lay = page.evaluate("NB_TEST.layout()")
     b = lay["big"]
-    colours = {canvas_pixel(page, "#att-main", int(b["x"] + b["width"] * f), int(b["y"] + b["height"] * g))
+    colours = {nb.canvas_pixel(page, "#att-main", int(b["x"] + b["width"] * f), int(b["y"] + b["height"] * g))
                for f, g in [(0.2, 0.7), (0.5, 0.1), (0.8, 0.4)]}
     assert all(c != (255, 255, 255) for c in colours)
     # shapes come from the records: 8 small multiples + the large head
@@ -79,7 +58,7 @@ def test_loads_and_draws(nb, page_at, built_site, reader):
     assert page.locator("#att-layer option").count() == sum(1 for n in reader.names() if n.endswith(".attn.lse")
                                                              and not n.startswith("ablation"))
     # hover: the tooltip holds the exact weight of that cell
-    x, y, r, c = _cell_xy(page, 123, 321)
+    x, y, r, c = _cell_xy(nb, page, 123, 321)
     page.mouse.move(x, y)
     w = float(weights_row(reader, 0, 0, 0, r)[c])
     fmt = page.evaluate("v => NB.fmt(v, 4)", w)
@@ -92,7 +71,7 @@ def test_pixel_matches_weight_and_mask_toggle(nb, page_at, built_site, reader):
     L = reader.record("encoder.0.attn.q")["shape"][2]
     k = int(b["width"]) // 2                      # a pixel on the diagonal (square, integer box)
     i = int((k + 0.5) / b["width"] * L)
-    diag = canvas_pixel(page, "#att-main", b["x"] + k, b["y"] + k)
+    diag = nb.canvas_pixel(page, "#att-main", b["x"] + k, b["y"] + k)
     dark = tuple(page.evaluate("NB.colormaps.map('viridis', 0)"))
     assert _close(diag, dark, 2), (diag, dark)   # masked diagonal: weight exactly 0 -> bottom of the log scale
     # an off-diagonal pixel has the colour of its weight on the log10 scale
@@ -100,19 +79,19 @@ def test_pixel_matches_weight_and_mask_toggle(nb, page_at, built_site, reader):
     j = int((kx + 0.5) / b["width"] * L)
     w = float(weights_row(reader, 0, 0, 0, i)[j])
     want = page.evaluate("t => NB.colormaps.map('viridis', t)", min(1.0, max(0.0, (np.log10(w) + 4) / 4)))
-    assert _close(canvas_pixel(page, "#att-main", b["x"] + kx, b["y"] + k), want, 6)
+    assert _close(nb.canvas_pixel(page, "#att-main", b["x"] + kx, b["y"] + k), want, 6)
     # the unmasked ablation run: the diagonal now holds a real, non-zero weight
     page.locator("#att-mask").uncheck()
     w_un = float(weights_row(reader, 0, 0, 0, i, masked=False)[i])
     assert w_un > 0
     want = page.evaluate("t => NB.colormaps.map('viridis', t)", min(1.0, max(0.0, (np.log10(w_un) + 4) / 4)))
-    got = canvas_pixel(page, "#att-main", b["x"] + k, b["y"] + k)
+    got = nb.canvas_pixel(page, "#att-main", b["x"] + k, b["y"] + k)
     assert got != diag and _close(got, want, 6), (got, want)
 
 
 def test_click_query_head_and_layer(nb, page_at, built_site, reader):
     page = _open(nb, page_at, built_site)
-    x, y, r, _ = _cell_xy(page, 42, 200)
+    x, y, r, _ = _cell_xy(nb, page, 42, 200)
     page.mouse.click(x, y)
     assert page.evaluate("NB_TEST.state.query") == r
     assert page.locator("#att-query").input_value() == str(r)
@@ -122,15 +101,15 @@ def test_click_query_head_and_layer(nb, page_at, built_site, reader):
     # the row chart shows that row
     assert page.evaluate("NB_TEST.rowPlot().opts.lanes[1].series[0].y.length") == w.size
     # click head 3's small multiple
-    sx, sy, _, _ = _cell_xy(page, 10, 10, which=3)
+    sx, sy, _, _ = _cell_xy(nb, page, 10, 10, which=3)
     page.mouse.click(sx, sy)
     assert page.locator("#att-head").input_value() == "3"
     # layer select redraws the large head
     b = page.evaluate("NB_TEST.layout()")["big"]
-    before = canvas_pixel(page, "#att-main", b["x"] + 30, b["y"] + 200)
+    before = nb.canvas_pixel(page, "#att-main", b["x"] + 30, b["y"] + 200)
     page.locator("#att-layer").select_option("2")
     assert page.evaluate("NB_TEST.state.layer") == 2
-    after = canvas_pixel(page, "#att-main", b["x"] + 30, b["y"] + 200)
+    after = nb.canvas_pixel(page, "#att-main", b["x"] + 30, b["y"] + 200)
     w2 = float(weights_row(reader, 2, 0, 3, int((200 + 0.5) / b["height"] * 480))[int((30 + 0.5) / b["width"] * 480)])
     want = page.evaluate("t => NB.colormaps.map('viridis', t)", min(1.0, max(0.0, (np.log10(w2) + 4) / 4)))
     assert _close(after, want, 6), (before, after, want)

@@ -2,27 +2,18 @@
 
 from __future__ import annotations
 
-import io
-
 import numpy as np
 import pytest
-from PIL import Image
 
 
 @pytest.fixture
 def datapage(nb, page_at, built_site):
-    page = page_at(built_site / "data.html", viewport=(1280, 900))
-    nb.wait_ready(page)
-    return page
+    return nb.open_page(page_at, built_site, "data")
 
 
-def _shot(page, selector):
-    return np.asarray(Image.open(io.BytesIO(page.locator(selector).screenshot())).convert("RGB"), dtype=np.int16)
-
-
-def test_loads_offline_and_draws(datapage):
+def test_loads_offline_and_draws(nb, datapage):
     for sel in ("#raw-plot", "#states-plot", "#timeline", "#features-plot"):
-        assert _shot(datapage, sel).reshape(-1, 3).std(axis=0).max() > 10, sel
+        assert nb.element_rgb(datapage, sel).reshape(-1, 3).std(axis=0).max() > 10, sel
     assert datapage.locator("button.nb-save-png").count() == 4
     assert datapage.locator("#scaling-table tbody tr").count() == 1 + len(datapage.evaluate("MessagePack.decode(NB.blob('data')).devices"))
 
@@ -36,14 +27,14 @@ def test_scaler_table_is_the_prepared_scalers(datapage, site_context):
     assert got == pytest.approx(sc[key], rel=1e-5)
 
 
-def test_zoom_changes_the_raw_plot(datapage):
-    before = _shot(datapage, "#raw-plot")
+def test_zoom_changes_the_raw_plot(nb, datapage):
+    before = nb.element_rgb(datapage, "#raw-plot")
     datapage.select_option("#raw-zoom", "1")
-    after = _shot(datapage, "#raw-plot")
+    after = nb.element_rgb(datapage, "#raw-plot")
     assert np.abs(before - after).max() > 50
 
 
-def test_time_feature_readout_equals_model_input(datapage, site_context):
+def test_time_feature_readout_equals_model_input(nb, datapage, site_context):
     datapage.locator("#features-plot").focus()
     for _ in range(7):
         datapage.keyboard.press("ArrowRight")
@@ -55,9 +46,9 @@ def test_time_feature_readout_equals_model_input(datapage, site_context):
     assert got == pytest.approx(float(f"{want:.6g}"), rel=1e-9, abs=1e-12)
     # another example window changes the feature lanes
     if datapage.locator("#feature-sample option").count() > 1:
-        before = _shot(datapage, "#features-plot")
+        before = nb.element_rgb(datapage, "#features-plot")
         datapage.select_option("#feature-sample", "1")
-        assert np.abs(before - _shot(datapage, "#features-plot")).max() > 50
+        assert np.abs(before - nb.element_rgb(datapage, "#features-plot")).max() > 50
 
 
 def test_golden(nb, datapage):

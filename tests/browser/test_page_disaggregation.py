@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import io
-
 import numpy as np
 import pytest
-from PIL import Image
 
 from nilmbuild.capture.format import decode
 from nilmbuild.data.preprocess import scaler_from_dict
@@ -14,17 +11,11 @@ from nilmbuild.data.preprocess import scaler_from_dict
 
 @pytest.fixture
 def dis(nb, page_at, built_site):
-    page = page_at(built_site / "disaggregation.html", viewport=(1280, 1000))
-    nb.wait_ready(page)
-    return page
+    return nb.open_page(page_at, built_site, "disaggregation", viewport=(1280, 1000))
 
 
-def _shot(page, selector="#lanes"):
-    return np.asarray(Image.open(io.BytesIO(page.locator(selector).screenshot())).convert("RGB"), dtype=np.int16)
-
-
-def test_loads_offline_and_draws(dis):
-    assert _shot(dis).reshape(-1, 3).std(axis=0).max() > 10
+def test_loads_offline_and_draws(nb, dis):
+    assert nb.element_rgb(dis, "#lanes").reshape(-1, 3).std(axis=0).max() > 10
     assert dis.locator("button.nb-save-png").count() == 1
     assert dis.locator("#sample option").count() == dis.evaluate("NB.decode(NB.blob('capture')).meta.samples.length")
 
@@ -44,27 +35,27 @@ def test_readout_equals_captured_prediction_in_watts(dis, site_context):
     assert float(part[f"{dev} truth"].split()[0]) == pytest.approx(float(f"{truth:.5g}"), rel=1e-9, abs=1e-9)
 
 
-def test_sample_select_and_split_animation(dis):
-    static = _shot(dis)
+def test_sample_select_and_split_animation(nb, dis):
+    static = nb.element_rgb(dis, "#lanes")
     if dis.locator("#sample option").count() > 1:
         dis.select_option("#sample", "1")
-        assert np.abs(static - _shot(dis)).max() > 50
+        assert np.abs(static - nb.element_rgb(dis, "#lanes")).max() > 50
         dis.select_option("#sample", "0")
-        assert np.abs(static - _shot(dis)).max() <= 2
+        assert np.abs(static - nb.element_rgb(dis, "#lanes")).max() <= 2
     dis.click("#play-split")
     if dis.evaluate("NB.pageDisaggregation.state.anim !== null"):    # (reduced motion runs it to the end at once)
         assert dis.evaluate("NB.pageDisaggregation.state.split") < 1
         dis.click("#play-split")                                     # skip
     assert dis.evaluate("NB.pageDisaggregation.state.anim === null && NB.pageDisaggregation.state.split === 1")
-    assert np.abs(static - _shot(dis)).max() <= 2
+    assert np.abs(static - nb.element_rgb(dis, "#lanes")).max() <= 2
     # the first frame of the split (devices stacked inside the aggregate) differs from the lanes
     dis.evaluate("NB.pageDisaggregation.view().draw(0)")
-    assert np.abs(static - _shot(dis)).max() > 50
+    assert np.abs(static - nb.element_rgb(dis, "#lanes")).max() > 50
     dis.evaluate("NB.pageDisaggregation.view().draw(1)")
-    assert np.abs(static - _shot(dis)).max() <= 2
+    assert np.abs(static - nb.element_rgb(dis, "#lanes")).max() <= 2
 
 
-def test_day_view_seams_and_metrics(dis, site_context):
+def test_day_view_seams_and_metrics(nb, dis, site_context):
     if dis.locator("#mode").is_disabled():
         assert "not available" in dis.locator("#day-error").text_content()
         return
@@ -76,10 +67,10 @@ def test_day_view_seams_and_metrics(dis, site_context):
     dev = res["devices"][0]
     mae = res["metrics"][dev]["mae"]
     assert float(first.nth(1).text_content()) == pytest.approx(float(f"{mae:.4g}"), rel=1e-9)
-    before = _shot(dis)
+    before = nb.element_rgb(dis, "#lanes")
     dis.select_option("#post-step", "0")
     dis.select_option("#post-step", "3")
-    assert np.abs(before - _shot(dis)).max() <= 2
+    assert np.abs(before - nb.element_rgb(dis, "#lanes")).max() <= 2
 
 
 def test_golden(nb, dis):

@@ -3,36 +3,22 @@ Python reader's values, moving t moves the receptive field, the sample selector 
 
 from __future__ import annotations
 
-import io
-
-import numpy as np
 import pytest
-from PIL import Image
-
-
-def _px(nb, page, selector, x, y):
-    """nb.pixel after scrolling the point (CSS px inside `selector`) into the middle of the viewport."""
-    page.evaluate("([s, y]) => { const r = document.querySelector(s).getBoundingClientRect();"
-                  " window.scrollBy(0, r.top + y - window.innerHeight / 2); }", [selector, y])
-    return nb.pixel(page, selector, x, y)
 
 
 @pytest.fixture
 def emb(nb, page_at, built_site):
-    page = page_at(built_site / "embedding.html", viewport=(1280, 900))
-    nb.wait_ready(page)
-    return page
+    return nb.open_page(page_at, built_site, "embedding")
 
 
-def _std(page, selector):
-    a = np.asarray(Image.open(io.BytesIO(page.locator(selector).screenshot())).convert("RGB"), dtype=float)
-    return a.reshape(-1, 3).std(axis=0).max()
+def _std(nb, page, selector):
+    return nb.element_rgb(page, selector, dtype=float).reshape(-1, 3).std(axis=0).max()
 
 
-def test_loads_offline_and_draws(emb):
+def test_loads_offline_and_draws(nb, emb):
     assert emb.evaluate("document.documentElement.dataset.ready") == "true"
     for sel in ("#emb-input", "#emb-rf", "#emb-maps"):
-        assert _std(emb, sel) > 10, sel
+        assert _std(nb, emb, sel) > 10, sel
     assert emb.locator("button.nb-save-png").count() == 3
     # shapes come from the records: 4 ResUnits, projection to 96
     assert emb.evaluate("NB_PAGE.heatmaps.map(h => h.rows)") == [8, 8, 8, 8, 8, 8, 96]
@@ -55,16 +41,16 @@ def test_moving_t_moves_the_receptive_field(nb, emb):
     b3 = boxes[3]                                     # ResUnit 3 out: bracket of 31 steps under the map
     x = b3["x"] + (240.5 / 480) * b3["width"]
     y = b3["y"] + b3["height"] + 8
-    before = _px(nb, emb, "#emb-stack", x, y)
+    before = nb.scrolled_pixel(emb, "#emb-stack", x, y)
     emb.locator("#emb-rf").focus()
     for _ in range(4):
         emb.keyboard.press("Shift+ArrowLeft")          # keyboard: t -= 10 per press
     assert emb.evaluate("NB_PAGE.state.t") == 200
-    after = _px(nb, emb, "#emb-stack", x, y)
+    after = nb.scrolled_pixel(emb, "#emb-stack", x, y)
     assert before != after
     r, g, bl = before                                  # the bracket is orange (#D55E00)
     assert r > 180 and bl < 80, before
-    moved = _px(nb, emb, "#emb-stack", b3["x"] + (200.5 / 480) * b3["width"], y)
+    moved = nb.scrolled_pixel(emb, "#emb-stack", b3["x"] + (200.5 / 480) * b3["width"], y)
     assert moved[0] > 180 and moved[2] < 80, moved       # ... and is now under t = 200
 
 
@@ -73,9 +59,9 @@ def test_sample_selector_redraws_maps(nb, emb):
         pytest.skip("one sample only")
     box = emb.evaluate("NB_PAGE.boxes()[6]")
     pts = [(box["x"] + box["width"] * f, box["y"] + box["height"] * g) for f in (0.2, 0.5, 0.8) for g in (0.3, 0.7)]
-    before = [_px(nb, emb, "#emb-stack", x, y) for x, y in pts]
+    before = [nb.scrolled_pixel(emb, "#emb-stack", x, y) for x, y in pts]
     emb.select_option("#ctl-sample", "1")
-    after = [_px(nb, emb, "#emb-stack", x, y) for x, y in pts]
+    after = [nb.scrolled_pixel(emb, "#emb-stack", x, y) for x, y in pts]
     assert before != after
 
 

@@ -16,38 +16,18 @@ def reader(site_context):
 
 
 def _open(nb, page_at, built_site):
-    page = page_at(built_site / "encoder.html", viewport=(1200, 1000))
-    nb.wait_ready(page)
+    page = nb.open_page(page_at, built_site, "encoder", viewport=(1200, 1000))
     page.wait_for_function("!NB_TEST.pending()", timeout=15000)   # the FFN hidden strips follow the first frame
     return page
-
-
-def canvas_pixel(page, selector, x, y):
-    """(r, g, b) of the canvas' own pixel (x, y) (device pixel ratio 1: CSS px = canvas px), read back from the
-    WebGL drawing buffer: exact even when the canvas sits at a fractional page position."""
-    return tuple(page.evaluate("""([sel, x, y]) => {
-        const c = document.querySelector(sel), t = document.createElement("canvas");
-        t.width = c.width; t.height = c.height;
-        const g = t.getContext("2d"); g.drawImage(c, 0, 0);
-        return Array.from(g.getImageData(x, y, 1, 1).data.slice(0, 3)); }""", [selector, int(x), int(y)]))
-
-
-def client_point(page, selector, box, r, c, rows, cols):
-    """Whole page coordinates inside cell (r, c) of `box` (CSS px within the canvas) and the cell the page maps
-    them to (the page reads clientX/Y minus the canvas' possibly fractional rectangle)."""
-    cb = page.locator(selector).bounding_box()
-    X = int(np.ceil(cb["x"] + box["x"] + (c + 0.3) * box["width"] / cols))
-    Y = int(np.ceil(cb["y"] + box["y"] + (r + 0.3) * box["height"] / rows))
-    return X, Y, int((Y - cb["y"] - box["y"]) / box["height"] * rows), int((X - cb["x"] - box["x"]) / box["width"] * cols)
 
 
 def _box(page, idx):
     return page.evaluate(f"(() => {{ const h = NB_TEST.heatmaps()[{idx}]; return {{box: h.box, rows: h.rows, cols: h.cols}}; }})()")
 
 
-def _strip_point(page, idx, row, col):
+def _strip_point(nb, page, idx, row, col):
     hm = _box(page, idx)
-    return client_point(page, "#enc-main", hm["box"], row, col, hm["rows"], hm["cols"])
+    return nb.client_point(page, "#enc-main", hm["box"], row, col, hm["rows"], hm["cols"])
 
 
 def _strip_pixel(page, idx, row, col):
@@ -74,18 +54,18 @@ def test_loads_golden_and_hover(nb, page_at, built_site, reader):
         shape = reader.record(f"encoder.0.{s}")["shape"]
         assert page.evaluate(f"[NB_TEST.heatmaps()[{i}].rows, NB_TEST.heatmaps()[{i}].cols]") == [shape[2], shape[1]]
     x, y, _, _ = _strip_pixel(page, 1, 40, 200)
-    assert canvas_pixel(page, "#enc-main", x, y) != (255, 255, 255)
+    assert nb.canvas_pixel(page, "#enc-main", x, y) != (255, 255, 255)
     assert page.locator("#enc-tabs [role=tab]").count() == page.evaluate("NB.pageContext.n_layers")
     nb.screenshot_matches(page, "page-encoder", tolerance=3, selector=".enc-wrap")
     # hover: the tooltip holds the exact value of that cell
-    x, y, f, t = _strip_point(page, 1, 17, 250)                # LN1 strip
+    x, y, f, t = _strip_point(nb, page, 1, 17, 250)                # LN1 strip
     page.mouse.move(x, y)
     v = float(reader.get("encoder.0.ln1")[0, t, f])
     fmt = page.evaluate("v => NB.fmt(v, 4)", v)
     assert page.locator("#nb-tooltip").text_content() == f"encoder.0.ln1 (LN1)\nt = {t} min, feature {f}\nvalue = {fmt}"
     # the FFN hidden strip (384 rows) reads the same way
     idx = page.evaluate("NB_TEST.steps.findIndex(s => s.suffix === 'ffn.hidden')")
-    x, y, f, t = _strip_point(page, idx, 300, 100)
+    x, y, f, t = _strip_point(nb, page, idx, 300, 100)
     page.mouse.move(x, y)
     v = float(reader.get("encoder.0.ffn.hidden")[0, t, f])
     fmt = page.evaluate("v => NB.fmt(v, 4)", v)
@@ -97,12 +77,12 @@ def test_tabs_and_position(nb, page_at, built_site, reader):
     idx = page.evaluate("NB_TEST.steps.findIndex(s => s.suffix === 'attn.out')")
     x, y, _, _ = _strip_pixel(page, idx, 50, 300)
     f, t = _drawn_cell(page, idx, x, y)
-    before = canvas_pixel(page, "#enc-main", x, y)
+    before = nb.canvas_pixel(page, "#enc-main", x, y)
     page.get_by_role("tab", name="Layer 2").click()
     page.wait_for_function("!NB_TEST.pending()", timeout=15000)
     assert page.evaluate("NB_TEST.state.layer") == 2
     assert page.get_by_role("tab", name="Layer 2").get_attribute("aria-selected") == "true"
-    after = canvas_pixel(page, "#enc-main", x, y)
+    after = nb.canvas_pixel(page, "#enc-main", x, y)
     a = reader.get("encoder.2.attn.out")[0]
     m = float(np.abs(a).max())
     want = page.evaluate("t => NB.colormaps.map('burd', t)", 0.5 + 0.5 * float(a[t, f]) / m)
@@ -112,7 +92,7 @@ def test_tabs_and_position(nb, page_at, built_site, reader):
     page.keyboard.press("ArrowLeft")
     assert page.evaluate("NB_TEST.state.layer") == 1
     # click a strip: the time step follows, the panels redraw for it
-    x, y, _, t = _strip_point(page, 0, 10, 77)
+    x, y, _, t = _strip_point(nb, page, 0, 10, 77)
     page.mouse.click(x, y)
     assert page.evaluate("NB_TEST.state.pos") == t
     assert page.locator("#enc-pos").input_value() == str(t)

@@ -3,36 +3,22 @@ default sliders, sliders change the modulated heatmap, readouts equal the Python
 
 from __future__ import annotations
 
-import io
-
-import numpy as np
 import pytest
-from PIL import Image
-
-
-def _px(nb, page, selector, x, y):
-    """nb.pixel after scrolling the point (CSS px inside `selector`) into the middle of the viewport."""
-    page.evaluate("([s, y]) => { const r = document.querySelector(s).getBoundingClientRect();"
-                  " window.scrollBy(0, r.top + y - window.innerHeight / 2); }", [selector, y])
-    return nb.pixel(page, selector, x, y)
 
 
 @pytest.fixture
 def film(nb, page_at, built_site):
-    page = page_at(built_site / "film.html", viewport=(1280, 900))
-    nb.wait_ready(page)
-    return page
+    return nb.open_page(page_at, built_site, "film")
 
 
-def _std(page, selector):
-    a = np.asarray(Image.open(io.BytesIO(page.locator(selector).screenshot())).convert("RGB"), dtype=float)
-    return a.reshape(-1, 3).std(axis=0).max()
+def _std(nb, page, selector):
+    return nb.element_rgb(page, selector, dtype=float).reshape(-1, 3).std(axis=0).max()
 
 
-def test_loads_offline_and_draws(film):
+def test_loads_offline_and_draws(nb, film):
     assert film.evaluate("document.documentElement.dataset.ready") == "true"
     for sel in ("#film-params", "#film-live", "#film-spectrum", "#film-mlp", "#film-ablation"):
-        assert _std(film, sel) > 10, sel
+        assert _std(nb, film, sel) > 10, sel
     assert film.locator("button.nb-save-png").count() == 5
     assert "576" in film.locator(".kit-notes").text_content()      # the 576 vs 1152 spec note is on the page
     assert "1152" in film.locator(".kit-notes").text_content()
@@ -71,17 +57,17 @@ def test_condition_table_shows_captured_features(film, site_context):
 def test_beta_offset_changes_modulated_features(nb, film):
     box = film.evaluate("NB_PAGE.liveBoxes()[1]")
     x, y = box["x"] + box["width"] * 0.3, box["y"] + box["height"] * 0.6
-    before = _px(nb, film, "#film-live", x, y)
-    left_before = _px(nb, film, "#film-live", film.evaluate("NB_PAGE.liveBoxes()[0]")["x"] + 10, y)
+    before = nb.scrolled_pixel(film, "#film-live", x, y)
+    left_before = nb.scrolled_pixel(film, "#film-live", film.evaluate("NB_PAGE.liveBoxes()[0]")["x"] + 10, y)
     film.locator("#ctl-boffset").fill("0.5")
-    after = _px(nb, film, "#film-live", x, y)
+    after = nb.scrolled_pixel(film, "#film-live", x, y)
     assert before != after
     assert film.locator("#film-match").get_attribute("data-matches") != film.locator("#film-match").get_attribute("data-total")
     assert film.locator("#film-readout dd[data-key=equal]").text_content() != "yes, exactly"
     film.click("#ctl-film-reset")
-    assert _px(nb, film, "#film-live", x, y) == before
+    assert nb.scrolled_pixel(film, "#film-live", x, y) == before
     assert film.locator("#film-match").get_attribute("data-matches") == film.locator("#film-match").get_attribute("data-total")
-    assert left_before == _px(nb, film, "#film-live", film.evaluate("NB_PAGE.liveBoxes()[0]")["x"] + 10, y)
+    assert left_before == nb.scrolled_pixel(film, "#film-live", film.evaluate("NB_PAGE.liveBoxes()[0]")["x"] + 10, y)
 
 
 def test_golden(nb, film):

@@ -18,34 +18,13 @@ def spec(site_context):
 
 
 def _open(nb, page_at, built_site):
-    page = page_at(built_site / "forward.html", viewport=(1200, 1000))
-    nb.wait_ready(page)
-    return page
+    return nb.open_page(page_at, built_site, "forward", viewport=(1200, 1000))
 
 
-def canvas_pixel(page, selector, x, y):
-    """(r, g, b) of the canvas' own pixel (x, y) (device pixel ratio 1: CSS px = canvas px), read back from the
-    WebGL drawing buffer: exact even when the canvas sits at a fractional page position."""
-    return tuple(page.evaluate("""([sel, x, y]) => {
-        const c = document.querySelector(sel), t = document.createElement("canvas");
-        t.width = c.width; t.height = c.height;
-        const g = t.getContext("2d"); g.drawImage(c, 0, 0);
-        return Array.from(g.getImageData(x, y, 1, 1).data.slice(0, 3)); }""", [selector, int(x), int(y)]))
-
-
-def client_point(page, selector, box, r, c, rows, cols):
-    """Whole page coordinates inside cell (r, c) of `box` (CSS px within the canvas) and the cell the page maps
-    them to (the page reads clientX/Y minus the canvas' possibly fractional rectangle)."""
-    cb = page.locator(selector).bounding_box()
-    X = int(np.ceil(cb["x"] + box["x"] + (c + 0.3) * box["width"] / cols))
-    Y = int(np.ceil(cb["y"] + box["y"] + (r + 0.3) * box["height"] / rows))
-    return X, Y, int((Y - cb["y"] - box["y"]) / box["height"] * rows), int((X - cb["x"] - box["x"]) / box["width"] * cols)
-
-
-def _zoom_point(page, row, col):
+def _zoom_point(nb, page, row, col):
     """Page coordinates inside zoom cell (row, col) and the cell the hover maps them to."""
     z = page.evaluate("(() => { const h = NB_TEST.zoomHeatmap(); return {box: h.box, rows: h.rows, cols: h.cols}; })()")
-    return client_point(page, "#fwd-zoom", z["box"], row, col, z["rows"], z["cols"])
+    return nb.client_point(page, "#fwd-zoom", z["box"], row, col, z["rows"], z["cols"])
 
 
 def test_blocks_golden_and_zoom_values(nb, page_at, built_site, spec):
@@ -60,7 +39,7 @@ def test_blocks_golden_and_zoom_values(nb, page_at, built_site, spec):
     assert (stages[4]["rows"], stages[4]["cols"]) == (proj[1], proj[2])       # full shape, not the binned one
     assert stages[4]["h"] > stages[0]["h"] and stages[5]["w"] < stages[4]["w"]  # 96 rows > 7 rows; transpose
     box = page.evaluate("NB_TEST.screenBox(NB_TEST.stages[3])")
-    px = canvas_pixel(page, "#fwd-3d", int((box["x0"] + box["x1"]) / 2), int((box["y0"] + box["y1"]) / 2))
+    px = nb.canvas_pixel(page, "#fwd-3d", int((box["x0"] + box["x1"]) / 2), int((box["y0"] + box["y1"]) / 2))
     assert px != (255, 255, 255)
     # the info panel names the record and its shape from the blob
     info = page.locator("#fwd-info").text_content()
@@ -68,7 +47,7 @@ def test_blocks_golden_and_zoom_values(nb, page_at, built_site, spec):
     nb.screenshot_matches(page, "page-forward", tolerance=3, selector=".fwd-wrap")
     # the zoomed stage: hover values are the exact (stage 0) or 8-minute-mean (stage 4) values
     page.locator("#fwd-zoom").scroll_into_view_if_needed()
-    x, y, r, c = _zoom_point(page, 2, 100)
+    x, y, r, c = _zoom_point(nb, page, 2, 100)
     page.mouse.move(x, y)
     v = float(reader.get("input")[0, r, c])
     fmt = page.evaluate("v => NB.fmt(v, 4)", v)
@@ -77,7 +56,7 @@ def test_blocks_golden_and_zoom_values(nb, page_at, built_site, spec):
     page.locator("#fwd-stage").select_option("4")
     assert page.evaluate("NB_TEST.state.stage") == 4
     page.locator("#fwd-zoom").scroll_into_view_if_needed()
-    x, y, r, c = _zoom_point(page, 40, 20)
+    x, y, r, c = _zoom_point(nb, page, 40, 20)
     page.mouse.move(x, y)
     b = msgpack.unpackb(spec.blobs["binned"], raw=False)
     e = b["summaries"]["projection"]

@@ -2,27 +2,14 @@
 
 from __future__ import annotations
 
-import io
-
-import numpy as np
 import pytest
-from PIL import Image
 
 from nilmbuild.capture.format import decode
 
 
-def _px(nb, page, selector, x, y):
-    """nb.pixel after scrolling the point (CSS px inside `selector`) into the middle of the viewport."""
-    page.evaluate("([s, y]) => { const r = document.querySelector(s).getBoundingClientRect();"
-                  " window.scrollBy(0, r.top + y - window.innerHeight / 2); }", [selector, y])
-    return nb.pixel(page, selector, x, y)
-
-
 @pytest.fixture
 def gate(nb, page_at, built_site):
-    page = page_at(built_site / "gate.html", viewport=(1280, 900))
-    nb.wait_ready(page)
-    return page
+    return nb.open_page(page_at, built_site, "gate")
 
 
 def _curve_xy(page, p, y):
@@ -33,7 +20,7 @@ def _curve_xy(page, p, y):
 
 def test_loads_offline_and_draws(nb, gate):
     assert gate.evaluate("document.documentElement.dataset.ready") == "true"
-    shot = np.asarray(Image.open(io.BytesIO(gate.locator("#gate-time").screenshot())).convert("RGB"), dtype=float)
+    shot = nb.element_rgb(gate, "#gate-time", dtype=float)
     assert shot.reshape(-1, 3).std(axis=0).max() > 10          # not blank
     assert gate.locator("#ctl-sample option").count() >= 1
     assert gate.locator("button.nb-save-png").count() == 2      # one per view
@@ -66,10 +53,10 @@ def test_soft_mode_matches_captured_soft_gate_run(gate):
 
 def test_threshold_slider_moves_the_step(nb, gate):
     x, y = _curve_xy(gate, 0.9, 0.5)
-    before = _px(nb, gate, "#gate-curve", x - 1, y)
+    before = nb.scrolled_pixel(gate, "#gate-curve", x - 1, y)
     gate.locator("#ctl-threshold").fill("0.9")
     assert gate.locator("#ctl-threshold-value").text_content() == "0.90"
-    after = _px(nb, gate, "#gate-curve", x - 1, y)
+    after = nb.scrolled_pixel(gate, "#gate-curve", x - 1, y)
     assert before != after
     r, g, b = after                                              # the hard-gate step is drawn in #D55E00
     assert r > 180 and g < 140 and b < 60, after

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import io
-
 import numpy as np
 import pytest
-from PIL import Image
 
 
 @pytest.fixture
@@ -19,13 +16,9 @@ def overview(nb, page_at, built_site):
     return page
 
 
-def _shot(page, selector):
-    return np.asarray(Image.open(io.BytesIO(page.locator(selector).screenshot())).convert("RGB"), dtype=np.int16)
-
-
-def test_loads_offline_and_draws(overview):
+def test_loads_offline_and_draws(nb, overview):
     assert overview.evaluate("document.documentElement.dataset.ready") == "true"
-    assert _shot(overview, "#flow").reshape(-1, 3).std(axis=0).max() > 10
+    assert nb.element_rgb(overview, "#flow").reshape(-1, 3).std(axis=0).max() > 10
     assert overview.locator("button.nb-save-png").count() == 1
     assert overview.locator(".nb-phase-legend li").count() == 5
 
@@ -61,13 +54,13 @@ def test_stages_link_to_pages_and_embed_snippets(overview, built_site):
     assert "instance_norm" in overview.locator("#nb-tooltip").text_content()
 
 
-def test_sample_select_changes_the_input_sparkline(overview):
+def test_sample_select_changes_the_input_sparkline(nb, overview):
     if overview.locator("#flow-sample option").count() < 2:
         pytest.skip("one example window only")
     b = overview.evaluate("NB.pageIndex.state.layout.boxes.input")
-    before = _shot(overview, "#flow")
+    before = nb.element_rgb(overview, "#flow")
     overview.select_option("#flow-sample", "1")
-    after = _shot(overview, "#flow")
+    after = nb.element_rgb(overview, "#flow")
     y0, y1, x0, x1 = int(b["y"]) + 26, int(b["y"] + b["h"]) - 26, int(b["x"]) + 8, int(b["x"] + b["w"]) - 8
     assert np.abs(before[y0:y1, x0:x1] - after[y0:y1, x0:x1]).max() > 30
     # the stage boxes do not depend on the sample

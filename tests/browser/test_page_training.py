@@ -7,9 +7,7 @@ import pytest
 
 @pytest.fixture
 def training(nb, page_at, built_site):
-    page = page_at(built_site / "training.html", viewport=(1280, 900))
-    nb.wait_ready(page)
-    return page
+    return nb.open_page(page_at, built_site, "training")
 
 
 def test_loads_offline(training, site_context):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from nilmbuild.site.build import PageSpec
 
-from ._issue6 import aggregate_watts_affine, pick_samples, window_starts
+from ._common import aggregate_watts_affine, pick_varied_samples, window_starts
 
 SLUG = "attention"
 TITLE = "Attention"
@@ -23,7 +23,7 @@ def records(n_layers: int) -> list[str]:
 
 def build(ctx) -> PageSpec:
     n_layers = int(ctx.loaded.cfg.n_encoder_layers)
-    samples = pick_samples(ctx, N_SAMPLES)
+    samples = pick_varied_samples(ctx, N_SAMPLES)
     blob = ctx.blob(records(n_layers), samples)
     return PageSpec(
         slug=SLUG,

@@ -9,12 +9,12 @@ Arrays travel as float32 little-endian bytes in a msgpack blob (``data``).
 
 from __future__ import annotations
 
-import math
-
 import msgpack
 import numpy as np
 
 from nilmbuild.site.build import PageSpec
+
+from ._common import clean, f32
 
 SLUG = "data"
 TITLE = "Data"
@@ -22,25 +22,6 @@ SECTION = "2-3"
 SUMMARY = "Preprocessing on the real data: raw vs 1-minute resampling, cut-off, scaling, ON/OFF states, windows, splits, time features."
 
 TIME_FEATURES = ["month sin", "month cos", "day-of-year sin", "day-of-year cos", "hour sin", "hour cos"]
-
-
-def _f32(a) -> bytes:
-    return np.ascontiguousarray(np.asarray(a, dtype="<f4")).tobytes()
-
-
-def _clean(d):
-    if isinstance(d, dict):
-        return {str(k): _clean(v) for k, v in d.items()}
-    if isinstance(d, (list, tuple)):
-        return [_clean(v) for v in d]
-    if isinstance(d, (bool, np.bool_)):
-        return bool(d)
-    if isinstance(d, (np.integer,)):
-        return int(d)
-    if isinstance(d, (float, np.floating)):
-        v = float(d)
-        return v if math.isfinite(v) else None
-    return d
 
 
 def _sec(ts) -> np.ndarray:
@@ -60,7 +41,7 @@ def data_blob(ctx) -> bytes:
     t_raw = _sec(hh.timestamps)
     r0, r1 = int(np.searchsorted(t_raw, start)), int(np.searchsorted(t_raw, start + span_s))
     devices = list(prep.devices)
-    raw_apps = {d: _f32(hh.appliances[d][r0:r1]) for d in devices if d in hh.appliances}
+    raw_apps = {d: f32(hh.appliances[d][r0:r1]) for d in devices if d in hh.appliances}
     # windows of the test split that start inside the span (window starts as offsets in bins from `start`)
     w0 = _sec(test.t0)
     in_span = (w0 >= start) & (w0 < start + span_s)
@@ -73,9 +54,9 @@ def data_blob(ctx) -> bytes:
         "start": str(np.datetime64(start, "s")), "step_s": step, "native_rate_s": int(hh.rate_s),
         "devices": devices,
         "raw": {"t": np.ascontiguousarray((t_raw[r0:r1] - start).astype("<i4")).tobytes(),
-                "aggregate_w": _f32(hh.aggregate[r0:r1]), "appliances_w": raw_apps, "n": r1 - r0},
-        "resampled": {"n": i1 - i0, "aggregate_w": _f32(test.aggregate_w[i0:i1]),
-                      "appliances_w": _f32(test.appliances_w[:, i0:i1]), "states": np.ascontiguousarray(test.states[:, i0:i1], dtype=np.uint8).tobytes(),
+                "aggregate_w": f32(hh.aggregate[r0:r1]), "appliances_w": raw_apps, "n": r1 - r0},
+        "resampled": {"n": i1 - i0, "aggregate_w": f32(test.aggregate_w[i0:i1]),
+                      "appliances_w": f32(test.appliances_w[:, i0:i1]), "states": np.ascontiguousarray(test.states[:, i0:i1], dtype=np.uint8).tobytes(),
                       "valid": np.ascontiguousarray(test.valid[i0:i1], dtype=np.uint8).tobytes()},
         "cutoff_w": stats.get("cutoff_w"), "thresholds_w": prep.thresholds_w, "min_on_steps": prep.min_on_steps,
         "min_off_steps": prep.min_off_steps, "scalers": prep.scalers, "scaler_kind": cfg.get("scaler"),
@@ -88,10 +69,10 @@ def data_blob(ctx) -> bytes:
                   "aggregate_kwh": stats.get("aggregate_kwh"), "native_samples": stats.get("native_samples"),
                   "gaps_filled_bins": stats.get("gaps_filled_bins"), "invalid_bins": stats.get("invalid_bins")},
         "example": {"t0": [str(v) for v in np.asarray(ctx.t0).astype("datetime64[s]")],
-                    "x": _f32(ctx.x[:, :7, :]), "shape": list(ctx.x[:, :7, :].shape)},
+                    "x": f32(ctx.x[:, :7, :]), "shape": list(ctx.x[:, :7, :].shape)},
         "time_features": TIME_FEATURES,
     }
-    return msgpack.packb(_clean(out), use_bin_type=True)
+    return msgpack.packb(clean(out), use_bin_type=True)
 
 
 def build(ctx) -> PageSpec:

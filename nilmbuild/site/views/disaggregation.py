@@ -9,12 +9,12 @@ test split stitched by seq2subseq and post-processed (``ctx.disaggregation`` =
 
 from __future__ import annotations
 
-import math
-
 import msgpack
 import numpy as np
 
 from nilmbuild.site.build import PageSpec
+
+from ._common import clean, f32, u8
 
 SLUG = "disaggregation"
 TITLE = "Disaggregation"
@@ -25,27 +25,6 @@ POST_STEPS = [("raw_w", "raw stitched output"), ("short_w", "after short-activat
               ("long_off_w", "after long-OFF gate suppression"), ("final_w", "final (clamped at 0 W)")]
 
 
-def _f32(a) -> bytes:
-    return np.ascontiguousarray(np.asarray(a, dtype="<f4")).tobytes()
-
-
-def _u8(a) -> bytes:
-    return np.ascontiguousarray(np.asarray(a, dtype=np.uint8)).tobytes()
-
-
-def _clean(d):
-    if isinstance(d, dict):
-        return {str(k): _clean(v) for k, v in d.items()}
-    if isinstance(d, (list, tuple)):
-        return [_clean(v) for v in d]
-    if isinstance(d, (np.integer,)):
-        return int(d)
-    if isinstance(d, (float, np.floating)):
-        v = float(d)
-        return v if math.isfinite(v) else None
-    return d
-
-
 def day_blob(res: dict, scalers: dict | None = None) -> bytes:
     """The day result as msgpack: float32 arrays as little-endian bytes, (D, L) arrays flattened row-major."""
     post = res["post"]
@@ -53,25 +32,25 @@ def day_blob(res: dict, scalers: dict | None = None) -> bytes:
     out = {
         "devices": list(res["devices"]), "length": L, "step_s": int(res["step_s"]), "start": int(res["start"]),
         "t_start": str(np.datetime_as_string(res["timestamps"][0], unit="m")) if L else "",
-        "aggregate_w": _f32(res["aggregate_w"]), "valid": _u8(res["valid"]),
-        "truth_w": _f32(res["truth_w"]) if res.get("truth_w") is not None else None,
-        "states": _u8(res["states"]) if res.get("states") is not None else None,
-        "gate": _f32(res["gate"]),
-        "post": {k: _f32(post[k]) for k, _ in POST_STEPS},
-        "post_flags": {k: _u8(post[k]) for k in ("on_model", "short_removed", "off_suppressed") if k in post},
+        "aggregate_w": f32(res["aggregate_w"]), "valid": u8(res["valid"]),
+        "truth_w": f32(res["truth_w"]) if res.get("truth_w") is not None else None,
+        "states": u8(res["states"]) if res.get("states") is not None else None,
+        "gate": f32(res["gate"]),
+        "post": {k: f32(post[k]) for k, _ in POST_STEPS},
+        "post_flags": {k: u8(post[k]) for k in ("on_model", "short_removed", "off_suppressed") if k in post},
         "post_steps": [{"key": k, "label": lab} for k, lab in POST_STEPS],
         "window_starts": [int(v) for v in res["window_starts"]],
         "centres": [[int(a), int(b)] for a, b in np.asarray(res["centres"]).reshape(-1, 2)],
         "seams": [int(v) for v in res["seams"]],
-        "geometry": _clean(dict(res["geometry"])),
-        "thresholds_w": _clean(res.get("thresholds_w") or {}), "gate_thresholds": _clean(res.get("gate_thresholds") or {}),
-        "min_on_steps": _clean(res.get("min_on_steps") or {}), "min_off_steps": _clean(res.get("min_off_steps") or {}),
+        "geometry": clean(dict(res["geometry"])),
+        "thresholds_w": clean(res.get("thresholds_w") or {}), "gate_thresholds": clean(res.get("gate_thresholds") or {}),
+        "min_on_steps": clean(res.get("min_on_steps") or {}), "min_off_steps": clean(res.get("min_off_steps") or {}),
         "off_window": int(res.get("off_window") or 0),
-        "metrics": _clean(res.get("metrics")), "raw_metrics": _clean(res.get("raw_metrics")),
+        "metrics": clean(res.get("metrics")), "raw_metrics": clean(res.get("raw_metrics")),
         "shape": [D, L],
     }
     if scalers is not None:
-        out["scalers"] = _clean(scalers)
+        out["scalers"] = clean(scalers)
     return msgpack.packb(out, use_bin_type=True)
 
 
@@ -79,7 +58,7 @@ def build(ctx) -> PageSpec:
     from nilmbuild.errors import UserError
 
     blobs = {"capture": ctx.blob(["input", "output.power", "target.power"]),
-             "units": msgpack.packb({"scalers": _clean(ctx.prepared.scalers)}, use_bin_type=True)}
+             "units": msgpack.packb({"scalers": clean(ctx.prepared.scalers)}, use_bin_type=True)}
     day_error = None
     try:
         blobs["day"] = day_blob(ctx.disaggregation, ctx.prepared.scalers)

@@ -3,11 +3,10 @@ ResUnits with their receptive field drawn on the real signal, feature maps, posi
 
 from __future__ import annotations
 
-import msgpack
 import numpy as np
 
 from nilmbuild.site.build import PageSpec
-from nilmbuild.site.views.film import page_extra, pick_samples
+from ._common import kit_blobs, page_extra, pick_device_samples
 
 SLUG = "embedding"
 TITLE = "Dilated convolution embedding"
@@ -40,7 +39,7 @@ def conv_weights(ctx) -> list[dict]:
 
 
 def build(ctx) -> PageSpec:
-    samples = pick_samples(ctx, N_SAMPLES)
+    samples = pick_device_samples(ctx, N_SAMPLES)
     extra = page_extra(ctx, samples)
     extra["units"] = conv_weights(ctx)
     extra["channel_names"] = ["aggregate (scaled)", "month sin", "month cos", "day-of-year sin", "day-of-year cos",
@@ -51,7 +50,7 @@ def build(ctx) -> PageSpec:
         template="embedding.html",
         js_modules=("decode.js", "colormaps.js", "gl.js", "plot2d.js", "film_kit.js", "page_embedding.js"),
         shaders=("heatmap.vert", "heatmap.frag"),
-        blobs={"capture": ctx.blob(RECORDS, samples), "extra": msgpack.packb(extra, use_bin_type=True)},
+        blobs=kit_blobs(ctx, RECORDS, samples, extra),
         context={"notes": ctx.notes_for(SLUG)},
         summary="Input channels and instance norm, dilated ResUnits with the receptive field on the real signal, "
                 "feature maps, positional encoding and the projection to 96.",

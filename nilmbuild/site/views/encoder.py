@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from nilmbuild.site.build import PageSpec
 
-from ._issue6 import pick_samples, window_starts
+from ._common import pick_varied_samples, window_starts
 
 SLUG = "encoder"
 TITLE = "Encoder layers"
@@ -25,7 +25,7 @@ def records(n_layers: int) -> list[str]:
 
 def build(ctx) -> PageSpec:
     n_layers = int(ctx.loaded.cfg.n_encoder_layers)
-    samples = pick_samples(ctx, N_SAMPLES)
+    samples = pick_varied_samples(ctx, N_SAMPLES)
     names = [n for n in records(n_layers) if n in ctx.capture.records]
     blob = ctx.blob(names, samples)
     return PageSpec(

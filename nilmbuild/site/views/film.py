@@ -4,10 +4,9 @@ FFN output, and the FiLM on/off ablation."""
 
 from __future__ import annotations
 
-import msgpack
-import numpy as np
-
 from nilmbuild.site.build import PageSpec
+
+from ._common import kit_blobs, page_extra, pick_device_samples
 
 SLUG = "film"
 TITLE = "FiLM conditioning"
@@ -24,45 +23,8 @@ RECORDS = [
 ]
 
 
-def pick_samples(ctx, n: int) -> list[int]:
-    """Batch indices that together show every device ON (round-robin over devices), then the earliest others."""
-    state = np.asarray(ctx.y)[:, :, 1, :]                      # (B, M, L)
-    active = state.any(axis=-1)                                # (B, M)
-    B, M = active.shape
-    chosen: list[int] = []
-    for m in range(M):
-        # the window where device m is ON longest: a clear example of it
-        order = np.argsort(-state[:, m].sum(axis=-1), kind="stable")
-        for b in order:
-            if active[b, m] and int(b) not in chosen:
-                chosen.append(int(b))
-                break
-        if len(chosen) >= n:
-            break
-    for b in range(B):
-        if len(chosen) >= n:
-            break
-        if b not in chosen:
-            chosen.append(b)
-    return sorted(chosen[:n])
-
-
-def page_extra(ctx, samples: list[int]) -> dict:
-    """JSON-able facts the page needs besides the capture: scalers, device names, window starts."""
-    prep = ctx.prepared
-    t0 = [str(np.datetime64(t, "s")) + "Z" for t in np.asarray(ctx.t0)[samples]]
-    return {
-        "samples": [int(s) for s in samples],
-        "t0": t0,
-        "devices": list(ctx.loaded.devices or prep.devices),
-        "scalers": prep.scalers,
-        "thresholds_w": {k: float(v) for k, v in (prep.thresholds_w or {}).items()},
-        "resample_s": int(prep.resample_s),
-    }
-
-
 def build(ctx) -> PageSpec:
-    samples = pick_samples(ctx, N_SAMPLES)
+    samples = pick_device_samples(ctx, N_SAMPLES)
     extra = page_extra(ctx, samples)
     from nilmbuild.model.film import ELEC_FEATURES, band_edges
 
@@ -76,7 +38,7 @@ def build(ctx) -> PageSpec:
         template="film.html",
         js_modules=("decode.js", "colormaps.js", "gl.js", "plot2d.js", "film_kit.js", "page_film.js"),
         shaders=("heatmap.vert", "heatmap.frag"),
-        blobs={"capture": ctx.blob(RECORDS, samples), "extra": msgpack.packb(extra, use_bin_type=True)},
+        blobs=kit_blobs(ctx, RECORDS, samples, extra),
         context={"notes": ctx.notes_for(SLUG)},
         summary="Condition features, the FiLM generators' real activations, gamma and beta per device and layer, "
                 "a live FiLM recomputation and FiLM on/off.",

@@ -15,7 +15,7 @@ import numpy as np
 from nilmbuild.capture.format import decode
 from nilmbuild.site.build import PageSpec
 
-from ._issue6 import aggregate_watts_affine, window_starts
+from ._common import aggregate_watts_affine, window_starts
 
 SLUG = "forward"
 TITLE = "Forward pass"

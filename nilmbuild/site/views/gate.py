@@ -3,10 +3,9 @@ gated power (with the output FiLM) from the captured gate probability and raw po
 
 from __future__ import annotations
 
-import msgpack
 
 from nilmbuild.site.build import PageSpec
-from nilmbuild.site.views.film import page_extra, pick_samples
+from ._common import kit_blobs, page_extra, pick_device_samples
 
 SLUG = "gate"
 TITLE = "Gate: smoothstep vs threshold"
@@ -21,7 +20,7 @@ RECORDS = [
 
 def build(ctx) -> PageSpec:
     B = int(ctx.x.shape[0])
-    samples = pick_samples(ctx, min(N_SAMPLES, B)) if B > N_SAMPLES else list(range(B))
+    samples = pick_device_samples(ctx, min(N_SAMPLES, B)) if B > N_SAMPLES else list(range(B))
     extra = page_extra(ctx, samples)
     extra["gate_thresholds"] = [float(d.gate_threshold) for d in ctx.loaded.cfg.devices]
     return PageSpec(
@@ -30,7 +29,7 @@ def build(ctx) -> PageSpec:
         template="gate.html",
         js_modules=("decode.js", "colormaps.js", "plot2d.js", "film_kit.js", "page_gate.js"),
         shaders=(),
-        blobs={"capture": ctx.blob(RECORDS, samples), "extra": msgpack.packb(extra, use_bin_type=True)},
+        blobs=kit_blobs(ctx, RECORDS, samples, extra),
         context={"notes": ctx.notes_for(SLUG)},
         summary="Smoothstep vs hard gate, a live threshold on the captured gate probabilities, power before and "
                 "after gating in watts.",
