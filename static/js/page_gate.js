@@ -74,7 +74,12 @@
     var controls = document.getElementById("nb-controls");
 
     NB.kit.sampleSelect(controls, extra, function (v) { state.sample = v; update(); });
-    NB.kit.deviceSelect(controls, devs, function (v) { state.dev = v; update(); });
+    NB.kit.deviceSelect(controls, devs, function (v) {
+      // each device has its own calibrated threshold: follow it unless the reader moved the slider
+      var atDefault = state.threshold === extra.gate_thresholds[state.dev];
+      state.dev = v;
+      if (atDefault) thr.setValue(extra.gate_thresholds[v]); else update();
+    });
     var modeSel = NB.controls.select(controls, "Gate", [{ value: "hard", label: "hard threshold (inference)" },
       { value: "soft", label: "smoothstep (training)" }], "hard", function (v) { state.mode = v; update(); });
     modeSel.id = "ctl-mode";
@@ -227,7 +232,8 @@
       var i = state.sample, L = cur.p.length, html = "<thead><tr><th scope=col>device</th><th scope=col>ON (gate)</th><th scope=col>ON (truth)</th><th scope=col>energy kWh</th><th scope=col>truth kWh</th></tr></thead><tbody>";
       var ts = cap.slice("target.state", i), tp = cap.slice("target.power", i), hours = (extra.resample_s || 60) / 3600;
       devs.forEach(function (name, d) {
-        var r = recompute(cap, devs, d, i, state.threshold, state.mode), w = NB.kit.watts(extra, name);
+        var own = state.threshold === extra.gate_thresholds[state.dev];  // slider at rest: each device's own threshold
+        var r = recompute(cap, devs, d, i, own ? extra.gate_thresholds[d] : state.threshold, state.mode), w = NB.kit.watts(extra, name);
         var on = 0, truth = 0, e = 0, et = 0;
         for (var t = 0; t < L; t++) {
           if (r.gate[t] > 0.5) on++;
@@ -241,7 +247,10 @@
       table.innerHTML = html + "</tbody>";
       var cap1 = document.createElement("caption");
       cap1.style.cssText = "caption-side:bottom;text-align:left;color:var(--muted);font-size:0.78rem";
-      cap1.textContent = "Same threshold and gate mode for every device; energy of the gated power after output FiLM over the 8-hour window.";
+      cap1.textContent = (state.threshold === extra.gate_thresholds[state.dev]
+        ? "Each device at its own calibrated threshold (" + devs.map(function (n, d) { return extra.gate_thresholds[d]; }).join(", ") + ")"
+        : "Every device at threshold " + state.threshold.toFixed(2)) +
+        ", same gate mode; energy of the gated power after output FiLM over the 8-hour window.";
       table.appendChild(cap1);
     }
 

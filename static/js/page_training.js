@@ -55,7 +55,7 @@
     NB.legend(document.getElementById("pc-legend"), "burd", -1, 1, "mean gradient cosine (blue: conflict)", 5);
     var readout = document.getElementById("pc-readout");
     function label(h, r, c, v) {
-      var t = "epoch " + E[epoch].epoch + ": " + pretty(devs[r]) + " vs " + pretty(devs[c]) + ": " + (v !== v ? "not logged (same device)" : "cos " + NB.fmt(v, 4) + (v < 0 ? " (conflict)" : ""));
+      var t = "epoch " + E[epoch].epoch + ": " + pretty(devs[r]) + " vs " + pretty(devs[c]) + ": " + (r === c ? "not logged (same device)" : v !== v ? "not logged (PCGrad off in this epoch)" : "cos " + NB.fmt(v, 4) + (v < 0 ? " (conflict)" : ""));
       readout.textContent = t; return t;
     }
     NB.gl.hover(pcCanvas, [hm], { label: label, ariaLabel: "PCGrad cosine matrix, rows and columns are devices" });
