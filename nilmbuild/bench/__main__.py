@@ -50,13 +50,28 @@ def main(argv=None) -> int:
     torch.set_num_threads(os.cpu_count() or 1)
     rows, t0 = [], time.perf_counter()
 
+    def env() -> dict:
+        return {"python": platform.python_version(), "torch": torch.__version__, "cpus": os.cpu_count(),
+                "threads": torch.get_num_threads(), "machine": platform.machine(),
+                "device": ("cuda:" + torch.cuda.get_device_name(0)) if torch.cuda.is_available() else "cpu",
+                "wall_s": time.perf_counter() - t0}
+
     def section(name, fn):
+        """Run one section, print its rows at once and save everything so far (a later failure loses nothing)."""
         if name in skip:
             return None
         print(f"[bench] {name} ...", file=sys.stderr, flush=True)
         res = fn()
-        rows.extend(res if isinstance(res, list) else res[0])
+        new = res if isinstance(res, list) else res[0] + res[1]
+        rows.extend(new)
+        print_table(new)
+        save()
         return res
+
+    def save():
+        out = Path(a.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps({"env": env(), "rows": rows}, indent=1, default=float))
 
     from nilmbuild.bench.model import bench_model
     from nilmbuild.bench.train_infer import bench_seq2subseq, bench_train_step
@@ -64,26 +79,16 @@ def main(argv=None) -> int:
     section("model", lambda: bench_model(repeats=reps, with_compile=not a.quick))
     section("train", lambda: bench_train_step(repeats=max(2, reps // 2)))
     section("infer", lambda: bench_seq2subseq(repeats=max(1, reps // 2)))
-    site_dir = None
-    if "build" not in skip:
-        from nilmbuild.bench.site import bench_build
+    from nilmbuild.bench.site import bench_build, bench_pages
 
-        timing_rows, size_rows, site_dir = section("build", bench_build)
-        rows.extend(size_rows)
-    if "pages" not in skip and site_dir is not None:
-        from nilmbuild.bench.site import bench_pages
-
-        section("pages", lambda: bench_pages(site_dir, repeats=3 if a.quick else 5))
-    env = {"python": platform.python_version(), "torch": torch.__version__, "cpus": os.cpu_count(),
-           "threads": torch.get_num_threads(), "machine": platform.machine(),
-           "device": "cuda:" + torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu",
-           "wall_s": time.perf_counter() - t0}
+    built = section("build", bench_build)
+    if built is not None:
+        section("pages", lambda: bench_pages(built[2], repeats=3 if a.quick else 5))
+    print("\n=== all results ===")
     print_table(rows)
-    print(f"\n{json.dumps(env)}")
-    out = Path(a.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"env": env, "rows": rows}, indent=1, default=float))
-    print(f"wrote {out}")
+    print(f"\n{json.dumps(env())}")
+    save()
+    print(f"wrote {a.out}")
     return 0
 
 

@@ -7,7 +7,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from nilmbuild.capture.format import decode, size_report
+from nilmbuild.capture import size_report
+from nilmbuild.capture.format import decode
 
 # Per page, the control the FPS benchmark drives continuously (CSS selector of an <input type=range> or <select>).
 DRIVEN_CONTROLS = {"attention": "select", "film": "input[type=range]", "gate": "input[type=range]"}

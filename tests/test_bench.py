@@ -1,0 +1,21 @@
+"""The benchmark code runs (its numbers are reported by `make bench`, never asserted as speeds here)."""
+
+from nilmbuild.bench.__main__ import print_table
+from nilmbuild.bench.site import size_rows
+from nilmbuild.bench.timing import median_time
+
+
+def test_size_rows_on_the_real_site(site_context, built_site, capsys):
+    rows = size_rows(site_context, built_site)
+    pages = {r["name"] for r in rows if r["group"] == "bytes per page"}
+    assert {"index.html", "attention.html", "total site"} <= pages
+    (att,) = [r for r in rows if r.get("ratio")]
+    assert att["ratio"] > 10  # q + k + lse vs the float16 attention weights: the point of the derived encoding
+    print_table(rows)
+    assert "attention store" in capsys.readouterr().out
+
+
+def test_median_time_calls_the_function():
+    calls = []
+    assert median_time(lambda: calls.append(1), repeats=3, warmup=1) >= 0
+    assert len(calls) == 4
