@@ -27,9 +27,28 @@ def torch_baseline() -> None:
     torch.zeros(1) + 1
 
 
+def _hwm_mb() -> float | None:
+    """Peak resident memory of this process (VmHWM) in MiB, or None without /proc."""
+    try:
+        for line in open("/proc/self/status"):
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024.0
+    except OSError:
+        return None
+    return None
+
+
 def _child(target, args, q):
+    # A child started by fork+exec inherits its parent's RSS high-water mark (ru_maxrss), so a big parent
+    # would hide the child's own peak: reset the mark first (Linux: writing 5 to clear_refs), then read VmHWM.
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass
     target(*args)
-    q.put(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0)
+    hwm = _hwm_mb()
+    q.put(hwm if hwm is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0)
 
 
 def _peak(target, args) -> float:
