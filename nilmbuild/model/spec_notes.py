@@ -35,7 +35,7 @@ NOTES: tuple[SpecNote, ...] = (
              "74,112 forgets the 96 output biases of Linear(384, 96)", ("encoder",)),
     SpecNote("gate-scale", "Smoothstep input",
              "smoothstep on cls_prob in [0, 2] (architecture.md 9.1) vs on s = cls_prob / 2 (forward-pass.md 10, architecture.md 13.5)",
-             "gate probability p = cls_prob / 2 = sigmoid(logit) in [0, 1]; soft gate smoothstep(p); hard gate p > threshold (0.5)",
+             "gate probability p = cls_prob / 2 = sigmoid(logit) in [0, 1]; soft gate smoothstep(p); hard gate p > the device's threshold (0.5 by default; `nilmbuild train` calibrates it per device on the validation split)",
              "x^2 (3 - 2x) is only monotone on [0, 1] (it is -4 at x = 2); thresholds are then on the same [0, 1] scale for every head",
              ("gate",)),
     SpecNote("regression", "Regression branch activation",
