@@ -4,13 +4,14 @@ Fixtures: ``browser`` (session), ``infra_site`` (the fixture site, session), ``p
 page on a file:// URL: every non-file request is aborted and recorded in ``page.nb_requests``; console
 errors and page errors are collected in ``page.nb_errors`` and asserted empty at teardown), and the helpers
 ``wait_ready(page)``, ``pixel(page, selector, x, y)`` and ``screenshot_matches(page, name, tolerance)``, plus
-``open_page``, ``element_rgb``, ``scrolled_pixel``, ``canvas_pixel`` and ``client_point`` for the site's pages,
+``open_page``, ``element_rgb``, ``canvas_rgb``, ``scrolled_pixel``, ``canvas_pixel`` and ``client_point`` for the site's pages,
 all on the ``nb`` fixture.
 Goldens live in tests/browser/goldens/; set NILMBUILD_UPDATE_GOLDENS=1 to (re)write them.
 """
 
 from __future__ import annotations
 
+import base64
 import io
 import os
 import re
@@ -158,6 +159,13 @@ def element_rgb(page, selector, dtype=np.int16):
     return np.asarray(_png(page.locator(selector).screenshot()), dtype=dtype)
 
 
+def canvas_rgb(page, selector, dtype=np.int16):
+    """A canvas's own pixels (its backing store via toDataURL) as an (H, W, 3) array: independent of page
+    scroll and sub-pixel compositing, unlike an element screenshot."""
+    url = page.evaluate("s => document.querySelector(s).toDataURL('image/png')", selector)
+    return np.asarray(_png(base64.b64decode(url.split(",", 1)[1])), dtype=dtype)
+
+
 def scrolled_pixel(page, selector, x, y):
     """pixel() after scrolling the point (CSS px inside `selector`) into the middle of the viewport."""
     page.evaluate("([s, y]) => { const r = document.querySelector(s).getBoundingClientRect();"
@@ -215,6 +223,7 @@ class _Helpers:
     screenshot_matches = staticmethod(screenshot_matches)
     open_page = staticmethod(open_page)
     element_rgb = staticmethod(element_rgb)
+    canvas_rgb = staticmethod(canvas_rgb)
     scrolled_pixel = staticmethod(scrolled_pixel)
     canvas_pixel = staticmethod(canvas_pixel)
     client_point = staticmethod(client_point)

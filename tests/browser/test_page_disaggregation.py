@@ -36,12 +36,12 @@ def test_readout_equals_captured_prediction_in_watts(dis, site_context):
 
 
 def test_sample_select_and_split_animation(nb, dis):
-    static = nb.element_rgb(dis, "#lanes")
+    static = nb.canvas_rgb(dis, "#lanes")
     if dis.locator("#sample option").count() > 1:
         dis.select_option("#sample", "1")
-        assert np.abs(static - nb.element_rgb(dis, "#lanes")).max() > 50
+        assert np.abs(static - nb.canvas_rgb(dis, "#lanes")).max() > 50
         dis.select_option("#sample", "0")
-        assert np.abs(static - nb.element_rgb(dis, "#lanes")).max() <= 2
+        assert np.abs(static - nb.canvas_rgb(dis, "#lanes")).max() <= 2
     dis.click("#play-split")
     # check "still running" and press skip in ONE task, so the animation cannot finish between the two
     running, split_before = dis.evaluate("""() => { const s = NB.pageDisaggregation.state, running = s.anim !== null;
@@ -49,12 +49,12 @@ def test_sample_select_and_split_animation(nb, dis):
     if running:                  # (reduced motion runs it to the end at once; the last frame has split 1, still running)
         assert 0 <= split_before <= 1
     assert dis.evaluate("NB.pageDisaggregation.state.anim === null && NB.pageDisaggregation.state.split === 1")
-    assert np.abs(static - nb.element_rgb(dis, "#lanes")).max() <= 2
+    assert np.abs(static - nb.canvas_rgb(dis, "#lanes")).max() <= 2
     # the first frame of the split (devices stacked inside the aggregate) differs from the lanes
     dis.evaluate("NB.pageDisaggregation.view().draw(0)")
-    assert np.abs(static - nb.element_rgb(dis, "#lanes")).max() > 50
+    assert np.abs(static - nb.canvas_rgb(dis, "#lanes")).max() > 50
     dis.evaluate("NB.pageDisaggregation.view().draw(1)")
-    assert np.abs(static - nb.element_rgb(dis, "#lanes")).max() <= 2
+    assert np.abs(static - nb.canvas_rgb(dis, "#lanes")).max() <= 2
 
 
 def test_day_view_seams_and_metrics(nb, dis, site_context):

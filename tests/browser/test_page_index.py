@@ -58,9 +58,9 @@ def test_sample_select_changes_the_input_sparkline(nb, overview):
     if overview.locator("#flow-sample option").count() < 2:
         pytest.skip("one example window only")
     b = overview.evaluate("NB.pageIndex.state.layout.boxes.input")
-    before = nb.element_rgb(overview, "#flow")
+    before = nb.canvas_rgb(overview, "#flow")
     overview.select_option("#flow-sample", "1")
-    after = nb.element_rgb(overview, "#flow")
+    after = nb.canvas_rgb(overview, "#flow")
     y0, y1, x0, x1 = int(b["y"]) + 26, int(b["y"] + b["h"]) - 26, int(b["x"]) + 8, int(b["x"] + b["w"]) - 8
     assert np.abs(before[y0:y1, x0:x1] - after[y0:y1, x0:x1]).max() > 30
     # the stage boxes do not depend on the sample
