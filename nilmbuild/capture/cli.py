@@ -10,40 +10,36 @@ import click
 from nilmbuild.errors import UserError
 
 
-def build_capture(checkpoint: str | None, source: str, batch: int, seed: int, split: str = "test",
-                  house: int | None = None, days: int | None = None, ablations: bool = True):
-    """Load the checkpoint, build the example batch with the checkpoint's scalers, capture it."""
+def build_capture(checkpoint: str | None, source: str | None, batch: int, seed: int, split: str = "test",
+                  house: int | None = None, ablations: bool = True):
+    """Load the checkpoint, build the example batch exactly as `nilmbuild site` does (the checkpoint's
+    source, split settings and scalers unless overridden), and capture it."""
     import numpy as np
 
-    from nilmbuild.data import PrepConfig, example_batch, load_source, prepare
+    from nilmbuild.data import example_batch
+    from nilmbuild.infer import data_settings, load_household_for, prepare_for
     from nilmbuild.model.checkpoint import load_checkpoint
 
     from .capture import capture_batch
 
     loaded = load_checkpoint(checkpoint)
-    hh = load_source(source, house=house) if days is None else _synthetic(days, seed)
-    pcfg = PrepConfig(window=loaded.cfg.window, devices=tuple(loaded.cfg.device_names))
-    prepared = prepare(hh, pcfg, scalers=loaded.scalers or None)
+    hh = load_household_for(loaded, source, house)
+    prepared = prepare_for(loaded, hh)
     x, y, t0 = example_batch(prepared, split=split, batch_size=batch, seed=seed)
-    meta = {"data": {"source": source, "split": split, "seed": seed, "batch_requested": batch,
-                     "dataset": (hh.meta or {}).get("dataset"), "house": (hh.meta or {}).get("house"),
+    meta = {"data": {"source": source or data_settings(loaded.provenance)["source"], "split": split, "seed": seed,
+                     "batch_requested": batch, "dataset": (hh.meta or {}).get("dataset"), "house": (hh.meta or {}).get("house"),
                      "scaled_with": "checkpoint scalers" if loaded.scalers else "scalers fitted on this data"}}
     if not loaded.scalers:
         meta["scalers"] = prepared.scalers
     return capture_batch(loaded, np.asarray(x, dtype=np.float32), y=y, t0=t0, ablations=ablations, meta=meta)
 
 
-def _synthetic(days: int, seed: int):
-    from nilmbuild.data import simulate_household
-
-    return simulate_household(days=days, seed=seed)
-
-
 @click.command()
 @click.option("--checkpoint", "-c", type=click.Path(dir_okay=False), default=None,
               help="Checkpoint to run (default: the shipped nilmbuild/checkpoints/default.pt).")
-@click.option("--source", "-s", default="synthetic", show_default=True,
-              help="Data source: synthetic | csv:PATH | ukdale:PATH | refit:PATH | redd:PATH.")
+@click.option("--source", "-s", default=None,
+              help="Data source: synthetic | csv:PATH | ukdale:PATH | refit:PATH | redd:PATH "
+                   "(default: the source the checkpoint was trained on).")
 @click.option("--house", type=int, default=None, help="House number for multi-house datasets.")
 @click.option("--split", default="test", show_default=True, type=click.Choice(["train", "val", "test"]))
 @click.option("--batch", default=32, show_default=True, type=click.IntRange(1, 256), help="Example batch size B.")
