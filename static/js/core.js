@@ -78,6 +78,10 @@
 
   /* ---- numbers ---- */
   // Up to `digits` significant digits, trailing zeros dropped; exponent form for very large/small.
+  // The canvas font stack (the CSS one, minus fonts canvas text never picks here): one place for every page.
+  NB.FONT_FAMILY = 'system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif';
+  NB.font = function (px, weight) { return (weight ? weight + " " : "") + px + "px " + NB.FONT_FAMILY; };
+
   NB.fmt = function (x, digits) {
     digits = digits || 4;
     if (x === null || x === undefined) return "–";

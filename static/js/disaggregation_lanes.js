@@ -10,7 +10,7 @@
   "use strict";
   var NB = (window.NB = window.NB || {});
   NB.lanes = {};
-  var FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif';
+  var FONT = NB.FONT_FAMILY;
   var AXIS = "#57606a", GRID = "#eaeef2", TEXT = "#1b1f24";
 
   function maxOf(a) { var m = 0; for (var i = 0; i < a.length; i++) if (a[i] > m) m = a[i]; return m; }

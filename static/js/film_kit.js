@@ -122,7 +122,7 @@
     var g = canvas.getContext("2d");
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
     g.clearRect(0, 0, W, H);
-    g.font = '12px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif';
+    g.font = NB.font(12);
     g.textBaseline = "middle";
     return { g: g, W: W, H: H };
   };
@@ -146,9 +146,9 @@
     NB.onResize(el, function () { if (el.clientWidth !== w) { w = el.clientWidth; fn(); } });
   };
 
-  kit.FONT = '12px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif';
-  kit.BOLD = '600 12px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif';
-  kit.SMALL = '11px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif';
+  kit.FONT = NB.font(12);
+  kit.BOLD = NB.font(12, 600);
+  kit.SMALL = NB.font(11);
 
   kit.absmax = function (a) { var m = 0; for (var i = 0; i < a.length; i++) { var v = Math.abs(a[i]); if (v > m) m = v; } return m || 1; };
   kit.extent = function (a) { var lo = Infinity, hi = -Infinity; for (var i = 0; i < a.length; i++) { if (a[i] < lo) lo = a[i]; if (a[i] > hi) hi = a[i]; } return [lo, hi]; };

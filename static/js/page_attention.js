@@ -163,7 +163,7 @@
       var g = axes.getContext("2d");
       g.setTransform(dpr, 0, 0, dpr, 0, 0);
       g.clearRect(0, 0, W, Hh);
-      g.font = '12px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif';
+      g.font = NB.font(12);
       g.fillStyle = "#1b1f24"; g.strokeStyle = "#57606a";
       var b = LAY.big, ticks = NB.plot2d.ticks(0, L - 1, 6);
       g.textAlign = "center"; g.textBaseline = "top";
@@ -181,9 +181,9 @@
       });
       g.save(); g.translate(14, b.y + b.height / 2); g.rotate(-Math.PI / 2); g.textAlign = "center";
       g.fillText("query t (minutes)", 0, 0); g.restore();
-      g.textAlign = "left"; g.textBaseline = "bottom"; g.font = '600 13px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif';
+      g.textAlign = "left"; g.textBaseline = "bottom"; g.font = NB.font(13, 600);
       g.fillText("layer " + S.layer + ", head " + S.head + (S.masked ? " (diagonal masked)" : " (mask off: ablation run)"), b.x, b.y - 6);
-      g.font = '12px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif';
+      g.font = NB.font(12);
       // query marker on the large head
       var qy = b.y + ((S.query + 0.5) / L) * b.height;
       g.strokeStyle = "#D55E00"; g.lineWidth = 1.5;
@@ -246,12 +246,12 @@
       });
       var amaxes = all.map(function (v) { var m = 0; for (var i = 0; i < v.length; i++) m = Math.max(m, Math.abs(v[i])); return m || 1; });
       var bw = (W - left - right) / D;
-      g.font = '12px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif';
+      g.font = NB.font(12);
       g.textBaseline = "bottom"; g.fillStyle = "#1b1f24"; g.textAlign = "left";
-      g.font = '600 13px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif';
+      g.font = NB.font(13, 600);
       g.fillText("layer " + S.layer + ": the " + D + "-d " + parts.map(function (p) { return p[0]; }).join(", ") + " vectors at t = " + S.query +
                  " min, split into " + H + " heads × " + E + (S.masked ? "" : " (unmasked run: q, k only)"), left, 16);
-      g.font = '12px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif';
+      g.font = NB.font(12);
       all.forEach(function (v, pi) {
         var amax = amaxes[pi], y0 = top + pi * (laneH + 6), mid = y0 + laneH / 2;
         for (var h = 0; h < H; h++) {

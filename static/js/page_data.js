@@ -2,7 +2,7 @@
 (function () {
   "use strict";
   var NB = (window.NB = window.NB || {});
-  var FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif';
+  var FONT = NB.FONT_FAMILY;
 
   function f32(b) { var c = b.slice(); return new Float32Array(c.buffer, 0, c.byteLength / 4); }
   function i32(b) { var c = b.slice(); return new Int32Array(c.buffer, 0, c.byteLength / 4); }

@@ -7,8 +7,8 @@
 (function () {
   "use strict";
   var NB = (window.NB = window.NB || {});
-  var FONT = '12px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif';
-  var BOLD = '600 13px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif';
+  var FONT = NB.font(12);
+  var BOLD = NB.font(13, 600);
   var CMAP = "burd";
 
   NB.encoderPage = { start: function () { try { start(); } catch (e) { NB.fail(e); } } };

@@ -8,9 +8,9 @@
 (function () {
   "use strict";
   var NB = (window.NB = window.NB || {});
-  var FONT = '12px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif';
-  var SMALL = '11px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif';
-  var BOLD = '600 12px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif';
+  var FONT = NB.font(12);
+  var SMALL = NB.font(11);
+  var BOLD = NB.font(12, 600);
   var CMAP = "burd", MAXTEX = 128;
 
   NB.forwardPage = { start: function () { try { start(); } catch (e) { NB.fail(e); } } };

@@ -9,7 +9,7 @@
   "use strict";
   var NB = (window.NB = window.NB || {});
   var PHASE_LABEL = { input: "input", embedding: "embedding", transformer: "transformer", conditioning: "conditioning (FiLM)", output: "output" };
-  var TEXT = "#1b1f24", MUTED = "#57606a", FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif';
+  var TEXT = "#1b1f24", MUTED = "#57606a", FONT = NB.FONT_FAMILY;
 
   function tint(hex, a) { // mix with white
     var n = parseInt(hex.slice(1), 16), r = (n >> 16) & 255, g = (n >> 8) & 255, b = n & 255;

@@ -13,8 +13,8 @@
 (function () {
   "use strict";
   var NB = (window.NB = window.NB || {});
-  var FONT = '12px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif';
-  var BOLD = '600 13px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif';
+  var FONT = NB.font(12);
+  var BOLD = NB.font(13, 600);
   var AXIS = "#57606a", GRID = "#e6e9ed", TEXT = "#1b1f24";
 
   // "nice" ticks (1, 2, 5 x 10^k) covering [min, max], about n of them
