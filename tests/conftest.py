@@ -12,9 +12,6 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO.parent / "shared" / "data"
-
 
 @pytest.fixture(scope="session")
 def site_context():
