@@ -159,3 +159,62 @@ def test_prepare_with_given_scalers_reuses_them():
     again = prepare(hh, scalers=scalers)
     assert again.scalers["aggregate"]["max"] == scalers["aggregate"]["max"]
     np.testing.assert_allclose(again.train.x[:, 0], fitted.train.x[:, 0] / 2, rtol=1e-6)
+
+
+def _dishwasher_day(like: str) -> tuple[Household, slice]:
+    """One day at 1 min: a dishwasher cycle of three 2.2 kW heating bursts with 10-minute ~100 W pump
+    phases between them, starting at 10:00. Returns the household and the cycle's minutes."""
+    n = 24 * 60
+    ts = np.datetime64("2024-03-04T00:00:00") + np.arange(n) * np.timedelta64(60, "s")
+    dw = np.zeros(n, np.float32)
+    phases = [(2200.0, 12), (100.0, 10), (2200.0, 12), (90.0, 10), (2200.0, 8)]
+    t = 600
+    for watts, minutes in phases:
+        dw[t:t + minutes] = watts
+        t += minutes
+    agg = dw + 150.0
+    hh = Household(ts, agg, {"dishwasher": dw}, 60, {"dataset": "csv", "source": "fixture", "like": like})
+    return hh, slice(600, t)
+
+
+@pytest.mark.parametrize("like", ["ukdale", "refit"])
+def test_dishwasher_cycle_with_pump_phases_is_on_for_the_whole_cycle(like):
+    hh, cycle = _dishwasher_day(like)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        p = prepare(hh, PrepConfig(devices=("dishwasher",), window=60, stride=60, fractions=(1.0, 0.0, 0.0), gap_windows=0))
+    states = p.train.states[0]
+    assert p.thresholds_w["dishwasher"] == (300.0 if like == "refit" else 10.0)
+    assert states[cycle].all(), f"{like}: the cycle is not ON throughout"
+    assert states[: cycle.start].sum() == 0 and states[cycle.stop:].sum() == 0
+    assert p.stats["energy_in_on"]["dishwasher"] == pytest.approx(1.0)
+
+
+def test_energy_in_on_reports_missed_activations():
+    """A 12-minute 2 kW washing-machine burst under a 30-minute minimum ON is dropped: its energy is
+    outside every ON period, and the summary says so."""
+    hh, _ = _dishwasher_day("ukdale")
+    wm = np.zeros_like(hh.aggregate)
+    wm[100:112] = 2000.0
+    hh = Household(hh.timestamps, hh.aggregate + wm, {"washing_machine": wm}, 60, hh.meta)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        p = prepare(hh, PrepConfig(devices=("washing_machine",), window=60, stride=60, fractions=(1.0, 0.0, 0.0), gap_windows=0))
+    assert p.stats["energy_in_on"]["washing_machine"] == 0.0
+    from nilmbuild.data.preprocess import summary
+    assert "only 0% of its energy is inside ON periods" in summary(p)
+
+
+def test_refit_keeps_short_heating_bursts():
+    """At REFIT's 300 W threshold only a washing machine's heating burst passes; REFIT's conventions drop no
+    ON run, so the 12-minute burst stays ON (the UK-DALE rules' 30-minute minimum would delete it)."""
+    hh, _ = _dishwasher_day("refit")
+    wm = np.zeros_like(hh.aggregate)
+    wm[100:112] = 2000.0
+    wm[112:160] = 120.0                                                    # drum tumbling below 300 W
+    hh = Household(hh.timestamps, hh.aggregate + wm, {"washing_machine": wm}, 60, hh.meta)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        p = prepare(hh, PrepConfig(devices=("washing_machine",), window=60, stride=60, fractions=(1.0, 0.0, 0.0), gap_windows=0))
+    assert p.train.states[0][100:112].all() and p.train.states[0].sum() == 12
+    assert p.stats["energy_in_on"]["washing_machine"] == pytest.approx(24000 / (24000 + 48 * 120))

@@ -34,6 +34,13 @@ REFIT_THRESHOLDS_W = {**THRESHOLDS_W, "kettle": 500.0, "washing_machine": 300.0,
 MAX_POWER_W = {"kettle": 3100.0, "microwave": 3000.0, "fridge": 300.0, "dishwasher": 2500.0, "washing_machine": 2500.0}
 MIN_ON_S = {"kettle": 12, "microwave": 12, "fridge": 60, "dishwasher": 1800, "washing_machine": 1800}
 MIN_OFF_S = {"kettle": 0, "microwave": 30, "fridge": 12, "dishwasher": 1800, "washing_machine": 160}
+#: Kelly's minimum ON durations assume a threshold low enough to keep a whole cycle above it (UK-DALE's
+#: 10-20 W for dishwasher and washing machine). At REFIT's 300 W only the heating bursts pass (10-15 min
+#: each), so a 30-minute minimum ON deleted almost every activation (washing machine: 11 % of its energy
+#: inside ON periods). REFIT keeps Kelly's OFF bridging and drops no ON run (docs/spec-notes.md, "labels").
+REFIT_MIN_ON_S = {d: 0 for d in MIN_ON_S}
+#: A device whose energy falls less than this much inside its ON periods gets a warning in `nilmbuild data`.
+MIN_ENERGY_IN_ON = 0.8
 CUTOFF_W = {"ukdale": 6000.0, "refit": 10000.0, "redd": 6000.0, "synthetic": 6000.0, "csv": 6000.0}
 
 
@@ -52,6 +59,7 @@ class PrepConfig:
     test_from: str | None = None
     gap_windows: int = 1
     scaler: str = "max"                     # max | standard | minmax | mean
+    appliance_scaler: str | None = None     # None = same as `scaler` (training passes "max": targets >= 0)
     devices: tuple[str, ...] = DEVICE_NAMES
     thresholds_w: dict[str, float] | None = None
     min_on_s: dict[str, float] | None = None
@@ -376,7 +384,9 @@ def _defaults(hh: Household, cfg: PrepConfig):
     thr = dict(REFIT_THRESHOLDS_W if like == "refit" else THRESHOLDS_W)
     thr.update(cfg.thresholds_w or {})
     cutoff = cfg.cutoff_w if cfg.cutoff_w is not None else CUTOFF_W.get(like, 6000.0)
-    return like, thr, cutoff, {**MAX_POWER_W, **(cfg.max_power_w or {})}
+    min_on = {**(REFIT_MIN_ON_S if like == "refit" else MIN_ON_S), **(cfg.min_on_s or {})}
+    min_off = {**MIN_OFF_S, **(cfg.min_off_s or {})}
+    return like, thr, cutoff, {**MAX_POWER_W, **(cfg.max_power_w or {})}, min_on, min_off
 
 
 def prepare(hh: Household, cfg: PrepConfig | None = None, scalers: dict | None = None) -> Prepared:
@@ -390,7 +400,7 @@ def prepare(hh: Household, cfg: PrepConfig | None = None, scalers: dict | None =
         raise UserError("resample, window and stride must be positive (window >= 2)")
     if len(hh) == 0:
         raise UserError(f"{hh.meta.get('source', 'data')}: no samples to prepare")
-    like, thr, cutoff, pmax = _defaults(hh, cfg)
+    like, thr, cutoff, pmax, min_on_s, min_off_s = _defaults(hh, cfg)
     step, devs, W = int(cfg.resample_s), tuple(cfg.devices), int(cfg.window)
 
     # 1. resample onto a regular grid (bins aligned to multiples of `step` since the epoch)
@@ -421,8 +431,8 @@ def prepare(hh: Household, cfg: PrepConfig | None = None, scalers: dict | None =
 
     # 4. ON/OFF states from thresholds and duration rules, in steps at this rate (>= 1)
     to_steps = lambda s: max(1, int(np.ceil(float(s) / step)))
-    min_on = {d: to_steps({**MIN_ON_S, **(cfg.min_on_s or {})}.get(d, 0)) for d in devs}
-    min_off = {d: to_steps({**MIN_OFF_S, **(cfg.min_off_s or {})}.get(d, 0)) for d in devs}
+    min_on = {d: to_steps(min_on_s.get(d, 0)) for d in devs}
+    min_off = {d: to_steps(min_off_s.get(d, 0)) for d in devs}
     states = np.stack([on_off(apps[i], thr[d], min_on[d], min_off[d]) for i, d in enumerate(devs)])  # (M, T)
 
     # 5. split, fit scalers on the train block only
@@ -442,8 +452,9 @@ def prepare(hh: Household, cfg: PrepConfig | None = None, scalers: dict | None =
         agg_scaler = make_scaler(cfg.scaler).fit(agg[tr][tr_valid])
         app_scalers = {}
         for i, d in enumerate(devs):
-            sc = make_scaler(cfg.scaler).fit(apps[i, tr][tr_valid])
-            if cfg.scaler == "max" and d in missing:
+            kind = cfg.appliance_scaler or cfg.scaler
+            sc = make_scaler(kind).fit(apps[i, tr][tr_valid])
+            if kind == "max" and d in missing:
                 sc.max = pmax.get(d, 1.0)
             app_scalers[d] = sc
 
@@ -471,7 +482,7 @@ def prepare(hh: Household, cfg: PrepConfig | None = None, scalers: dict | None =
         "resampled_bins": n, "valid_bins": int(valid.sum()), "gaps_filled_bins": int(gaps_filled),
         "invalid_bins": int((~valid).sum()), "cutoff_w": cutoff,
         "on_fraction": {d: float(states[i][valid].mean()) if valid.any() else 0.0 for i, d in enumerate(devs)},
-        "energy_kwh": e_kwh, "aggregate_kwh": float(agg[valid].sum() * step / 3.6e6),
+        "energy_kwh": e_kwh, "energy_in_on": energy_in_on(apps, states, valid, devs), "aggregate_kwh": float(agg[valid].sum() * step / 3.6e6),
         "windows": {s: int(sp.x.shape[0]) for s, sp in splits.items()},
         "split_bins": {s: [int(a), int(b)] for s, (a, b) in zip(SPLITS, bounds)},
         "missing": missing,
@@ -484,6 +495,16 @@ def prepare(hh: Household, cfg: PrepConfig | None = None, scalers: dict | None =
         thresholds_w={d: float(thr[d]) for d in devs}, min_on_steps=min_on, min_off_steps=min_off,
         resample_s=step, config=json.loads(json.dumps(asdict(cfg), default=_json_default)),
         meta=json.loads(json.dumps(meta, default=_json_default)), stats=stats)
+
+
+def energy_in_on(apps: np.ndarray, states: np.ndarray, valid: np.ndarray, devs) -> dict[str, float | None]:
+    """Share of each device's energy that falls inside its ON periods (None for a device that uses none).
+    Low values mean the labels miss real activations (threshold or duration rules too strict)."""
+    out = {}
+    for i, d in enumerate(devs):
+        total = float(apps[i][valid].sum())
+        out[d] = float((apps[i] * states[i])[valid].sum() / total) if total > 0 else None
+    return out
 
 
 def example_batch(prepared: Prepared, split: str = "test", batch_size: int = 32, seed: int = 0):
@@ -528,11 +549,17 @@ def summary(prepared: Prepared) -> str:
         f"gaps          {s['gaps_filled_bins']:,} bins forward-filled, {s['invalid_bins']:,} bins in long gaps (windows there dropped)",
         f"cutoff        aggregate clipped to {s['cutoff_w']:.0f} W; aggregate energy {s['aggregate_kwh']:.1f} kWh",
         "",
-        f"{'appliance':<16}{'threshold W':>12}{'ON fraction':>13}{'energy kWh':>12}",
+        f"{'appliance':<16}{'threshold W':>12}{'min ON/OFF':>12}{'ON fraction':>13}{'energy kWh':>12}{'in ON':>7}",
     ]
     for d in prepared.devices:
+        share = s.get("energy_in_on", {}).get(d)
         flag = "  (missing: zeros)" if d in s["missing"] else ""
-        lines.append(f"{d:<16}{prepared.thresholds_w[d]:>12.0f}{s['on_fraction'][d]:>13.4f}{s['energy_kwh'][d]:>12.2f}{flag}")
+        if share is not None and share < MIN_ENERGY_IN_ON:
+            flag += f"  (only {share:.0%} of its energy is inside ON periods: check its threshold and duration rules)"
+        dur = f"{prepared.min_on_steps[d]}/{prepared.min_off_steps[d]}"
+        lines.append(f"{d:<16}{prepared.thresholds_w[d]:>12.0f}{dur:>12}{s['on_fraction'][d]:>13.4f}{s['energy_kwh'][d]:>12.2f}"
+                     f"{'-' if share is None else f'{share:.2f}':>7}{flag}")
+    lines.append(f"{'':<16}(min ON/OFF in {prepared.resample_s} s steps; 'in ON' = share of the energy inside ON periods)")
     lines.append("")
     w = s["windows"]
     lines.append("windows       " + ", ".join(f"{k} {w[k]}" for k in SPLITS) + f"  (W = {prepared.config['window']})")
