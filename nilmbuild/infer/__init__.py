@@ -23,7 +23,7 @@ import numpy as np
 
 from nilmbuild.errors import UserError
 
-from .metrics import METRICS, all_metrics, device_metrics, format_table, json_safe, mean_baseline
+from .metrics import METRICS, all_metrics, baselines, device_metrics, format_table, json_safe, mean_baseline
 from .postprocess import (PostConfig, clamp_negative, denormalise, duration_steps, postprocess,
                           suppress_long_off, suppress_short_activations)
 from .seq2subseq import Geometry, Seq2SubseqResult, geometry, pad_series, seq2subseq
@@ -31,7 +31,7 @@ from .seq2subseq import Geometry, Seq2SubseqResult, geometry, pad_series, seq2su
 __all__ = [
     "METRICS", "Geometry", "PostConfig", "Seq2SubseqResult", "all_metrics", "clamp_negative", "data_settings",
     "denormalise", "device_metrics", "disaggregate_series", "duration_steps", "evaluate", "format_table",
-    "geometry", "json_safe", "load_data_for", "mean_baseline", "model_input", "pad_series", "postprocess",
+    "baselines", "geometry", "json_safe", "load_data_for", "mean_baseline", "model_input", "pad_series", "postprocess",
     "predict_series", "seq2subseq", "suppress_long_off", "suppress_short_activations",
 ]
 
@@ -149,7 +149,7 @@ def predict_series(loaded, timestamps, aggregate_w, *, step_s: int = 60, prepare
     x = model_input(loaded, timestamps, aggregate_w)
     res = seq2subseq(loaded.model, x, batch_size=batch_size, timestamps=timestamps, step_s=step_s, progress=progress)
     pc = post or _post_config(loaded, step_s, prepared)
-    return res, postprocess(res.power, res.gate, loaded.devices, loaded.scalers, pc)
+    return res, postprocess(res.power, res.gate, loaded.devices, loaded.scalers, pc, aggregate_w=aggregate_w)
 
 
 def _truth(prepared, split, devices):
@@ -182,8 +182,9 @@ def evaluate(loaded, prepared, split: str = "test", *, batch_size: int = 32,
              progress: Callable[[int, int], None] | None = None) -> dict:
     """Run the checkpoint over the whole continuous `split` series and score the post-processed output.
 
-    -> {"devices": {name: {metric: float}}, "baseline": {name: {...}}, "split": str, "samples": int,
-        "span": [first, last timestamp]} (floats may be NaN; use json_safe for JSON).
+    -> {"devices": {name: {metric: float}}, "baselines": {"mean": {name: {...}}, "zero": {...}},
+        "baseline": the "mean" one (alias), "no_ground_truth": [devices without a channel in the data, not scored],
+        "split": str, "samples": int, "span": [first, last timestamp]} (floats may be NaN; use json_safe for JSON).
     """
     if split not in prepared.splits:
         raise UserError(f"unknown split {split!r}; use train, val or test")
@@ -193,11 +194,16 @@ def evaluate(loaded, prepared, split: str = "test", *, batch_size: int = 32,
     devs = loaded.devices
     _, post = predict_series(loaded, sp.timestamps, sp.aggregate_w, step_s=prepared.resample_s, prepared=prepared,
                              batch_size=batch_size, progress=progress)
+    missing = set(prepared.stats.get("missing", []))
+    scored = [i for i, d in enumerate(devs) if d not in missing]
+    names = [devs[i] for i in scored]
     y, st = _truth(prepared, sp, devs)
-    thr = _thresholds(prepared, devs)
-    return {"devices": all_metrics(devs, y, post["final_w"], st, thr, sp.valid),
-            "baseline": mean_baseline(devs, y, st, thr, train_means_w(prepared, devs), sp.valid),
-            "split": split, "samples": int(sp.valid.sum()),
+    y, st, yhat = y[scored], st[scored], post["final_w"][scored]
+    thr = _thresholds(prepared, names)
+    refs = baselines(names, y, st, thr, train_means_w(prepared, names), sp.valid)
+    return {"devices": all_metrics(names, y, yhat, st, thr, sp.valid), "baselines": refs, "baseline": refs["mean"],
+            "no_ground_truth": sorted(missing & set(devs)), "split": split, "samples": int(sp.valid.sum()),
+            "aggregate_cap": float(post["cap_binds"][sp.valid].mean()) if sp.valid.any() else 0.0,
             "span": [str(sp.timestamps[0]), str(sp.timestamps[-1])]}
 
 
@@ -271,8 +277,11 @@ def disaggregate_series(loaded, prepared_or_series, start=0, length: int | None 
 
     truth = states = metrics = raw_metrics = None
     thr = _thresholds(prepared, devs)
+    no_truth = list(devs)
     if series.get("appliances_w") is not None:
         names = list(series.get("devices") or devs)
+        missing = set(getattr(prepared, "stats", {}).get("missing", [])) | set(series.get("missing") or [])
+        no_truth = [d for d in devs if d not in names or d in missing]
         L = agg.shape[0]
         truth, states = np.zeros((len(devs), L), np.float32), np.zeros((len(devs), L), np.uint8)
         apps = np.asarray(series["appliances_w"])
@@ -282,14 +291,16 @@ def disaggregate_series(loaded, prepared_or_series, start=0, length: int | None 
                 j = names.index(d)
                 truth[i] = apps[j][sl]
                 states[i] = sts[j][sl] if sts is not None else (apps[j][sl] > thr[d])
-        metrics = all_metrics(devs, truth, post["final_w"], states, thr, valid)
-        raw_metrics = all_metrics(devs, truth, clamp_negative(post["raw_w"]), states, thr, valid)
+        k = [i for i, d in enumerate(devs) if d not in no_truth]        # devices without ground truth are not scored
+        scored = [devs[i] for i in k]
+        metrics = all_metrics(scored, truth[k], post["final_w"][k], states[k], thr, valid)
+        raw_metrics = all_metrics(scored, truth[k], clamp_negative(post["raw_w"])[k], states[k], thr, valid)
     g = res.geometry
     return {
         "devices": list(devs), "step_s": step, "start": start, "length": int(agg.shape[0]),
         "timestamps": ts[sl], "aggregate_w": agg, "valid": valid,
         "input": model_input(loaded, ts[sl], agg),
-        "truth_w": truth, "states": states,
+        "truth_w": truth, "states": states, "no_truth": no_truth,
         "power_scaled": res.power, "power_raw_scaled": res.power_raw, "gate": res.gate,
         "post": post, "prediction_w": post["final_w"],
         "window_starts": res.window_starts, "centres": res.centres, "seams": res.seams,

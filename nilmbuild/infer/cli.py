@@ -90,7 +90,7 @@ def disaggregate(checkpoint, source, house, out, date_from, date_to, batch_size)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @click.option("--batch-size", type=click.IntRange(1), default=32, show_default=True, help="Windows per model call.")
 def evaluate(checkpoint, source, house, split, as_json, batch_size):
-    """Score a checkpoint on a split, next to the mean-power baseline.
+    """Score a checkpoint on a split, next to two baselines: the mean and the all-OFF (zero) predictor.
 
     Splits the data with the checkpoint's recorded split settings, runs seq2subseq over the whole
     continuous split, post-processes, and reports per device MAE, RMSE (W), NDE (sum of squared
@@ -109,10 +109,12 @@ def evaluate(checkpoint, source, house, split, as_json, batch_size):
     prepared = load_data_for(loaded, source, house)
     result = run_eval(loaded, prepared, split, batch_size=batch_size, progress=_progress("evaluating", not as_json))
     if as_json:
-        click.echo(json.dumps(json_safe({"devices": result["devices"], "baseline": result["baseline"],
-                                         "split": result["split"], "samples": result["samples"],
-                                         "span": result["span"]}), indent=2))
+        keys = ("devices", "baselines", "baseline", "no_ground_truth", "aggregate_cap", "split", "samples", "span")
+        click.echo(json.dumps(json_safe({k: result[k] for k in keys}), indent=2))
     else:
         click.echo(f"{split} split: {result['samples']:,} samples, {result['span'][0]} .. {result['span'][1]}")
         click.echo(format_table(result))
-        click.echo("mean = baseline predicting each device's training-set mean power; '-' = undefined (0/0)")
+        click.echo("mean = each device's training-set mean power; zero = all OFF (0 W); '-' = undefined (0/0)")
+        click.echo(f"the devices' sum was capped to the aggregate at {result['aggregate_cap']:.1%} of the samples")
+        if result["no_ground_truth"]:
+            click.echo(f"not scored (no ground truth in this data): {', '.join(result['no_ground_truth'])}")

@@ -93,6 +93,17 @@ def mean_baseline(devices, y, states, thresholds_w: dict, train_means_w: dict, m
     return all_metrics(devices, y, yhat, states, thresholds_w, mask)
 
 
+def zero_baseline(devices, y, states, thresholds_w: dict, mask=None) -> dict[str, dict[str, float]]:
+    """The all-OFF predictor: 0 W for every device at every step (hard to beat on MAE for sparse devices)."""
+    return all_metrics(devices, y, np.zeros_like(np.asarray(y, dtype=float)), states, thresholds_w, mask)
+
+
+def baselines(devices, y, states, thresholds_w: dict, train_means_w: dict, mask=None) -> dict[str, dict]:
+    """{"mean": {device: metrics}, "zero": {device: metrics}}: the two reference predictors."""
+    return {"mean": mean_baseline(devices, y, states, thresholds_w, train_means_w, mask),
+            "zero": zero_baseline(devices, y, states, thresholds_w, mask)}
+
+
 def json_safe(obj):
     """NaN/inf -> None, numpy scalars -> Python, recursively (strict JSON)."""
     if isinstance(obj, dict):
@@ -115,9 +126,10 @@ def format_table(result: dict) -> str:
     def fmt(v):
         return f"{'-':>10}" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:>10.3f}"
 
+    refs = result.get("baselines") or {"mean": result.get("baseline", {})}
     for d, m in result.get("devices", {}).items():
         lines.append(f"{d:<18}{'NILMFormer':<12}" + "".join(fmt(m.get(c)) for c in cols))
-        b = result.get("baseline", {}).get(d)
-        if b is not None:
-            lines.append(f"{'':<18}{'mean':<12}" + "".join(fmt(b.get(c)) for c in cols))
+        for name, ref in refs.items():
+            if ref.get(d) is not None:
+                lines.append(f"{'':<18}{name:<12}" + "".join(fmt(ref[d].get(c)) for c in cols))
     return "\n".join(lines)

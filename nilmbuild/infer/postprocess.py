@@ -4,7 +4,12 @@ its intermediate arrays so the pages can show before/after.
 Pipeline used by `postprocess` (per device, arrays (T,)):
 
     raw scaled --denormalise--> raw W --short-activation suppression--> --long-OFF gate suppression-->
-    --clamp negatives--> final W
+    --clamp negatives--> --cap to the aggregate (all devices together)--> final W
+
+Cap to the aggregate (not in the spec; docs/spec-notes.md): appliances cannot draw more than the meter
+measured. Where the devices' sum exceeds the aggregate at a step, every device is scaled by the same
+factor aggregate / sum, so the sum equals the aggregate and each device keeps its share. The share of
+steps where the cap binds is reported by `nilmbuild evaluate` ("aggregate_cap").
 
 The spec lists denormalisation last; we denormalise first so that "set the prediction to 0" means
 0 W for every scaler (with the default max scaler, 0 scaled == 0 W, so the order makes no difference;
@@ -91,6 +96,19 @@ def clamp_negative(power: np.ndarray) -> np.ndarray:
     return np.maximum(np.asarray(power, dtype=np.float32), 0.0)
 
 
+def cap_to_aggregate(power: np.ndarray, aggregate_w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(D, T) non-negative watts, (T,) aggregate watts -> (capped (D, T), binds (T,) bool).
+
+    Where sum_d power[d, t] > aggregate[t] (>= 0), every device is scaled by aggregate[t] / sum: the sum
+    then equals the aggregate and the devices keep their proportions. Elsewhere nothing changes."""
+    p = np.asarray(power, dtype=np.float64)
+    agg = np.maximum(np.nan_to_num(np.asarray(aggregate_w, dtype=np.float64)), 0.0)
+    total = p.sum(axis=0)                                                   # (T,)
+    binds = total > agg
+    scale = np.where(binds, agg / np.where(binds, total, 1.0), 1.0)
+    return (p * scale).astype(np.float32), binds
+
+
 @dataclass
 class PostConfig:
     """Per-device settings. Missing entries fall back to nilm-facts durations / gate 0.5."""
@@ -102,6 +120,7 @@ class PostConfig:
     off_window: int = DEFAULT_OFF_WINDOW
     short: bool = True           # step 1 on/off
     long_off: bool = True        # step 2 on/off
+    cap: bool = True             # step 4 on/off (needs the aggregate)
 
     @classmethod
     def for_model(cls, loaded_or_cfg, step_s: int = 60, **kw) -> "PostConfig":
@@ -114,13 +133,16 @@ class PostConfig:
 
 
 def postprocess(power_scaled: np.ndarray, gate: np.ndarray, devices, scalers: dict,
-                pc: PostConfig | None = None) -> dict[str, np.ndarray]:
+                pc: PostConfig | None = None, aggregate_w: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Whole pipeline on (D, T) arrays. Returns (every array (D, T), device order = `devices`):
 
     raw_w           denormalised model output (W)
     short_w         after short-activation suppression (W)
     long_off_w      after long-OFF gate suppression (W)
-    final_w         after clamping negatives (W): the prediction
+    clamped_w       after clamping negatives (W)
+    final_w         after capping the devices' sum to `aggregate_w` (T,) (W): the prediction
+                    (= clamped_w when no aggregate is given or pc.cap is off)
+    cap_binds       (T,) bool, steps where the cap scaled the devices down
     on_model        bool, gate > gate threshold (the model's ON decision)
     short_removed   bool, samples zeroed by step 1
     off_suppressed  bool, samples zeroed by step 2
@@ -153,4 +175,9 @@ def postprocess(power_scaled: np.ndarray, gate: np.ndarray, devices, scalers: di
                      ("gate_avg_pool", avg.astype(np.float32)), ("gate_max_pool", mx.astype(np.float32))):
             res[k].append(v)
     T = gate.shape[-1]
-    return {k: (np.stack(v) if v else np.zeros((0, T))) for k, v in res.items()}
+    out = {k: (np.stack(v) if v else np.zeros((0, T))) for k, v in res.items()}
+    out["clamped_w"] = out["final_w"]
+    out["cap_binds"] = np.zeros(T, dtype=bool)
+    if pc.cap and aggregate_w is not None and len(devices):
+        out["final_w"], out["cap_binds"] = cap_to_aggregate(out["clamped_w"], aggregate_w)
+    return out
