@@ -13,7 +13,12 @@
     var cap = NB.decode(NB.blob("capture"));
     var hasDay = NB.page.blobs.indexOf("day") >= 0;
     var day = hasDay ? MessagePack.decode(NB.blob("day")) : { shape: [0, 0], post_steps: [], post: {}, aggregate_w: new Uint8Array(4), valid: new Uint8Array(1), devices: [] };
-    var devices = cap.meta.devices, sc = MessagePack.decode(NB.blob("units")).scalers, samples = cap.meta.samples;
+    var units = MessagePack.decode(NB.blob("units"));
+    var devices = cap.meta.devices, sc = units.scalers, samples = cap.meta.samples;
+    // devices with no channel in the data: no truth line, no metrics, and a label that says so
+    var noTruth = {};
+    (units.no_truth || []).concat(day.no_truth || []).forEach(function (d) { noTruth[d] = true; });
+    function laneName(d) { return noTruth[d] ? d + " (no ground truth in this data)" : d; }
     var inRec = cap.record("input"), C = inRec.shape[1], Lw = inRec.shape[2];
     var canvas = document.getElementById("lanes"), readout = document.getElementById("readout");
     var st = { mode: "window", sample: 0, step: day.post_steps.length - 1, anim: null, split: 1 };
@@ -26,6 +31,12 @@
     day.post_steps.forEach(function (s) { dayArr.post[s.key] = f32(day.post[s.key]); });
     Object.keys(day.post_flags || {}).forEach(function (k) { dayArr.flags[k] = u8(day.post_flags[k]); });
     var stepFlag = { short_w: "short_removed", long_off_w: "off_suppressed" };
+    if (day.cap_binds) {                  // the cap binds per step (T,): mark it on every device's lane
+      var cb = u8(day.cap_binds), all = new Uint8Array(cb.length * day.devices.length);
+      for (var di = 0; di < day.devices.length; di++) all.set(cb, di * cb.length);
+      dayArr.flags.cap_binds = all;
+      stepFlag.final_w = "cap_binds";
+    }
 
     function windowOpts(b) {
       var agg = NB.watts.inverse(sc.aggregate, cap.get("input").subarray(b * C * Lw, b * C * Lw + Lw));
@@ -33,9 +44,9 @@
         agg: agg, aggName: "aggregate (input, W)", step_min: 1, x0_min: 0,
         xLabel: "time in window (min) · window #" + samples[b] + (cap.meta.t0 ? " starting " + String(cap.meta.t0[b]).replace("T", " ") : ""),
         devices: devices.map(function (d, i) {
-          return { name: d, color: NB.deviceColors[i % 5],
+          return { name: laneName(d), color: NB.deviceColors[i % 5],
                    pred: NB.watts.inverse(sc.appliances[d], NB.watts.row(cap, "output.power", b, i)),
-                   truth: NB.watts.inverse(sc.appliances[d], NB.watts.row(cap, "target.power", b, i)) };
+                   truth: noTruth[d] ? null : NB.watts.inverse(sc.appliances[d], NB.watts.row(cap, "target.power", b, i)) };
         }),
       };
     }
@@ -46,10 +57,11 @@
         agg: dayArr.agg, aggName: "aggregate (W)", step_min: day.step_s / 60, x0_min: 0,
         xLabel: "time (min) from " + day.t_start.replace("T", " ") + " · dashed: seq2subseq seams (every " + day.geometry.centre + " samples)",
         seams: day.seams, centres: day.centres, valid: dayArr.valid, invalid: true,
-        legendExtra: (R ? [["raw stitched (before)", "#6e7781", "dot"]] : []).concat(flag ? [["zeroed by this step", "#D55E00", "box"]] : []),
+        marksLabel: key === "final_w" ? "devices scaled down here: their sum exceeded the aggregate" : null,
+        legendExtra: (R ? [["raw stitched (before)", "#6e7781", "dot"]] : []).concat(flag ? [[key === "final_w" ? "scaled down: the sum exceeded the aggregate" : "zeroed by this step", "#D55E00", "box"]] : []),
         devices: day.devices.map(function (d, i) {
-          return { name: d, color: NB.deviceColors[i % 5], pred: P.subarray(i * Ld, (i + 1) * Ld),
-                   truth: dayArr.truth ? dayArr.truth.subarray(i * Ld, (i + 1) * Ld) : null,
+          return { name: laneName(d), color: NB.deviceColors[i % 5], pred: P.subarray(i * Ld, (i + 1) * Ld),
+                   truth: dayArr.truth && !noTruth[d] ? dayArr.truth.subarray(i * Ld, (i + 1) * Ld) : null,
                    marks: flag ? flag.subarray(i * Ld, (i + 1) * Ld) : null,
                    before: R ? R.subarray(i * Ld, (i + 1) * Ld) : null };
         }),
@@ -72,7 +84,7 @@
         lines.push(d.name + " predicted: " + NB.fmt(d.pred[i], 5) + " W");
         if (d.truth) lines.push(d.name + " truth: " + NB.fmt(d.truth[i], 5) + " W");
         if (d.before) lines.push(d.name + " raw stitched: " + NB.fmt(d.before[i], 5) + " W");
-        if (d.marks && d.marks[i]) lines.push("zeroed by this post-processing step");
+        if (d.marks && d.marks[i]) lines.push(o.marksLabel || "zeroed by this post-processing step");
       } else {
         var s = 0; o.devices.forEach(function (d) { s += Math.max(0, d.pred[i]); });
         lines.push("sum of predictions: " + NB.fmt(s, 5) + " W");

@@ -201,6 +201,7 @@
         ["gate", cur.gate[t], undefined, "gate"],
         ["raw power", cur.raw[t], NB.fmt(cur.raw[t], 6) + " (" + NB.fmt(w.f(cur.raw[t]), 5) + " W)", "raw"],
         ["γ_dec, β_dec", cur.gamma, NB.fmt(cur.gamma, 5) + ", " + NB.fmt(cur.beta, 5), "gamma"],
+        ["output while the gate is closed", cur.beta, "β_dec = " + NB.fmt(cur.beta, 5) + " (" + NB.fmt(w.f(cur.beta), 5) + " W; post-processing clamps it)", "closed"],
         ["recomputed", x, NB.fmt(x, 6) + (ref.storage === "f16" ? " → float16 " + NB.fmt(NB.kit.f16round(x), 6) : "") +
           " (" + NB.fmt(w.f(ref.storage === "f16" ? NB.kit.f16round(x) : x), 5) + " W)", "recomputed"],
         ["captured", c, NB.fmt(c, 6) + " (" + NB.fmt(w.f(c), 5) + " W)", "captured"],

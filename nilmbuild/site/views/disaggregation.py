@@ -22,7 +22,8 @@ SECTION = "11"
 SUMMARY = "Aggregate in, five appliances out: predictions vs ground truth in watts, a stitched day, post-processing and metrics."
 
 POST_STEPS = [("raw_w", "raw stitched output"), ("short_w", "after short-activation suppression"),
-              ("long_off_w", "after long-OFF gate suppression"), ("final_w", "final (clamped at 0 W)")]
+              ("long_off_w", "after long-OFF gate suppression"), ("clamped_w", "clamped at 0 W"),
+              ("final_w", "final: the devices' sum capped to the aggregate")]
 
 
 def day_blob(res: dict, scalers: dict | None = None) -> bytes:
@@ -38,6 +39,7 @@ def day_blob(res: dict, scalers: dict | None = None) -> bytes:
         "gate": f32(res["gate"]),
         "post": {k: f32(post[k]) for k, _ in POST_STEPS},
         "post_flags": {k: u8(post[k]) for k in ("on_model", "short_removed", "off_suppressed") if k in post},
+        "cap_binds": u8(post["cap_binds"]), "no_truth": list(res.get("no_truth") or []),
         "post_steps": [{"key": k, "label": lab} for k, lab in POST_STEPS],
         "window_starts": [int(v) for v in res["window_starts"]],
         "centres": [[int(a), int(b)] for a, b in np.asarray(res["centres"]).reshape(-1, 2)],
@@ -58,7 +60,8 @@ def build(ctx) -> PageSpec:
     from nilmbuild.errors import UserError
 
     blobs = {"capture": ctx.blob(["input", "output.power", "target.power"]),
-             "units": msgpack.packb({"scalers": clean(ctx.prepared.scalers)}, use_bin_type=True)}
+             "units": msgpack.packb({"scalers": clean(ctx.prepared.scalers),
+                                     "no_truth": list(ctx.prepared.stats.get("missing", []))}, use_bin_type=True)}
     day_error = None
     try:
         blobs["day"] = day_blob(ctx.disaggregation, ctx.prepared.scalers)
