@@ -43,7 +43,8 @@ class NILMFormerConfig:
     n_head: int = 8
     head_dim: int = 12             # d_model // n_head
     pffn_ratio: int = 4            # FFN 96 -> 384 -> 96
-    dp_rate: float = 0.2
+    dp_rate: float = 0.2           # dropout on the residual branches and inside the FFN (spec)
+    attn_dropout: float = 0.0      # dropout on the attention weights (spec: dp_rate; see docs/spec-notes.md)
     mask_diagonal: bool = True
     use_film: bool = True
     film_hidden_dim: int = 32

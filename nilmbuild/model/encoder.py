@@ -14,10 +14,11 @@ from .trace import Trace, put
 class EncoderLayer(nn.Module):
     """x = x + attn(LN1(x));  x = x + FiLM(FFN(LN2(x)))   (111,456 parameters at the defaults)."""
 
-    def __init__(self, d_model: int, n_head: int, head_dim: int, d_ff: int, dropout: float) -> None:
+    def __init__(self, d_model: int, n_head: int, head_dim: int, d_ff: int, dropout: float,
+                 attn_dropout: float | None = None) -> None:
         super().__init__()
         self.norm1 = nn.LayerNorm(d_model, eps=1e-5)
-        self.attn = DiagonallyMaskedSelfAttention(d_model, n_head, head_dim, dropout)
+        self.attn = DiagonallyMaskedSelfAttention(d_model, n_head, head_dim, dropout if attn_dropout is None else attn_dropout)
         self.norm2 = nn.LayerNorm(d_model, eps=1e-5)
         self.pffn = PositionWiseFeedForward(d_model, d_ff, dropout)
         self.dropout = nn.Dropout(dropout)

@@ -46,7 +46,7 @@ def condition_features(x_main: torch.Tensor, use_elec: bool, use_freq: bool, n_b
         bands = torch.stack([mag[:, e[i]:e[i + 1]].mean(dim=-1) for i in range(n_bands)], dim=-1)  # (B, 8)
         put(trace, "cond.bands", bands, ("batch", "band"), "6b", "architecture.md 3.2", "mean magnitude in 8 frequency bands")
         feats.append(bands)
-    cond = torch.cat(feats, dim=-1)                                          # (B, 13)
+    cond = torch.cat(feats, dim=-1) if feats else x.new_zeros(x.shape[0], 0)   # (B, 13); (B, 0) with both off
     put(trace, "cond.vector", cond, ("batch", "cond_feature"), "6b", "architecture.md 3.2", "5 electrical + 8 band features")
     return cond
 

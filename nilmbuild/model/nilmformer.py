@@ -33,7 +33,7 @@ class NILMFormer(nn.Module):
         self.pos_encoding = nn.Parameter(torch.randn(1, cfg.c_embedding, cfg.window) * 0.02)   # (1, 8, L)
         self.input_projection = nn.Conv1d(cfg.c_embedding, cfg.d_model, kernel_size=1)
         self.layers = nn.ModuleList(
-            EncoderLayer(cfg.d_model, cfg.n_head, cfg.head_dim, cfg.d_ff, cfg.dp_rate) for _ in range(cfg.n_encoder_layers)
+            EncoderLayer(cfg.d_model, cfg.n_head, cfg.head_dim, cfg.d_ff, cfg.dp_rate, cfg.attn_dropout) for _ in range(cfg.n_encoder_layers)
         )
         self.encoder_film = EncoderFiLM(cfg.c_out, cfg.n_cond, cfg.film_hidden_dim, cfg.n_encoder_layers, cfg.d_model)
         self.decoder_film = DecoderFiLM(cfg.c_out, cfg.n_cond, cfg.film_hidden_dim)
@@ -41,7 +41,11 @@ class NILMFormer(nn.Module):
         self.register_buffer("gate_thresholds", torch.tensor([d.gate_threshold for d in cfg.devices]), persistent=False)
 
     def forward(self, x: torch.Tensor, *, gate_mode: str | None = None, trace: Trace | None = None,
-                use_film: bool | None = None, mask_diagonal: bool | None = None) -> NILMFormerOutput:
+                use_film: bool | None = None, mask_diagonal: bool | None = None,
+                pos_start: torch.Tensor | None = None) -> NILMFormerOutput:
+        """x: (B, 7, L) with L = cfg.window, or a crop (B, 7, l <= L) whose first step sits at position
+        pos_start[b] of the window (training's multi-crop, architecture.md 10.4); the positional encoding
+        is then sliced to positions pos_start[b] .. pos_start[b] + l."""
         cfg = self.cfg
         gate_mode = gate_mode or ("soft" if self.training else "hard")
         use_film = cfg.use_film if use_film is None else use_film
@@ -57,7 +61,7 @@ class NILMFormer(nn.Module):
         # Stages 2-5: embedding, positional encoding, projection, transpose
         h = self.embedding(h, trace)                                         # (B, 8, L)
         put(trace, "pos_encoding", self.pos_encoding[0], ("channel", "time"), "3", "forward-pass.md 3", "learnable positional encoding (1, 8, L)")
-        h = h + self.pos_encoding                                            # (B, 8, L)
+        h = h + self.positional(pos_start, L)                                # (B, 8, L)
         put(trace, "embed.with_pos", h, AX_BCT, "3", "forward-pass.md 3", "embedding + positional encoding")
         h = self.input_projection(h)                                         # (B, 96, L)
         put(trace, "projection", h, ("batch", "feature", "time"), "4", "forward-pass.md 4", "1x1 conv 8 -> 96")
@@ -92,7 +96,7 @@ class NILMFormer(nn.Module):
                 for key, t, doc in (
                     ("gate_logit", logit, "gate logit"),
                     ("gate_prob", p, "gate probability p = sigmoid(logit) = cls_prob / 2"),
-                    ("power_raw", power_raw, "regression branch: softplus(a) * log1p(relu(raw))"),
+                    ("power_raw", power_raw, "regression branch: softplus(a) * log1p(softplus(raw))"),
                     ("soft_gate", soft, "smoothstep(p) = p^2 (3 - 2p)"),
                     ("hard_gate", hard, f"p > {dev.gate_threshold}"),
                     ("power_soft", soft * power_raw, "soft-gated power (training)"),
@@ -113,6 +117,18 @@ class NILMFormer(nn.Module):
         put(trace, "output.power", out.power, ("batch", "device", "time"), "12", "forward-pass.md 12", "per-device power (scaled)")
         put(trace, "output.gate", out.gate, ("batch", "device", "time"), "12", "forward-pass.md 12", "per-device gate probability")
         return out
+
+
+    def positional(self, pos_start: torch.Tensor | None, length: int) -> torch.Tensor:
+        """The learnable encoding (1, 8, L), or its slices at each crop's positions (B, 8, length)."""
+        if pos_start is None:
+            if length != self.cfg.window:
+                raise ValueError(f"input length {length} != window {self.cfg.window}: pass pos_start for crops")
+            return self.pos_encoding
+        idx = pos_start.to(torch.long)[:, None] + torch.arange(length, device=pos_start.device)   # (B, length)
+        if int(idx.max()) >= self.cfg.window or int(idx.min()) < 0:
+            raise ValueError("a crop reaches outside the window's positions")
+        return self.pos_encoding[0][:, idx].permute(1, 0, 2)                 # (B, 8, length)
 
 
 def count_params(module: nn.Module) -> int:

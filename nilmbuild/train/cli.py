@@ -33,9 +33,18 @@ from nilmbuild.errors import UserError
 @click.option("--max-steps", type=int, default=None, help="Stop after this many optimizer steps (resumable).")
 @click.option("--threads", type=int, default=2, show_default=True, help="torch CPU threads per process.")
 @click.option("--ddp", is_flag=True, help="Distributed run: launch with torchrun (reads RANK/WORLD_SIZE).")
+@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True,
+              help="Where to train; cuda uses bf16 mixed precision. auto = cuda when torch sees a GPU.")
+@click.option("--crop-len", type=int, default=None,
+              help="After warm-up, train on 2-4 event-biased crops of this many steps per window [window // 2]; 0 = full windows.")
+@click.option("--fixed-grid", is_flag=True, help="Train on the fixed stride grid of windows instead of fresh random offsets each epoch.")
+@click.option("--loss-weighting", type=click.Choice(["fixed", "uncertainty"]), default="fixed", show_default=True,
+              help="fixed: per-device-type weights; uncertainty: learned per-device weights exp(-s) (Kendall et al. 2018).")
+@click.option("--scaler", type=click.Choice(["max", "minmax", "standard", "mean"]), default="max", show_default=True,
+              help="Aggregate scaling (architecture.md 2.2). Appliance targets are always max-scaled: the heads output power >= 0.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def train(source, house, days, epochs, batch_size, lr, seed, no_pcgrad, pcgrad_from_epoch, max_minutes, warmup_epochs, val_from, test_from, devices,
-          out, resume, max_steps, threads, ddp, quiet) -> None:
+          out, resume, max_steps, threads, ddp, device, crop_len, fixed_grid, loss_weighting, scaler, quiet) -> None:
     """Train NILMFormer and write a checkpoint (weights, scalers, device types, training log, provenance).
 
     \b
@@ -54,6 +63,7 @@ def train(source, house, days, epochs, batch_size, lr, seed, no_pcgrad, pcgrad_f
                      pcgrad=not no_pcgrad, pcgrad_from_epoch=max(0, pcgrad_from_epoch - 1), max_minutes=max_minutes, warmup_epochs=warmup_epochs, val_from=val_from, test_from=test_from,
                      devices=tuple(d.strip() for d in devices.split(",") if d.strip()) if devices else None,
                      out=out, resume=resume, max_steps=max_steps, threads=threads, progress=not quiet,
+                     device=device, crop_len=crop_len, random_offsets=not fixed_grid, loss_weighting=loss_weighting, scaler=scaler,
                      command="nilmbuild train " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if len(sys.argv) > 1 else "")
     if ddp:
         from .ddp import in_torchrun, init_from_env, shutdown

@@ -86,7 +86,7 @@ def loss_components(power, gate_logit, target, state, mask=None, long_off=None, 
     c["zero"] = _mmean(relu_p, m * off)
     lo = torch.zeros_like(power) if long_off is None else long_off.to(power.dtype)
     c["long_off"] = _mmean(relu_p, m * lo)
-    pw = torch.ones(D, dtype=power.dtype, device=power.device) if pos_weight is None else pos_weight.to(power.dtype)
+    pw = torch.ones(D, dtype=power.dtype, device=power.device) if pos_weight is None else pos_weight.to(power.device, power.dtype)
     bce = -(pw.view(1, D, 1) * on * F.logsigmoid(gate_logit) + off * F.logsigmoid(-gate_logit))
     c["gate_bce"] = _mmean(bce, m)
     e_y = (target * on * m).sum((0, 2))
@@ -113,6 +113,13 @@ def weight_matrix(weights: list[LossWeights], anti_collapse: float, out_stats_al
 def device_losses(comps: dict[str, torch.Tensor], wmat: dict[str, torch.Tensor]) -> torch.Tensor:
     """Weighted sum of the components per device -> (D,) task losses (PCGrad's tasks)."""
     return sum(wmat[k].to(v.device) * v for k, v in comps.items())
+
+
+def uncertainty_weighted(losses: torch.Tensor, log_vars: torch.Tensor) -> torch.Tensor:
+    """Homoscedastic-uncertainty task weighting (Kendall, Gal & Cipolla 2018): (D,) task losses L_i and learned
+    s_i = log sigma_i^2 -> (D,) exp(-s_i) L_i + s_i. At the optimum over s_i, exp(-s_i) = 1 / L_i: a task whose
+    loss is large gets a small weight, so no device's loss scale dominates the shared trunk."""
+    return torch.exp(-log_vars) * losses + log_vars
 
 
 def long_off_mask(states: np.ndarray, long_off_steps) -> np.ndarray:

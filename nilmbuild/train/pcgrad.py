@@ -35,18 +35,21 @@ def project(grads: list[torch.Tensor], generator: torch.Generator | None = None)
 
 def pcgrad_backward(losses: torch.Tensor, shared: list[torch.nn.Parameter], own: list[list[torch.nn.Parameter]],
                     generator: torch.Generator | None = None) -> tuple[torch.Tensor, int]:
-    """Per-device autograd.grad (retain_graph) -> PCGrad over `shared`, own gradients for `own[i]`;
+    """Per-device gradients in ONE batched backward (autograd.grad with grad_outputs = the D x D identity,
+    is_grads_batched: row i is d losses[i] / d params) -> PCGrad over `shared`, own gradients for `own[i]`;
     writes .grad (accumulates onto existing .grad). Returns ((D, D) cosine matrix, projections)."""
     D = losses.shape[0]
-    flat = []
+    heads = [p for ps in own for p in ps]
+    eye = torch.eye(D, dtype=losses.dtype, device=losses.device)
+    g = torch.autograd.grad(losses, shared + heads, grad_outputs=eye, is_grads_batched=True, allow_unused=True)
+    gs, gh = g[: len(shared)], dict(zip(map(id, heads), g[len(shared):]))
+    flat = [torch.cat([(x[i] if x is not None else torch.zeros_like(p)).reshape(-1) for x, p in zip(gs, shared)])
+            for i in range(D)]
     for i in range(D):
-        params = shared + own[i]
-        g = torch.autograd.grad(losses[i], params, retain_graph=i < D - 1, allow_unused=True)
-        gs = g[: len(shared)]
-        flat.append(torch.cat([(x if x is not None else torch.zeros_like(p)).reshape(-1) for x, p in zip(gs, shared)]))
-        for p, x in zip(own[i], g[len(shared):]):
+        for p in own[i]:
+            x = gh[id(p)]
             if x is not None:
-                p.grad = x.detach().clone() if p.grad is None else p.grad + x
+                p.grad = x[i].detach().clone() if p.grad is None else p.grad + x[i]
     proj, cos, n = project(flat, generator)
     total = torch.stack(proj).sum(0)
     off = 0

@@ -28,10 +28,11 @@ from nilmbuild.model.checkpoint import load_checkpoint, save_checkpoint
 from nilmbuild.model.config import NILMFormerConfig
 from nilmbuild.model.nilmformer import NILMFormer
 
-from .crops import crop_mask
+from .crops import sample_crops, take_crops
 from .device_types import classify_prepared, device_specs
-from .losses import COMPONENTS, LossWeights, device_losses, loss_components, long_off_mask, weight_matrix
+from .losses import COMPONENTS, LossWeights, device_losses, loss_components, long_off_mask, uncertainty_weighted, weight_matrix
 from .pcgrad import pcgrad_backward
+from .windows import TrainSeries
 
 BASE_COMPONENTS = tuple(c for c in COMPONENTS if c not in ("anti_collapse", "out_stats"))
 
@@ -62,9 +63,33 @@ class TrainConfig:
     prep: dict = field(default_factory=dict)    # PrepConfig overrides (stride, fractions, ...)
     progress: bool = True
     command: str = ""
+    device: str = "auto"                 # auto | cpu | cuda (bf16 autocast on cuda)
+    crop_len: int | None = None          # after warm-up, crops of this many steps; None -> window // 2, 0 -> no crops
+    random_offsets: bool = True          # fresh random window offsets every epoch (False: prepare()'s stride grid)
+    loss_weighting: str = "fixed"        # fixed (device-type weights) | uncertainty (learned, Kendall et al. 2018)
+    lr_warmup_frac: float = 0.05         # linear learning-rate warm-up over this share of the steps, then cosine
+    lr_min_ratio: float = 0.05           # ... down to lr * lr_min_ratio at the last step
+    scaler: str = "max"                  # aggregate scaler (architecture.md 2.2); appliance targets stay max-scaled
 
     def warmup(self) -> int:
         return self.warmup_epochs if self.warmup_epochs is not None else max(1, self.epochs // 4)
+
+
+def lr_factor(step: int, total: int, warmup_frac: float, min_ratio: float) -> float:
+    """Linear warm-up over warmup_frac of the steps, then cosine decay to min_ratio at the last step."""
+    warm = max(1, int(round(warmup_frac * total)))
+    if step < warm:
+        return (step + 1) / warm
+    t = min(1.0, (step - warm) / max(1, total - warm))
+    return min_ratio + (1.0 - min_ratio) * 0.5 * (1.0 + math.cos(math.pi * t))
+
+
+def resolve_device(name: str) -> torch.device:
+    if name not in ("auto", "cpu", "cuda"):
+        raise UserError(f"unknown device {name!r}; use auto, cpu or cuda")
+    if name == "cuda" and not torch.cuda.is_available():
+        raise UserError("--device cuda: no CUDA GPU is visible to torch; use --device cpu (or auto)")
+    return torch.device("cuda" if name != "cpu" and torch.cuda.is_available() else "cpu")
 
 
 def schedule(epoch: int, frac: float, epochs: int, warmup: int) -> dict:
@@ -91,7 +116,8 @@ def load_prepared(tc: TrainConfig, window: int):
         raise UserError(f"unknown device(s) {', '.join(unknown)}; use some of {', '.join(DEVICE_NAMES)}")
     if not devs:
         raise UserError(f"{tc.source}: no appliance channel to train on")
-    kw = {"window": window, "stride": window // 2, "devices": devs, "val_from": tc.val_from, "test_from": tc.test_from}
+    kw = {"window": window, "stride": window // 2, "devices": devs, "val_from": tc.val_from, "test_from": tc.test_from,
+          "scaler": tc.scaler, "appliance_scaler": "max"}
     kw.update(tc.prep)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -128,8 +154,9 @@ def _allreduce_grads(params, dist, world):
 
 @torch.no_grad()
 def validate(model, data, weights: list[LossWeights], prepared, pos_weight, batch_size: int = 32) -> dict:
-    """Validation loss (the 8 base components with the type weights; no crops, no schedule terms, hard
-    gate as at inference) and per-device MAE (W) / F1 on the windows, raw model output (no post-processing)."""
+    """Validation loss (the 8 base components with the type weights on the soft-gated output: no crops, no
+    schedule terms, and no dependence on the hard-gate thresholds, which are only calibrated at the end) and
+    per-device MAE (W) / F1 of the hard-gated output on the windows (no post-processing)."""
     from nilmbuild.data.preprocess import scaler_from_dict
     from nilmbuild.infer.metrics import all_metrics
 
@@ -140,13 +167,16 @@ def validate(model, data, weights: list[LossWeights], prepared, pos_weight, batc
     model.eval()
     sums, preds = None, []
     wm = weight_matrix(weights, 0.0, 0.0)
+    dev = next(model.parameters()).device
     for a in range(0, N, batch_size):
         sl = slice(a, a + batch_size)
-        out = model(data["x"][sl])
-        c = loss_components(out.power, out.gate_logit, data["y"][sl], data["s"][sl], None, data["lo"][sl], pos_weight)
+        x = data["x"][sl].to(dev)
+        soft = model(x, gate_mode="soft")                                  # the loss: threshold-free, as trained
+        out = model(x)                                                      # MAE / F1: the hard gate, as at inference
+        c = loss_components(soft.power, soft.gate_logit, *(data[k][sl].to(dev) for k in ("y", "s")), None, data["lo"][sl].to(dev), pos_weight)
         n = out.power.shape[0]
-        sums = {k: (sums[k] if sums else 0) + v * n for k, v in c.items() if k in BASE_COMPONENTS}
-        preds.append(out.power)
+        sums = {k: (sums[k] if sums else 0) + v.cpu() * n for k, v in c.items() if k in BASE_COMPONENTS}
+        preds.append(out.power.float().cpu())
     model.train(was)
     comps = {k: v / N for k, v in sums.items()}
     per_dev = sum(wm[k] * v for k, v in comps.items())
@@ -172,8 +202,8 @@ def calibrate_gates(model, data, prepared, batch_size: int = 32) -> dict:
     gate fully open (FiLM(raw)) where gate > t and 0 elsewhere (what post-processing's long-OFF
     suppression makes of closed-gate stretches), and scored like `nilmbuild evaluate` (watts,
     ON = power > device threshold in W):
-    the threshold with the best F1 among those whose MAE is not above the mean-power baseline's MAE
-    is kept; if none is, the one with the lowest MAE.
+    the threshold with the best F1 among those whose MAE is not above the better baseline's MAE (the
+    train-mean predictor or the all-OFF predictor) is kept; if none is, the one with the lowest MAE.
     -> {device: {"threshold", "f1", "mae_w", "baseline_mae_w", "default"}}."""
     from nilmbuild.data.preprocess import scaler_from_dict
     from nilmbuild.infer.metrics import classification, mae
@@ -190,8 +220,9 @@ def calibrate_gates(model, data, prepared, batch_size: int = 32) -> dict:
 
     def run(thr):
         model.gate_thresholds.fill_(thr)
-        outs = [model(data["x"][a:a + batch_size]) for a in range(0, N, batch_size)]
-        return torch.cat([o.power for o in outs]).numpy(), torch.cat([o.gate for o in outs]).numpy()
+        dev = next(model.parameters()).device
+        outs = [model(data["x"][a:a + batch_size].to(dev)) for a in range(0, N, batch_size)]
+        return torch.cat([o.power.cpu() for o in outs]).numpy(), torch.cat([o.gate.cpu() for o in outs]).numpy()
 
     p_open, gates = run(-1.0)
     model.gate_thresholds.copy_(old)
@@ -204,7 +235,7 @@ def calibrate_gates(model, data, prepared, batch_size: int = 32) -> dict:
         if st[:, i].sum() == 0:
             continue
         j = list(prepared.devices).index(d)
-        base = mae(y, np.full_like(y, float(tr.appliances_w[j][tr.valid].mean())))
+        base = min(mae(y, np.full_like(y, float(tr.appliances_w[j][tr.valid].mean()))), mae(y, np.zeros_like(y)))
         thr_w = float(prepared.thresholds_w[d])
         g = gates[:, i].ravel()
         po = np.clip(sc.inverse(p_open[:, i]).ravel(), 0, None)
@@ -257,6 +288,9 @@ def train(tc: TrainConfig, log=print) -> dict:
     """Run (or resume) training; writes tc.out (best weights) and tc.out + '.resume.pt' (resumable state).
     Returns {"out", "resume", "train_log", "model"}."""
     torch.set_num_threads(max(1, tc.threads))
+    device = resolve_device(tc.device)
+    if tc.loss_weighting not in ("fixed", "uncertainty"):
+        raise UserError(f"unknown loss weighting {tc.loss_weighting!r}; use fixed or uncertainty")
     dist, rank, world = _dist()
     is_main = rank == 0
     resume = None
@@ -285,18 +319,25 @@ def train(tc: TrainConfig, log=print) -> dict:
     model = NILMFormer(cfg)
     if resume:
         model.load_state_dict(loaded.model.state_dict())
-    model.train()
+    model.to(device).train()
     net = model
     if dist is not None:
         from torch.nn.parallel import DistributedDataParallel
         net = DistributedDataParallel(model)
     shared = [p for n, p in model.named_parameters() if not n.startswith("heads.")]
     own = [list(model.heads[d].parameters()) for d in devs]
-    opt = torch.optim.AdamW(model.parameters(), lr=tc.lr, weight_decay=tc.weight_decay)
+    # uncertainty weighting (Kendall, Gal & Cipolla 2018): task loss exp(-s_i) L_i + s_i, s_i = log sigma_i^2 learned
+    log_vars = torch.zeros(len(devs), device=device, requires_grad=True) if tc.loss_weighting == "uncertainty" else None
+    groups = [{"params": list(model.parameters())}] + ([{"params": [log_vars], "weight_decay": 0.0}] if log_vars is not None else [])
+    opt = torch.optim.AdamW(groups, lr=tc.lr, weight_decay=tc.weight_decay)
+    autocast = (lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if device.type == "cuda" else _null
 
     N = tr["x"].shape[0]
+    series = TrainSeries(prepared, lo_steps, base_cfg.window) if tc.random_offsets else None
+    crop_len = base_cfg.window // 2 if tc.crop_len is None else int(tc.crop_len)
     sampler = DistributedSampler(range(N), num_replicas=world, rank=rank, shuffle=True, seed=tc.seed)
     steps_per_epoch = math.ceil(len(sampler) / tc.batch_size)
+    total_steps = tc.epochs * steps_per_epoch
     warmup = tc.warmup()
     train_log = {"epochs": [], "devices": devs, "components": list(COMPONENTS), "steps_per_epoch": steps_per_epoch,
                  "pcgrad": tc.pcgrad, "world_size": world, "warmup_epochs": warmup}
@@ -310,6 +351,9 @@ def train(tc: TrainConfig, log=print) -> dict:
         best = {"val_loss": resume["best_val_loss"], "epoch": resume["best_epoch"], "state": resume["best_state"]}
         acc = resume.get("acc")
         torch.set_rng_state(resume["rng"])
+        if log_vars is not None and resume.get("log_vars") is not None:
+            with torch.no_grad():
+                log_vars.copy_(torch.tensor(resume["log_vars"]))
     if "baseline_val" not in train_log and is_main:
         train_log["baseline_val"] = val_baseline(va, prepared)
 
@@ -328,14 +372,15 @@ def train(tc: TrainConfig, log=print) -> dict:
             return
         state = {"optimizer": opt.state_dict(), "epoch": epoch, "batch": batch, "step": step, "rng": torch.get_rng_state(),
                  "train_log": train_log, "best_val_loss": best["val_loss"], "best_epoch": best["epoch"],
-                 "best_state": best["state"], "acc": acc_now, "classification": classification, "train_config": _tc_dict(tc)}
+                 "best_state": best["state"], "acc": acc_now, "classification": classification, "train_config": _tc_dict(tc),
+                 "log_vars": log_vars.detach().cpu().tolist() if log_vars is not None else None}
         save_checkpoint(resume_path(tc.out), model, scalers=prepared.scalers, train_log=train_log,
                         provenance=provenance, extra={**extra, "resume": state})
 
     def save_final(calibrate: bool = False):
         if not is_main:
             return
-        final = copy.deepcopy(model)
+        final = copy.deepcopy(model).cpu()
         if best["state"] is not None:
             final.load_state_dict(best["state"])
         if calibrate:
@@ -352,6 +397,7 @@ def train(tc: TrainConfig, log=print) -> dict:
         for epoch in range(start_epoch, tc.epochs):
             sampler.set_epoch(epoch)
             order = torch.tensor(list(iter(sampler)))
+            data = series.draw(N, tc.seed * 1_000_003 + epoch) if series is not None else tr
             if acc is None or epoch != start_epoch or start_batch == 0:
                 acc = {"comps": {k: [0.0] * len(devs) for k in COMPONENTS}, "dev_loss": [0.0] * len(devs), "total": 0.0,
                        "cos": [[0.0] * len(devs) for _ in devs], "proj": 0, "steps": 0, "time": 0.0, "pcgrad": 0}
@@ -368,18 +414,29 @@ def train(tc: TrainConfig, log=print) -> dict:
                 idx = order[b * tc.batch_size:(b + 1) * tc.batch_size]
                 sch = schedule(epoch, b / steps_per_epoch, tc.epochs, warmup)
                 gen = torch.Generator().manual_seed(tc.seed * 1_000_003 + epoch * 10_007 + b)
-                mask = crop_mask(tr["s"][idx], gen) if sch["crops"] else None
-                x, y, s, lo = tr["x"][idx], tr["y"][idx], tr["s"][idx], tr["lo"][idx]
+                for g in opt.param_groups:
+                    g["lr"] = tc.lr * lr_factor(step, total_steps, tc.lr_warmup_frac, tc.lr_min_ratio)
+                x, y, s, lo = (data[k][idx] for k in ("x", "y", "s", "lo"))
+                pos = None
+                if sch["crops"] and crop_len:
+                    rows, pos = sample_crops(s, gen, crop_len)
+                    x, y, s, lo = (take_crops(t, rows, pos, crop_len) for t in (x, y, s, lo))
+                    pos = pos.to(device)
+                x, y, s, lo = (t.to(device, non_blocking=True) for t in (x, y, s, lo))
                 opt.zero_grad(set_to_none=True)
                 use_pcgrad = tc.pcgrad and len(devs) > 1 and epoch >= tc.pcgrad_from_epoch
                 ctx = net.no_sync() if (dist is not None and use_pcgrad) else _null()
                 with ctx:
-                    out = net(x)
-                    comps = loss_components(out.power, out.gate_logit, y, s, mask, lo, pos_weight)
+                    with autocast():
+                        out = net(x, pos_start=pos)
+                    comps = loss_components(out.power.float(), out.gate_logit.float(), y, s, None, lo, pos_weight)
                     losses = device_losses(comps, weight_matrix(weights, sch["anti_collapse"], sch["out_stats_alpha"]))
-                    total = losses.sum()
+                    task = losses if log_vars is None else uncertainty_weighted(losses, log_vars)
+                    total = task.sum()
                     if use_pcgrad:
-                        cos, nproj = pcgrad_backward(losses, shared, own, gen)
+                        cos, nproj = pcgrad_backward(task, shared, own, gen)
+                        if log_vars is not None:       # d task_i / d s_i = 1 - exp(-s_i) L_i (heads of no other task)
+                            log_vars.grad = (1.0 - torch.exp(-log_vars) * losses).detach()
                     else:
                         total.backward()
                         cos, nproj = None, 0
@@ -401,7 +458,7 @@ def train(tc: TrainConfig, log=print) -> dict:
                     acc["pcgrad"] = acc.get("pcgrad", 0) + 1
                     acc["cos"] = [[a + float(u) for a, u in zip(ra, ru)] for ra, ru in zip(acc["cos"], cos)]
                 if bar is not None:
-                    bar.set_postfix(loss=f"{float(total):.4f}", proj=nproj, s_step=f"{dt:.1f}")
+                    bar.set_postfix(loss=f"{float(total.detach()):.4f}", proj=nproj, s_step=f"{dt:.1f}")
                     bar.update(1)
             else:
                 b = steps_per_epoch
@@ -411,6 +468,8 @@ def train(tc: TrainConfig, log=print) -> dict:
                 break
             # end of epoch: log, validate, keep the best, write the resumable state
             rec = _epoch_record(epoch, acc, devs, sch, tc, opt)
+            if log_vars is not None:
+                rec["task_weights"] = {d: round(float(torch.exp(-log_vars[i])), 5) for i, d in enumerate(devs)}
             if is_main:
                 v = validate(model, va, weights, prepared, pos_weight, tc.batch_size)
                 rec["val"] = v
