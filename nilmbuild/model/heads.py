@@ -42,7 +42,7 @@ class SimpleDeviceHead(nn.Module):
         put(trace, f"{name}.cls_prob", 2.0 * torch.sigmoid(logit[:, 0]), ("batch", "time"), "10", "architecture.md 9.1",
             "classification branch 2 sigmoid(logit), range [0, 2]")
         raw = self.reg(f)                                                    # (B, 1, L)
-        power_raw = F.softplus(self.amp) * torch.log1p(F.relu(raw))          # (B, 1, L), >= 0
+        power_raw = F.softplus(self.amp) * torch.log1p(F.softplus(raw))      # (B, 1, L), > 0
         return logit, power_raw
 
 
@@ -62,7 +62,7 @@ class SparseDeviceCNN(nn.Module):
         f = self.bn2(F.gelu(self.conv2(self.bn1(F.gelu(self.conv1(x))))))   # (B, 64, L)
         put(trace, f"{name}.features", f, ("batch", "channel", "time"), "10", "forward-pass.md 10", "dilated conv stack 96 -> 64 -> 64")
         o = self.out(f)                                                      # (B, 2, L)
-        return o[:, 1:2], F.relu(o[:, 0:1])                                  # gate logit, power >= 0
+        return o[:, 1:2], F.softplus(o[:, 0:1])                              # gate logit, power > 0
 
 
 def make_head(kind: str, d_model: int) -> nn.Module:
