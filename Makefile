@@ -1,7 +1,8 @@
 # nilmbuild: two commands do everything on a fresh machine.
-#   make site   installs what is missing (Python venv with torch==2.13.0, npm packages, Debian chromium), builds site/
-#   make test   the same set-up, then the whole test suite (Python, node, browser)
+#   make site   installs what is missing (Python venv with torch==2.13.0, npm packages), builds site/; no browser
+#   make test   the same set-up plus Debian chromium, then the whole test suite (Python, node, browser)
 # Every set-up step is a no-op when its result is already there.
+# TORCH_INDEX=https://download.pytorch.org/whl/cpu installs the CPU-only torch wheel (the Pages workflow does).
 
 SHELL   := /bin/bash
 PYTHON  ?= python3
@@ -10,22 +11,26 @@ BIN     := $(VENV)/bin
 PY      := $(BIN)/python
 CHROMIUM ?= /usr/bin/chromium
 PYTEST_ARGS ?=
+TORCH_INDEX ?=
+FAST_TESTS  := not browser and not slow and not realdata
 
-.PHONY: setup python-deps js-deps chromium site test bench serve goldens clean help
+.PHONY: setup site-deps python-deps js-deps chromium site test test-fast bench serve goldens clean help
 
 help:
 	@echo "make site    install what is missing, then build the site into site/"
-	@echo "make test    install what is missing, then run every test"
+	@echo "make test    install what is missing (chromium too), then run every test"
+	@echo "make test-fast  the tests that need no browser, no shared data and under ~30 s each"
 	@echo "make bench   speed and size benchmarks (table + bench/results.json)"
 	@echo "make serve   preview site/ on http://127.0.0.1:8000"
 	@echo "make goldens re-record the screenshot goldens after an intended visual change"
 
-setup: python-deps js-deps chromium
+site-deps: python-deps js-deps
+setup: site-deps chromium
 
 python-deps: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --disable-pip-version-check torch==2.13.0
+	$(PY) -m pip install -q --disable-pip-version-check torch==2.13.0 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(PY) -m pip install -q --disable-pip-version-check -e '.[test]'
 	@touch $@
 
@@ -42,11 +47,14 @@ chromium:
 	$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null \
 	  || { echo "could not install chromium: run 'apt-get install -y chromium' as root, or set CHROMIUM=/path/to/chromium"; exit 1; }
 
-site: setup
+site: site-deps
 	$(BIN)/nilmbuild site
 
 test: setup
 	NILMBUILD_CHROMIUM=$(CHROMIUM) $(PY) -m pytest -q $(PYTEST_ARGS)
+
+test-fast: site-deps
+	$(PY) -m pytest -q -m "$(FAST_TESTS)" $(PYTEST_ARGS)
 
 bench: setup
 	NILMBUILD_CHROMIUM=$(CHROMIUM) $(PY) -m nilmbuild.bench

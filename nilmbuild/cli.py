@@ -3,22 +3,44 @@
 from __future__ import annotations
 
 import sys
+import warnings
+from pathlib import Path
 
 import click
 
 from nilmbuild import __version__
-from nilmbuild.errors import UserError
+from nilmbuild.errors import DataWarning, UserError
 
 
 class _Group(click.Group):
     """A Click group that turns UserError into a one-line message and exit code 2, never a traceback."""
 
     def invoke(self, ctx: click.Context):
-        try:
-            return super().invoke(ctx)
-        except UserError as e:
-            click.echo(f"error: {e}", err=True)
-            sys.exit(2)
+        from nilmbuild.data.loaders import default_unit
+
+        unit = default_unit.set(None)             # --unit (data.cli.unit_option) sets it for this command only
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", DataWarning)
+            warnings.showwarning = _show_warning
+            try:
+                return super().invoke(ctx)
+            except UserError as e:
+                click.echo(f"error: {e}", err=True)
+                sys.exit(2)
+            finally:
+                default_unit.reset(unit)
+
+
+_PACKAGE = str(Path(__file__).resolve().parent)
+_default_showwarning = warnings.showwarning
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """Warnings about the user's data, raised by nilmbuild's own code: one line, ``warning: MESSAGE``."""
+    if issubclass(category, DataWarning) or str(Path(filename).resolve()).startswith(_PACKAGE):
+        click.echo(f"warning: {message}", err=True)
+    else:
+        _default_showwarning(message, category, filename, lineno, file, line)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

@@ -6,3 +6,8 @@ class UserError(Exception):
 
     The message must be one line, name the file (and line) where it applies, and say what to do.
     """
+
+
+class DataWarning(UserWarning):
+    """Something in the user's data that nilmbuild fixed or left out (negative readings clipped, columns
+    ignored). The CLI prints it as one line, ``warning: MESSAGE``."""

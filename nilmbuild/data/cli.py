@@ -6,8 +6,20 @@ import warnings
 
 import click
 
-from nilmbuild.data.loaders import load_source, parse_column_map
+from nilmbuild.data.loaders import UNITS, default_unit, load_notes, load_source, parse_column_map
 from nilmbuild.data.preprocess import SCALERS, PrepConfig, prepare, summary
+
+
+def _set_unit(ctx, param, value):
+    default_unit.set(value)          # read by load_source, however deep the command calls it
+    return value
+
+
+#: `--unit W|kW` for every command that takes --source: the unit of CSV power columns whose name has none.
+unit_option = click.option(
+    "--unit", type=click.Choice(sorted(UNITS)), default=None, callback=_set_unit, expose_value=False,
+    is_eager=True, help="Unit of CSV power columns without one in their name (default W; "
+                        "'Aggregate_kW' or 'kettle (kW)' are read as kW anyway).")
 
 
 @click.command("data")
@@ -26,6 +38,7 @@ from nilmbuild.data.preprocess import SCALERS, PrepConfig, prepare, summary
 @click.option("--val-from", default=None, metavar="DATE", help="Validation starts here (UTC date), instead of fractions.")
 @click.option("--test-from", default=None, metavar="DATE", help="Test starts here (UTC date), e.g. 2013-10-01.")
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the prepared arrays (.npz).")
+@unit_option
 def data(source, house, days, seed, resample_s, window, stride, cutoff, scaler, columns, val_from, test_from, out):
     """Load (or simulate) a household, preprocess it and print a summary.
 
@@ -38,6 +51,7 @@ def data(source, house, days, seed, resample_s, window, stride, cutoff, scaler, 
       nilmbuild data                                   # 60 simulated days
       nilmbuild data --source csv:../shared/data/ukdale-house2-30s --out ukdale2.npz
       nilmbuild data --source ukdale:~/ukdale --house 2 --test-from 2013-09-01
+      nilmbuild data --source csv:export.csv --unit kW  # ';' and decimal commas are detected
     """
     cfg = PrepConfig(resample_s=resample_s, window=window, stride=stride, cutoff_w=cutoff, scaler=scaler,
                      val_from=val_from, test_from=test_from)
@@ -48,6 +62,9 @@ def data(source, house, days, seed, resample_s, window, stride, cutoff, scaler, 
     for w in caught:
         click.echo(f"warning: {w.message}", err=True)
     click.echo(summary(prepared))
+    notes = load_notes(hh.meta)      # negative readings clipped, kW columns, ignored columns
+    if notes:
+        click.echo("\n".join(notes))
     if out:
         prepared.to_npz(out)
         click.echo(f"wrote {out}")

@@ -14,8 +14,11 @@ from pathlib import Path
 
 from nilmbuild.errors import UserError
 
-#: Repository root (holds templates/, static/, node_modules/, package.json).
-ROOT = Path(__file__).resolve().parents[2]
+#: Where templates/, static/ and node_modules/ live: the repository root in a checkout (and in editable
+#: installs); in an installed wheel, the package's own copy `nilmbuild/_assets/` (written by setup.py's
+#: build hook, with only the vendored files of VENDOR_FILES under node_modules/).
+PACKAGED = Path(__file__).resolve().parents[1] / "_assets"
+ROOT = PACKAGED if (PACKAGED / "templates").is_dir() else Path(__file__).resolve().parents[2]
 
 #: Third-party scripts we inline: short name -> (npm package, file inside the package).
 #: The UMD build of @msgpack/msgpack defines the global ``MessagePack``; regl defines ``createREGL``.

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from nilmbuild import __version__
+from nilmbuild.data.cli import unit_option
 
 
 @click.command()
@@ -22,6 +23,7 @@ from nilmbuild import __version__
 @click.option("--pages", "pages_opt", default=None, metavar="SLUG,SLUG",
               help="Build only these pages (comma-separated slugs); others are left as they are.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress output.")
+@unit_option
 def site(checkpoint, source, house, seed, out, pages_opt, quiet) -> None:
     """Build the static site: one self-contained HTML page per view (no network needed to view it).
 

@@ -50,16 +50,39 @@ class SiteContext:
         digest = hashlib.sha256(Path(self.loaded.path).read_bytes()).hexdigest()[:12]
         return f"{Path(self.loaded.path).name} (sha256 {digest})"
 
+    @cached_property
+    def private_names(self) -> dict[str, str]:
+        """Local spellings of the inputs (data source and checkpoint paths, as given and absolute) -> the
+        public names pages show instead (file or folder name + content hash; nilmbuild.site.privacy)."""
+        from pathlib import Path
+
+        from nilmbuild.infer import data_settings
+        from nilmbuild.site.privacy import source_replacements
+
+        names = {}
+        for spec in (data_settings(self.loaded.provenance)["source"], self.source):
+            names.update(source_replacements(spec))
+        if self.loaded.path:
+            for spelling in (str(self.loaded.path), str(Path(self.loaded.path).resolve())):
+                names[spelling] = self.checkpoint_label
+        return names
+
+    def public(self, obj):
+        """`obj` (JSON-like) with every local path replaced by a public name: use for anything a page shows."""
+        from nilmbuild.site.privacy import scrub
+
+        return scrub(obj, self.private_names)
+
     @property
     def meta(self) -> dict:
-        """Provenance shown in every page footer."""
+        """Provenance shown in every page footer (no local paths: see `public`)."""
         prov = self.loaded.provenance or {}
         return {
             "nilmbuild_version": __version__,
             "checkpoint": self.checkpoint_label,
             "checkpoint_version": self.loaded.nilmbuild_version,
-            "data_source": self.source,
-            "trained_on": prov.get("source", "unknown"),
+            "data_source": self.public(self.source),
+            "trained_on": self.public(str(prov.get("source", "unknown"))),
             "devices": self.loaded.devices,
         }
 
@@ -93,5 +116,7 @@ def make_context(checkpoint: str | None = None, source: str | None = None, *, ba
     cap = capture_batch(loaded, x, y, t0)
     if timings is not None:
         timings["load"], timings["capture"] = t_load - t, time.perf_counter() - t_load
-    return SiteContext(loaded=loaded, source=source or data_settings(loaded.provenance)["source"],
-                       household=household, prepared=prepared, x=x, y=y, t0=t0, capture=cap, seed=seed)
+    ctx = SiteContext(loaded=loaded, source=source or data_settings(loaded.provenance)["source"],
+                      household=household, prepared=prepared, x=x, y=y, t0=t0, capture=cap, seed=seed)
+    cap.meta = ctx.public(cap.meta)        # provenance and command lines go into every page's blob
+    return ctx

@@ -84,7 +84,7 @@ def build(ctx) -> PageSpec:
     provenance = [
         ("Checkpoint", str(meta.get("checkpoint"))),
         ("Checkpoint written by", f"nilmbuild {meta.get('checkpoint_version')}"),
-        ("Trained on", f"{prov.get('source', 'unknown')}" + (f", {prov['days']} days" if prov.get("days") else "")
+        ("Trained on", f"{meta.get('trained_on')}" + (f", {prov['days']} days" if prov.get("days") else "")
          + (f", seed {prov['seed']}" if prov.get("seed") is not None else "")),
         ("Example data", f"{meta.get('data_source')} (test split, {int(ctx.capture.batch_size)} windows)"),
         ("Devices", ", ".join(meta.get("devices") or [])),

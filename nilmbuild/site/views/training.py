@@ -55,7 +55,7 @@ def train_summary(loaded) -> dict:
 
 
 def build(ctx) -> PageSpec:
-    summary = train_summary(ctx.loaded)
+    summary = ctx.public(train_summary(ctx.loaded))       # train_config holds the source and output paths
     has_log = bool(summary["epochs"])
     return PageSpec(
         slug=SLUG, title=TITLE, template="training.html", section=SECTION, summary=SUMMARY,
