@@ -78,9 +78,10 @@ def _register() -> None:
     main.add_command(disaggregate)
     main.add_command(evaluate)
 
-    from nilmbuild.train.cli import train
+    from nilmbuild.train.cli import calibrate, train
 
     main.add_command(train)
+    main.add_command(calibrate)
 
 
 _register()

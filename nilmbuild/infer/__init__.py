@@ -83,8 +83,11 @@ def load_household_for(loaded, source: str | None = None, house: int | None = No
     s = data_settings(getattr(loaded, "provenance", {}))
     same = source is None or source == s["source"]
     spec = s["source"] if source is None else source
+    from nilmbuild.data.loaders import default_unit
+
+    unit = default_unit.get() or ((getattr(loaded, "provenance", None) or {}).get("unit") if same else None)
     hh = load_source(spec, house=house if house is not None else (s["house"] if same else None),
-                     columns=s["columns"] if same else None,
+                     columns=s["columns"] if same else None, unit=unit,
                      days=days if days is not None else s["days"], seed=seed if seed is not None else s["seed"])
     if date_from or date_to:
         try:

@@ -9,6 +9,8 @@ import sys
 import click
 import numpy as np
 
+from nilmbuild.data.cli import unit_option
+
 
 def _progress(label: str, enabled: bool = True):
     """A click progress bar on stderr driven by seq2subseq's progress(done, total) callback."""
@@ -35,6 +37,7 @@ def _load(checkpoint):
 
 
 @click.command("disaggregate")
+@unit_option
 @click.option("--checkpoint", "-c", type=click.Path(dir_okay=False), default=None,
               help="Checkpoint file (default: the shipped one).")
 @click.option("--source", "-s", default=None, metavar="SOURCE",
@@ -81,6 +84,7 @@ def disaggregate(checkpoint, source, house, out, date_from, date_to, batch_size)
 
 
 @click.command("evaluate")
+@unit_option
 @click.option("--checkpoint", "-c", type=click.Path(dir_okay=False), default=None,
               help="Checkpoint file (default: the shipped one).")
 @click.option("--source", "-s", default=None, metavar="SOURCE",

@@ -23,11 +23,13 @@ import torch
 from torch.utils.data.distributed import DistributedSampler
 
 from nilmbuild import __version__
+from nilmbuild.data.loaders import default_unit
 from nilmbuild.errors import UserError
 from nilmbuild.model.checkpoint import load_checkpoint, save_checkpoint
 from nilmbuild.model.config import NILMFormerConfig
 from nilmbuild.model.nilmformer import NILMFormer
 
+from .calibrate import apply_thresholds, calibrate_gates
 from .crops import sample_crops, take_crops
 from .device_types import classify_prepared, device_specs
 from .losses import COMPONENTS, LossWeights, device_losses, loss_components, long_off_mask, uncertainty_weighted, weight_matrix
@@ -44,12 +46,13 @@ class TrainConfig:
     days: int = 60                       # simulator only
     seed: int = 0
     epochs: int = 10
-    batch_size: int = 32                 # per process under DDP
-    lr: float = 1e-3
+    batch_size: int = 16                 # per process under DDP
+    lr: float = 2e-3                     # peak; warm-up + cosine (lr_factor)
     weight_decay: float = 1e-2
     grad_clip: float = 1.0
     pcgrad: bool = True
-    pcgrad_from_epoch: int = 0           # plain summed loss before this epoch (0-based), PCGrad from it on
+    pcgrad_from_epoch: int | None = 0    # plain summed loss before this epoch (0-based), PCGrad from it on;
+                                         # None -> the last quarter of the epochs
     max_minutes: float | None = None     # stop (resumable, best checkpoint written) after this wall time
     warmup_epochs: int | None = None     # None -> max(1, epochs // 4)
     val_from: str | None = None
@@ -66,10 +69,16 @@ class TrainConfig:
     device: str = "auto"                 # auto | cpu | cuda (bf16 autocast on cuda)
     crop_len: int | None = None          # after warm-up, crops of this many steps; None -> window // 2, 0 -> no crops
     random_offsets: bool = True          # fresh random window offsets every epoch (False: prepare()'s stride grid)
+    windows_per_epoch: int | None = None # with random offsets: windows drawn per epoch (None: as many as the grid has)
     loss_weighting: str = "fixed"        # fixed (device-type weights) | uncertainty (learned, Kendall et al. 2018)
     lr_warmup_frac: float = 0.05         # linear learning-rate warm-up over this share of the steps, then cosine
     lr_min_ratio: float = 0.05           # ... down to lr * lr_min_ratio at the last step
     scaler: str = "max"                  # aggregate scaler (architecture.md 2.2); appliance targets stay max-scaled
+
+    def pcgrad_start(self) -> int:
+        if self.pcgrad_from_epoch is not None:
+            return self.pcgrad_from_epoch
+        return self.epochs - max(1, self.epochs // 4)
 
     def warmup(self) -> int:
         return self.warmup_epochs if self.warmup_epochs is not None else max(1, self.epochs // 4)
@@ -190,73 +199,6 @@ def validate(model, data, weights: list[LossWeights], prepared, pos_weight, batc
             "devices": {d: {"mae": _f(m[d]["mae"]), "f1": _f(m[d]["f1"])} for d in devs}}
 
 
-THRESHOLD_GRID = tuple(round(0.05 * i, 2) for i in range(2, 20)) + (0.97, 0.99)   # 0.10 .. 0.99
-
-
-@torch.no_grad()
-def calibrate_gates(model, data, prepared, batch_size: int = 32) -> dict:
-    """Pick each device's hard-gate threshold on the validation windows (never the test split).
-
-    With a BCE pos_weight w the gate probability is inflated (optimum p = w q / (w q + 1 - q)), so 0.5 is
-    not the right cut. For every grid threshold t the output is rebuilt from one forward pass with the
-    gate fully open (FiLM(raw)) where gate > t and 0 elsewhere (what post-processing's long-OFF
-    suppression makes of closed-gate stretches), and scored like `nilmbuild evaluate` (watts,
-    ON = power > device threshold in W):
-    the threshold with the best F1 among those whose MAE is not above the better baseline's MAE (the
-    train-mean predictor or the all-OFF predictor) is kept; if none is, the one with the lowest MAE.
-    -> {device: {"threshold", "f1", "mae_w", "baseline_mae_w", "default"}}."""
-    from nilmbuild.data.preprocess import scaler_from_dict
-    from nilmbuild.infer.metrics import classification, mae
-
-    N = data["x"].shape[0]
-    devs = model.cfg.device_names
-    old = model.gate_thresholds.clone()
-    res = {d: {"threshold": float(old[i]), "f1": None, "mae_w": None, "baseline_mae_w": None, "default": float(old[i])}
-           for i, d in enumerate(devs)}
-    if N == 0:
-        return res
-    was = model.training
-    model.eval()
-
-    def run(thr):
-        model.gate_thresholds.fill_(thr)
-        dev = next(model.parameters()).device
-        outs = [model(data["x"][a:a + batch_size].to(dev)) for a in range(0, N, batch_size)]
-        return torch.cat([o.power.cpu() for o in outs]).numpy(), torch.cat([o.gate.cpu() for o in outs]).numpy()
-
-    p_open, gates = run(-1.0)
-    model.gate_thresholds.copy_(old)
-    model.train(was)
-    st = data["s"].numpy()
-    tr = prepared.train
-    for i, d in enumerate(devs):
-        sc = scaler_from_dict(prepared.scalers["appliances"][d])
-        y = sc.inverse(data["y"][:, i].numpy()).ravel()
-        if st[:, i].sum() == 0:
-            continue
-        j = list(prepared.devices).index(d)
-        base = min(mae(y, np.full_like(y, float(tr.appliances_w[j][tr.valid].mean()))), mae(y, np.zeros_like(y)))
-        thr_w = float(prepared.thresholds_w[d])
-        g = gates[:, i].ravel()
-        po = np.clip(sc.inverse(p_open[:, i]).ravel(), 0, None)
-        rows = []
-        for t in THRESHOLD_GRID:
-            yhat = np.where(g > t, po, 0.0)
-            f = classification(st[:, i].ravel(), yhat > thr_w)["f1"]
-            rows.append((mae(y, yhat), f if math.isfinite(f) else 0.0, t))
-        ok = [r for r in rows if r[0] <= base]
-        m, f, t = max(ok, key=lambda r: (r[1], -r[0])) if ok else min(rows)
-        res[d] = {"threshold": float(t), "f1": _f(f), "mae_w": _f(m), "baseline_mae_w": _f(base), "default": res[d]["default"]}
-    return res
-
-
-def apply_thresholds(model, thresholds: dict) -> None:
-    """Write gate thresholds into the model's config (saved with the checkpoint) and its buffer."""
-    from dataclasses import replace
-    model.cfg.devices = tuple(replace(d, gate_threshold=float(thresholds.get(d.name, d.gate_threshold))) for d in model.cfg.devices)
-    model.gate_thresholds.copy_(torch.tensor([d.gate_threshold for d in model.cfg.devices]))
-
-
 def val_baseline(data, prepared) -> dict:
     """Mean-per-appliance baseline on the validation windows (train-split mean power)."""
     from nilmbuild.data.preprocess import scaler_from_dict
@@ -332,8 +274,8 @@ def train(tc: TrainConfig, log=print) -> dict:
     opt = torch.optim.AdamW(groups, lr=tc.lr, weight_decay=tc.weight_decay)
     autocast = (lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if device.type == "cuda" else _null
 
-    N = tr["x"].shape[0]
     series = TrainSeries(prepared, lo_steps, base_cfg.window) if tc.random_offsets else None
+    N = int(tc.windows_per_epoch) if (series is not None and tc.windows_per_epoch) else tr["x"].shape[0]
     crop_len = base_cfg.window // 2 if tc.crop_len is None else int(tc.crop_len)
     sampler = DistributedSampler(range(N), num_replicas=world, rank=rank, shuffle=True, seed=tc.seed)
     steps_per_epoch = math.ceil(len(sampler) / tc.batch_size)
@@ -359,7 +301,8 @@ def train(tc: TrainConfig, log=print) -> dict:
 
     provenance = {
         "source": tc.source, "house": tc.house, "days": tc.days if tc.source == "synthetic" else None, "seed": tc.seed,
-        "columns": None, "prep": prepared.config, "span": prepared.stats.get("span"),
+        "columns": None, "unit": default_unit.get(), "prep": prepared.config, "span": prepared.stats.get("span"),
+        "unknown_columns": prepared.meta.get("unknown_columns") or [],
         "splits": {s: ([str(sp.timestamps[0]), str(sp.timestamps[-1])] if sp.timestamps.size else None)
                    for s, sp in prepared.splits.items()},
         "windows": prepared.stats.get("windows"), "dataset": prepared.meta.get("dataset"),
@@ -384,7 +327,7 @@ def train(tc: TrainConfig, log=print) -> dict:
         if best["state"] is not None:
             final.load_state_dict(best["state"])
         if calibrate:
-            cal = calibrate_gates(final, va, prepared, tc.batch_size)
+            cal = calibrate_gates(final, prepared, tc.batch_size)
             apply_thresholds(final, {d: c["threshold"] for d, c in cal.items()})
             train_log["gate_calibration"] = cal
         save_checkpoint(tc.out, final, scalers=prepared.scalers, train_log=train_log, provenance=provenance,
@@ -424,7 +367,7 @@ def train(tc: TrainConfig, log=print) -> dict:
                     pos = pos.to(device)
                 x, y, s, lo = (t.to(device, non_blocking=True) for t in (x, y, s, lo))
                 opt.zero_grad(set_to_none=True)
-                use_pcgrad = tc.pcgrad and len(devs) > 1 and epoch >= tc.pcgrad_from_epoch
+                use_pcgrad = tc.pcgrad and len(devs) > 1 and epoch >= tc.pcgrad_start()
                 ctx = net.no_sync() if (dist is not None and use_pcgrad) else _null()
                 with ctx:
                     with autocast():
@@ -563,15 +506,13 @@ def _epoch_line(rec, base) -> str:
 
 
 def recalibrate(path: str, batch_size: int = 32) -> dict:
-    """Re-run the end-of-training gate calibration on an existing checkpoint (same data and split as its
-    provenance) and rewrite it in place. For checkpoints written before the trainer calibrated."""
+    """Re-run the gate calibration on an existing checkpoint (same data and split as its provenance) and
+    rewrite it in place (atomically). `nilmbuild calibrate` calls it."""
     from nilmbuild.infer import load_data_for
 
     ck = load_checkpoint(path)
     prepared = load_data_for(ck)
-    w = [LossWeights(**ck.extra["device_types"][d]["weights"]) for d in ck.devices]
-    va = tensors(prepared.val, [x.long_off_steps for x in w])
-    cal = calibrate_gates(ck.model, va, prepared, batch_size)
+    cal = calibrate_gates(ck.model, prepared, batch_size)
     apply_thresholds(ck.model, {d: c["threshold"] for d, c in cal.items()})
     log = dict(ck.train_log)
     log["gate_calibration"] = cal

@@ -88,6 +88,8 @@ def build(ctx) -> PageSpec:
          + (f", seed {prov['seed']}" if prov.get("seed") is not None else "")),
         ("Example data", f"{meta.get('data_source')} (test split, {int(ctx.capture.batch_size)} windows)"),
         ("Devices", ", ".join(meta.get("devices") or [])),
+        ("No ground truth in this data", ", ".join(ctx.prepared.stats.get("missing") or []) or "none"),
+        ("Data columns no device maps to (ignored)", ", ".join(ctx.prepared.meta.get("unknown_columns") or []) or "none"),
         ("Site built with", f"nilmbuild {meta.get('nilmbuild_version')}"),
     ]
     return PageSpec(
