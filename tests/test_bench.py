@@ -19,3 +19,11 @@ def test_median_time_calls_the_function():
     calls = []
     assert median_time(lambda: calls.append(1), repeats=3, warmup=1) >= 0
     assert len(calls) == 4
+
+
+def test_train_step_bench_reports_four_steps_against_the_previous_ones():
+    from nilmbuild.bench.train_infer import bench_train_step
+
+    rows = bench_train_step(batch=2, repeats=1)
+    assert [r["vs_reference"] for r in rows[:1]] == [1.0] and len(rows) >= 4
+    assert all(r["windows_per_s"] > 0 and r["seconds"] > 0 for r in rows)
