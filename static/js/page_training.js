@@ -77,13 +77,15 @@
 
     // ---- 3. schedules ----
     var sc = document.getElementById("sched-plot");
+    var peakLr = Math.max.apply(null, T.epochs.map(function (r) { return r.lr || 0; }).concat([1e-12]));
     document.getElementById("sched-caption").textContent = "The schedule values at the end of each epoch (warm-up: " + T.warmup_epochs + " epoch" + (T.warmup_epochs === 1 ? "" : "s") +
-      "): the anti-collapse weight (1 during warm-up, then decaying to 0.2), the output-statistics alpha (ramping 0 to 1 during warm-up) and multi-crop (1 = on, after warm-up).";
+      "): the anti-collapse weight (1 during warm-up, then decaying to 0.2), the output-statistics alpha (ramping 0 to 1 during warm-up), multi-crop (1 = on, after warm-up) and the learning rate at the epoch's end as a share of its largest logged value (warm-up, then cosine decay).";
     var schedPlot = NB.plot2d.create(sc, { title: "training schedule", x: { label: "epoch", min: ep[0], max: ep[ep.length - 1] }, lanes: [
       { y: { label: "weight", unit: "", min: 0, max: 1.05 }, series: [
         { name: "anti-collapse weight", x: ep, y: col(function (r) { return r.schedule.anti_collapse; }), kind: "line", color: "#0072B2", width: 2 },
         { name: "output-stats alpha", x: ep, y: col(function (r) { return r.schedule.out_stats_alpha; }), kind: "line", color: "#E69F00", width: 2 },
         { name: "multi-crop on", x: ep, y: col(function (r) { return r.schedule.crops ? 1 : 0; }), kind: "step", color: "#009E73", width: 1.5, dash: [5, 3] },
+        { name: "learning rate ÷ its peak", x: ep, y: col(function (r) { return r.lr / peakLr; }), kind: "line", color: "#CC79A7", width: 1.5 },
       ] }] });
     schedPlot.draw(); NB.plot2d.hover(schedPlot);
     NB.saveButton(document.getElementById("sched-controls"), sc, "training-schedule.png", schedPlot.draw);
