@@ -96,3 +96,11 @@ def test_every_switch_combination_builds_runs_and_trains(elec, freq, film, mask)
     out = net(torch.randn(2, 7, 32))
     out.power.sum().backward()
     assert cfg.n_cond == 5 * elec + 8 * freq and torch.isfinite(out.power).all()
+
+
+@pytest.mark.parametrize("kind", ["max", "minmax", "standard", "mean"])
+def test_scaler_option_scales_the_aggregate_and_keeps_targets_max_scaled(kind):
+    prep = load_prepared(TrainConfig(days=2, scaler=kind, model=SMALL), 32)
+    assert prep.scalers["aggregate"]["kind"] == kind
+    assert {s["kind"] for s in prep.scalers["appliances"].values()} == {"max"}
+    assert prep.train.y[:, :, 0].min() >= 0.0                           # targets stay >= 0 for the heads
