@@ -70,3 +70,15 @@ def test_pipeline_stages():
     assert r["on_model"].dtype == bool and r["final_w"].shape == (1, 10)
     off = postprocess(scaled, gate, ["kettle"], scalers, PostConfig(short=False, long_off=False, off_window=3))
     np.testing.assert_allclose(off["final_w"][0], np.maximum(r["raw_w"][0], 0), atol=1e-4)
+
+
+def test_cap_to_aggregate_scales_every_device_by_the_same_factor_only_where_the_sum_exceeds():
+    from nilmbuild.infer.postprocess import cap_to_aggregate
+
+    p = np.array([[2000.0, 100.0, 0.0], [1000.0, 50.0, 0.0]])             # 2 devices, 3 steps
+    agg = np.array([1500.0, 400.0, -5.0])                                    # step 0 exceeded, 1 not, 2 negative meter
+    out, binds = cap_to_aggregate(p, agg)
+    assert binds.tolist() == [True, False, False]
+    np.testing.assert_allclose(out[:, 0], [1000.0, 500.0])                   # x 1500 / 3000, proportions kept
+    np.testing.assert_allclose(out[:, 1:], p[:, 1:])
+    assert out[:, 0].sum() == pytest.approx(1500.0)

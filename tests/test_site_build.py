@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
 import re
@@ -16,7 +17,7 @@ from click.testing import CliRunner
 
 from nilmbuild.errors import UserError
 from nilmbuild.site import assets
-from nilmbuild.site.build import MANIFEST, PageSpec, build_site
+from nilmbuild.site.build import MANIFEST, PageSpec, _read_manifest, build_site
 
 FIXTURES = Path(__file__).parent / "browser" / "fixtures"
 NASTY = "</script><script>alert(1)</script><!-- x -->"
@@ -113,6 +114,38 @@ def test_rebuild_removes_only_own_stale_files(tmp_path):
     assert (out / "fixture.html").read_text() == "edited"
     # no leftover temp dirs beside out_dir
     assert [p.name for p in tmp_path.iterdir() if "nilmbuild-tmp" in p.name] == []
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_manifest_with_real_hashes_cannot_delete_outside(tmp_path):
+    """Entries that point outside the site folder carry the target's real sha256, so only the path
+    guards (no '..', not absolute, no symlink, no symlinked folder) keep them alive."""
+    out = tmp_path / "site"
+    _build(out)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("outside")
+    via_link = tmp_path / "linked.txt"                       # reached through a symlinked file
+    via_link.write_text("linked file")
+    elsewhere = tmp_path / "elsewhere"                       # reached through a symlinked folder
+    elsewhere.mkdir()
+    (elsewhere / "victim.txt").write_text("in a linked folder")
+    (out / "link.txt").symlink_to(via_link)
+    (out / "linkdir").symlink_to(elsewhere, target_is_directory=True)
+    (out / "alias.html").symlink_to(out / ".nojekyll")       # the user's link to one of our files
+    files = {"alias.html": _sha(out / ".nojekyll"), "../outside.txt": _sha(outside), str(outside): _sha(outside),
+             "link.txt": _sha(via_link),
+             "linkdir/victim.txt": _sha(elsewhere / "victim.txt"), "fixture.html": _sha(out / "fixture.html")}
+    (out / MANIFEST).write_text(json.dumps({"files": files}))
+    assert sorted(_read_manifest(out)) == ["alias.html", "fixture.html", "link.txt", "linkdir/victim.txt"]
+    res = _build(out, [_pages()[0]])
+    assert res.removed == ["fixture.html"]                   # the guard is not just "delete nothing"
+    assert outside.read_text() == "outside"
+    assert via_link.read_text() == "linked file" and (out / "link.txt").is_symlink()
+    assert (elsewhere / "victim.txt").read_text() == "in a linked folder" and (out / "linkdir").is_symlink()
+    assert (out / "alias.html").is_symlink()
 
 
 def test_partial_build_keeps_other_pages(tmp_path):

@@ -25,6 +25,8 @@ from typing import Callable
 import msgpack
 import numpy as np
 
+from nilmbuild.errors import UserError
+
 FORMAT = "nilmbuild-capture"
 VERSION = 1
 STORED_ENCODINGS = ("f16", "f32", "f16z", "bits", "u8bool")
@@ -326,18 +328,56 @@ def encode(capture, names=None, samples=None) -> bytes:
 
 
 # ---------------------------------------------------------------------------------------------- reader
+class BlobError(UserError, ValueError):
+    """A blob that is not a readable capture (one line; a ValueError too, for older callers)."""
+
+
+def _check_record(r, names: set) -> str | None:
+    """What is wrong with one record's structure (None if nothing): reading it must then not fail."""
+    if not isinstance(r, dict) or not isinstance(r.get("name"), str):
+        return "a record without a name"
+    shape, enc = r.get("shape"), r.get("encoding")
+    if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and 0 <= d < 2**31 for d in shape):
+        return f"record {r['name']!r}: bad shape {shape!r}"
+    if enc == "derived":
+        if r.get("op") not in OP_REFS:
+            return f"record {r['name']!r}: unknown derived op {r.get('op')!r}"
+        if any(d not in names for d in deps_of(r)):
+            return f"record {r['name']!r}: needs records that are not in the blob"
+        return None
+    if enc not in STORED_ENCODINGS or not isinstance(r.get("data"), bytes):
+        return f"record {r['name']!r}: unknown encoding {enc!r} or no data"
+    n = math.prod(shape)
+    need = {"f16": 2 * n, "f32": 4 * n, "f16z": (n + 7) // 8, "bits": (n + 7) // 8, "u8bool": n}[enc]
+    if len(r["data"]) < need:
+        return f"record {r['name']!r}: {len(r['data'])} data bytes, its shape needs {need}"
+    return None
+
+
 class CaptureReader:
-    """A decoded blob. get() materialises (and caches) float32 arrays; derived records are rebuilt."""
+    """A decoded blob. get() materialises (and caches) float32 arrays; derived records are rebuilt.
+    A blob that is not a readable capture raises BlobError (a one-line UserError), in decode or get."""
 
     def __init__(self, blob: bytes) -> None:
-        obj = msgpack.unpackb(blob, raw=False, strict_map_key=False)
+        try:
+            obj = msgpack.unpackb(blob, raw=False, strict_map_key=False)
+        except Exception as e:  # msgpack raises many types (ValueError, FormatError, StackError, UnicodeDecodeError)
+            raise BlobError(f"not a nilmbuild capture blob (msgpack: {type(e).__name__})") from None
         if not isinstance(obj, dict) or obj.get("format") != FORMAT:
-            raise ValueError("not a nilmbuild capture blob")
+            raise BlobError("not a nilmbuild capture blob")
         if obj.get("version") != VERSION:
-            raise ValueError(f"capture blob version {obj.get('version')}, this reader reads version {VERSION}")
+            raise BlobError(f"capture blob version {str(obj.get('version'))[:20]}, this reader reads version {VERSION}")
+        recs = obj.get("records")
+        if not isinstance(obj.get("meta"), dict) or not isinstance(recs, list):
+            raise BlobError("capture blob without meta or records")
+        names = {r["name"] for r in recs if isinstance(r, dict) and isinstance(r.get("name"), str)}
+        for r in recs:
+            bad = _check_record(r, names)
+            if bad:
+                raise BlobError(f"damaged capture blob: {bad[:120]}")
         self.meta: dict = obj["meta"]
         self.version: int = obj["version"]
-        self._recs: dict[str, dict] = {r["name"]: r for r in obj["records"]}
+        self._recs: dict[str, dict] = {r["name"]: r for r in recs}
         self._cache: dict[str, np.ndarray] = {}
 
     def names(self) -> list[str]:
@@ -357,12 +397,24 @@ class CaptureReader:
         if name not in self._cache:
             rec = self._recs[name]
             if rec["encoding"] == "derived":
-                a = materialise(rec, self.get)
+                a = self._derive(rec)
             else:
                 a = unpack_data(rec["data"], rec["encoding"], rec["shape"])
             a.setflags(write=False)
             self._cache[name] = a
         return self._cache[name]
+
+    def _derive(self, rec: dict) -> np.ndarray:
+        """materialise(), with a damaged blob's inconsistent fields (shapes, axes, scale) as a BlobError."""
+        try:
+            a = np.asarray(materialise(rec, self.get), dtype=np.float32)
+        except BlobError:
+            raise
+        except (ValueError, TypeError, KeyError, IndexError, RecursionError) as e:
+            raise BlobError(f"damaged capture blob: record {rec['name']!r} cannot be rebuilt ({type(e).__name__})") from None
+        if list(a.shape) != list(rec["shape"]):
+            raise BlobError(f"damaged capture blob: record {rec['name']!r} rebuilds to shape {list(a.shape)}, not {rec['shape']}")
+        return a
 
     def slice(self, name: str, i: int) -> np.ndarray:
         return self.get(name)[i]

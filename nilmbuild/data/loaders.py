@@ -34,6 +34,7 @@ REFIT_APPLIANCES: dict[int, tuple[str, ...]] = {
 TIME_NAMES = ("time", "timestamp", "datetime", "date", "unix", "localminute", "utc")
 AGGREGATE_NAMES = ("aggregate", "mains", "main", "total", "use", "power", "site_meter")
 RAW_RATE_S = {"ukdale": 6, "redd": 3}
+F32_MAX = float(np.finfo(np.float32).max)       # power is stored as float32: anything larger would become inf
 
 #: Field delimiters a CSV is sniffed for, in order of preference on a tie.
 DELIMITERS = (",", ";", "\t", "|")
@@ -96,7 +97,8 @@ def read_channel(path: Path) -> tuple[np.ndarray, np.ndarray]:
         raise UserError(f"{path}: channel file is missing; re-download the house or drop the channel from labels.dat")
     try:
         df = pd.read_csv(path, sep=" ", header=None, dtype=np.float64, engine="c", skip_blank_lines=True)
-        ok = df.shape[0] > 0 and df.shape[1] == 2 and not df.isna().to_numpy().any()
+        ok = (df.shape[0] > 0 and df.shape[1] == 2 and bool((df[0].abs() < 1e11).all())   # unix s before year 5000
+              and bool((df[1].abs() <= F32_MAX).all()))                 # finite in float32
         ts, w = (df[0].to_numpy(), df[1].to_numpy()) if ok else (None, None)
     except (ValueError, pd.errors.ParserError, pd.errors.EmptyDataError):
         ok = False
@@ -120,9 +122,11 @@ def _scan_channel_for_error(path: Path) -> None:
             if len(parts) != 2:
                 raise UserError(f"{path}:{lineno}: expected 'unix_timestamp watts', got {line.strip()[:60]!r}; fix or delete the line")
             try:
-                float(parts[0]), float(parts[1])
+                finite = abs(float(parts[0])) < 1e11 and abs(float(parts[1])) <= F32_MAX
             except ValueError:
-                raise UserError(f"{path}:{lineno}: non-numeric value in {line.strip()[:60]!r}; fix or delete the line") from None
+                finite = False
+            if not finite:
+                raise UserError(f"{path}:{lineno}: non-numeric or out-of-range value in {line.strip()[:60]!r}; fix or delete the line")
     if n == 0:
         raise UserError(f"{path}: file is empty; re-download it or remove the channel")
 
@@ -200,6 +204,10 @@ def _load_raw_house(hdir: Path, dataset: str, mains_labels: tuple[str, ...], hou
         if dev in targets:
             parts = [_on_grid(grid, *chans[k], rate) for k in targets[dev]]
             appliances[dev] = np.sum(parts, axis=0).astype(np.float32)   # NaN if any part is missing
+            if np.isnan(appliances[dev]).all():       # as the CSV loader: an all-missing channel is an error
+                files = ", ".join(f"channel_{k}.dat" for k in targets[dev])
+                raise UserError(f"{hdir}: {files} ({dev}) has no samples at the mains' times; check its timestamps "
+                                f"or drop it from labels.dat")
     if not appliances:
         raise UserError(f"{hdir / 'labels.dat'}: none of {', '.join(DEVICE_NAMES)} is labelled in this house; pick another house")
     ts = (grid * rate).astype("datetime64[s]")
@@ -349,7 +357,7 @@ def _numeric(path: Path, df: pd.DataFrame, col: str) -> np.ndarray:
     """Column -> float64; empty cells are NaN, anything else non-numeric is an error with its line."""
     s = df[col]
     if pd.api.types.is_numeric_dtype(s):
-        return s.to_numpy(dtype=np.float64)
+        return _finite(path, s, s.to_numpy(dtype=np.float64), col)
     v = pd.to_numeric(s, errors="coerce")
     bad = v.isna() & s.notna() & (s.astype(str).str.strip() != "")
     if bad.any():
@@ -357,7 +365,16 @@ def _numeric(path: Path, df: pd.DataFrame, col: str) -> np.ndarray:
         hint = (" (a decimal comma? use '.' as the decimal mark, or ';' between fields)"
                 if re.fullmatch(r"\s*[-+]?\d+,\d+\s*", str(s.iloc[i])) else "")
         raise UserError(f"{path}:{i + 2}: non-numeric value {str(s.iloc[i])[:30]!r} in column {col!r}{hint}; fix it or leave the cell empty")
-    return v.to_numpy(dtype=np.float64)
+    return _finite(path, s, v.to_numpy(dtype=np.float64), col)
+
+
+def _finite(path: Path, s: pd.Series, a: np.ndarray, col: str) -> np.ndarray:
+    """inf (e.g. 'inf', '1e999', or beyond float32) is no power reading: an error with its line (NaN = missing is fine)."""
+    bad = np.flatnonzero(~(np.abs(a) <= F32_MAX) & ~np.isnan(a))
+    if bad.size:
+        i = int(bad[0])
+        raise UserError(f"{path}:{i + 2}: infinite value {str(s.iloc[i])[:30]!r} in column {col!r}; fix it or leave the cell empty")
+    return a
 
 
 def _times(path: Path, df: pd.DataFrame, col: str) -> np.ndarray:
@@ -367,7 +384,12 @@ def _times(path: Path, df: pd.DataFrame, col: str) -> np.ndarray:
         if s.isna().any():
             i = int(np.flatnonzero(s.isna().to_numpy())[0])
             raise UserError(f"{path}:{i + 2}: missing timestamp in column {col!r}; fill or delete the row")
-        return np.floor(s.to_numpy(dtype=np.float64)).astype(np.int64)
+        sec = s.to_numpy(dtype=np.float64)
+        bad = np.flatnonzero(~(np.abs(sec) < 1e11))            # inf, or beyond year 5000: not unix seconds
+        if bad.size:
+            i = int(bad[0])
+            raise UserError(f"{path}:{i + 2}: bad timestamp {str(s.iloc[i])[:30]!r} in column {col!r}; use YYYY-MM-DD HH:MM:SS (UTC) or unix seconds")
+        return np.floor(sec).astype(np.int64)
     t = pd.to_datetime(s, errors="coerce", utc=True, format="ISO8601")
     if t.isna().any():
         i = int(np.flatnonzero(t.isna().to_numpy())[0])

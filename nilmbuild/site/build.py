@@ -157,6 +157,13 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _ours(target: Path, root: Path, digest: str) -> bool:
+    """A file we wrote and nobody changed since: a regular file (not a symlink), really inside `root`
+    (no symlinked folder on the way out of it) and with the hash our manifest recorded."""
+    return (target.is_file() and not target.is_symlink() and root in target.resolve().parents
+            and _sha256(target) == digest)
+
+
 def build_site(
     out_dir: str | os.PathLike,
     pages: list[PageSpec],
@@ -213,10 +220,10 @@ def build_site(
             os.replace(tmp / rel, out_dir / rel)
         removed = []
         if not partial:
+            root = out_dir.resolve()
             for rel in sorted(set(old) - set(rendered)):
                 target = out_dir / rel
-                # only a file we wrote and nobody changed since (same hash as in our manifest)
-                if target.is_file() and not target.is_symlink() and _sha256(target) == old[rel]:
+                if _ours(target, root, old[rel]):
                     target.unlink()
                     removed.append(rel)
                     _prune_empty_dirs(target.parent, out_dir)

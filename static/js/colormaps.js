@@ -5,8 +5,9 @@
  *  - viridis: van der Walt & Smith (2015), matplotlib's default; generated from the 6th-degree
  *    polynomial fit by Matt Zucker (CC0, shadertoy.com/view/WlfXRN), max error about 4/255 per channel (at the ends).
  *  - cividis: Nuñez, Anderton & Renslow (2018), "Optimizing colormaps with consideration for color
- *    vision deficiency", PLoS ONE 13(7): e0199239; 17 anchors (entries 0,16,...,240,255 of the
- *    published 256-entry table), linearly interpolated.
+ *    vision deficiency", PLoS ONE 13(7): e0199239; 21 anchors (entries 0,16,...,240,255 of the
+ *    published 256-entry table, plus 19, 23, 26, 251 where it bends), linearly interpolated: every
+ *    entry within 1/255 of the published table (tests/test_colormaps.py).
  *  - burd: ColorBrewer "RdBu" 11-class (Brewer, colorbrewer2.org; marked colour-blind safe), reversed so
  *    blue = negative, white = 0 (when vmin = -vmax), red = positive; linear interpolation in sRGB.
  *  - NB.palette: Okabe & Ito (2008) categorical colours, for line plots.
@@ -27,12 +28,13 @@
   ];
 
   var CIVIDIS_ANCHORS = [ // [table index, r, g, b]
-    [0, 0.0000, 0.1351, 0.3048], [16, 0.0000, 0.1788, 0.4148], [32, 0.1034, 0.2204, 0.4358],
+    [0, 0.0000, 0.1351, 0.3048], [16, 0.0000, 0.1788, 0.4148], [19, 0.0000, 0.1869, 0.4355],
+    [23, 0.0036, 0.1959, 0.4416], [26, 0.0462, 0.2039, 0.4402], [32, 0.1034, 0.2204, 0.4358],
     [48, 0.1951, 0.2644, 0.4259], [64, 0.2637, 0.3078, 0.4228], [80, 0.3242, 0.3513, 0.4263],
     [96, 0.3808, 0.3952, 0.4357], [112, 0.4352, 0.4398, 0.4511], [128, 0.4887, 0.4853, 0.4710],
     [144, 0.5478, 0.5319, 0.4717], [160, 0.6091, 0.5798, 0.4636], [176, 0.6720, 0.6293, 0.4480],
     [192, 0.7365, 0.6806, 0.4240], [208, 0.8027, 0.7340, 0.3902], [224, 0.8707, 0.7896, 0.3433],
-    [240, 0.9411, 0.8475, 0.2758], [255, 0.9957, 0.9093, 0.2178],
+    [240, 0.9411, 0.8475, 0.2758], [251, 0.9922, 0.8884, 0.2055], [255, 0.9957, 0.9093, 0.2178],
   ];
 
   var BURD_HEX = ["#053061", "#2166ac", "#4393c3", "#92c5de", "#d1e5f0", "#f7f7f7",

@@ -45,6 +45,24 @@ def _close(a, b, tol):
     return all(abs(x - y) <= tol for x, y in zip(a, b))
 
 
+def _hovered_weight(page):
+    """The weight the tooltip shows, parsed back from its text (NB.fmt, 4 significant digits)."""
+    return float(page.locator("#nb-tooltip").text_content().rsplit("weight = ", 1)[1].replace("−", "-"))
+
+
+def _assert_weight(got, want):
+    assert abs(got - want) <= 1e-3 * abs(want) + 1e-9, (got, want)
+
+
+def _lut_step_ok(page, rgb, w):
+    """Layout-level colour check: the pixel is a viridis entry within one LUT step (of 256) of the
+    entry for log10(w) on the 1e-4 .. 1 scale."""
+    lut = np.array(page.evaluate("Array.from(NB.colormaps.lut('viridis'))")).reshape(256, 4)[:, :3]
+    want = int(round(min(1.0, max(0.0, (np.log10(w) + 4) / 4)) * 255)) if w > 0 else 0
+    hits = np.flatnonzero(np.abs(lut - np.array(rgb)).max(axis=1) <= 1)
+    return hits.size > 0 and int(np.abs(hits - want).min()) <= 1
+
+
 def test_loads_and_draws(nb, page_at, built_site, reader):
     page = _open(nb, page_at, built_site)
     assert page.evaluate("document.documentElement.dataset.ready") == "true"
@@ -63,6 +81,8 @@ def test_loads_and_draws(nb, page_at, built_site, reader):
     w = float(weights_row(reader, 0, 0, 0, r)[c])
     fmt = page.evaluate("v => NB.fmt(v, 4)", w)
     assert page.locator("#nb-tooltip").text_content() == f"layer 0, head 0\nquery t = {r} min\nkey s = {c} min\nweight = {fmt}"
+    _assert_weight(_hovered_weight(page), w)
+    _assert_weight(page.evaluate(f"NB_TEST.heatmaps[0].value({r}, {c})"), w)
 
 
 def test_pixel_matches_weight_and_mask_toggle(nb, page_at, built_site, reader):
@@ -74,19 +94,26 @@ def test_pixel_matches_weight_and_mask_toggle(nb, page_at, built_site, reader):
     diag = nb.canvas_pixel(page, "#att-main", b["x"] + k, b["y"] + k)
     dark = tuple(page.evaluate("NB.colormaps.map('viridis', 0)"))
     assert _close(diag, dark, 2), (diag, dark)   # masked diagonal: weight exactly 0 -> bottom of the log scale
-    # an off-diagonal pixel has the colour of its weight on the log10 scale
+    # an off-diagonal cell: its hovered value is the captured weight (to 1e-3), its pixel within a LUT step
     kx = k + 40
     j = int((kx + 0.5) / b["width"] * L)
     w = float(weights_row(reader, 0, 0, 0, i)[j])
-    want = page.evaluate("t => NB.colormaps.map('viridis', t)", min(1.0, max(0.0, (np.log10(w) + 4) / 4)))
-    assert _close(nb.canvas_pixel(page, "#att-main", b["x"] + kx, b["y"] + k), want, 6)
+    x, y, r, c = _cell_xy(nb, page, i, j)
+    page.mouse.move(x, y)
+    assert f"query t = {r} min\nkey s = {c} min" in page.locator("#nb-tooltip").text_content()
+    _assert_weight(_hovered_weight(page), float(weights_row(reader, 0, 0, 0, r)[c]))
+    px = nb.canvas_pixel(page, "#att-main", b["x"] + kx, b["y"] + k)
+    assert px != diag and _lut_step_ok(page, px, w), (px, w)
     # the unmasked ablation run: the diagonal now holds a real, non-zero weight
     page.locator("#att-mask").uncheck()
     w_un = float(weights_row(reader, 0, 0, 0, i, masked=False)[i])
     assert w_un > 0
-    want = page.evaluate("t => NB.colormaps.map('viridis', t)", min(1.0, max(0.0, (np.log10(w_un) + 4) / 4)))
+    x, y, r, c = _cell_xy(nb, page, i, i)
+    page.mouse.move(x, y)
+    assert r == c and f"(mask off)\nquery t = {r} min\nkey s = {r} min" in page.locator("#nb-tooltip").text_content()
+    _assert_weight(_hovered_weight(page), float(weights_row(reader, 0, 0, 0, r, masked=False)[r]))
     got = nb.canvas_pixel(page, "#att-main", b["x"] + k, b["y"] + k)
-    assert got != diag and _close(got, want, 6), (got, want)
+    assert got != diag and _lut_step_ok(page, got, w_un), (got, w_un)
 
 
 def test_click_query_head_and_layer(nb, page_at, built_site, reader):
@@ -110,9 +137,10 @@ def test_click_query_head_and_layer(nb, page_at, built_site, reader):
     page.locator("#att-layer").select_option("2")
     assert page.evaluate("NB_TEST.state.layer") == 2
     after = nb.canvas_pixel(page, "#att-main", b["x"] + 30, b["y"] + 200)
-    w2 = float(weights_row(reader, 2, 0, 3, int((200 + 0.5) / b["height"] * 480))[int((30 + 0.5) / b["width"] * 480)])
-    want = page.evaluate("t => NB.colormaps.map('viridis', t)", min(1.0, max(0.0, (np.log10(w2) + 4) / 4)))
-    assert _close(after, want, 6), (before, after, want)
+    r2, c2 = int((200 + 0.5) / b["height"] * 480), int((30 + 0.5) / b["width"] * 480)
+    w2 = float(weights_row(reader, 2, 0, 3, r2)[c2])
+    assert after != before and _lut_step_ok(page, after, w2), (before, after, w2)
+    _assert_weight(page.evaluate(f"NB_TEST.heatmaps[0].value({r2}, {c2})"), w2)
 
 
 def test_golden_then_keyboard(nb, page_at, built_site, reader):
@@ -125,6 +153,7 @@ def test_golden_then_keyboard(nb, page_at, built_site, reader):
     w = float(weights_row(reader, 0, 0, 0, 3)[1])
     fmt = page.evaluate("v => NB.fmt(v, 4)", w)
     assert page.locator("#nb-tooltip").text_content().endswith(f"query t = 3 min\nkey s = 1 min\nweight = {fmt}")
+    _assert_weight(_hovered_weight(page), w)
     page.keyboard.press("Enter")
     assert page.evaluate("NB_TEST.state.query") == 3
     page.locator("#att-scale").select_option("linear")   # keyboard-operable select; legend follows
