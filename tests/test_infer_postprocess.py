@@ -81,4 +81,4 @@ def test_cap_to_aggregate_scales_every_device_by_the_same_factor_only_where_the_
     assert binds.tolist() == [True, False, False]
     np.testing.assert_allclose(out[:, 0], [1000.0, 500.0])                   # x 1500 / 3000, proportions kept
     np.testing.assert_allclose(out[:, 1:], p[:, 1:])
-    assert out[:, 0].sum() == pytest.approx(1500.0)
+    assert abs(out[:, 0].sum() - 1500.0) < 1e-3
