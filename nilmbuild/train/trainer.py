@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import copy
 import math
-import shlex
 import sys
 import time
-import warnings
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field, fields
 
@@ -23,12 +21,11 @@ import numpy as np
 import torch
 from torch.utils.data.distributed import DistributedSampler
 
-from nilmbuild import __version__
-from nilmbuild.data.loaders import default_unit
 from nilmbuild.errors import UserError
 from nilmbuild.model.checkpoint import load_checkpoint, save_checkpoint
 from nilmbuild.model.config import NILMFormerConfig
 from nilmbuild.model.nilmformer import NILMFormer
+from nilmbuild.pipeline import load_training_data, training_provenance
 
 from .calibrate import apply_thresholds, calibrate_gates
 from .crops import sample_crops, take_crops
@@ -115,39 +112,9 @@ def schedule(epoch: int, frac: float, epochs: int, warmup: int) -> dict:
 # ---- data ------------------------------------------------------------------------------------------
 
 def load_prepared(tc: TrainConfig, window: int):
-    from nilmbuild.data.household import DEVICE_NAMES
-    from nilmbuild.data.loaders import load_source
-    from nilmbuild.data.preprocess import PrepConfig, prepare
-
-    hh = load_source(tc.source, house=tc.house, days=tc.days, seed=tc.seed)
-    devs = tuple(tc.devices) if tc.devices else tuple(d for d in DEVICE_NAMES if d in hh.appliances)
-    unknown = [d for d in devs if d not in DEVICE_NAMES]
-    if unknown:
-        raise UserError(f"unknown device(s) {', '.join(unknown)}; use some of {', '.join(DEVICE_NAMES)}")
-    if not devs:
-        raise UserError(f"{tc.source}: no appliance channel to train on")
-    kw = {"window": window, "stride": window // 2, "devices": devs, "val_from": tc.val_from, "test_from": tc.test_from,
-          "scaler": tc.scaler, "appliance_scaler": "max"}
-    kw.update(tc.prep)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        prepared = prepare(hh, PrepConfig(**kw))
-    if prepared.train.x.shape[0] == 0:
-        raise UserError(f"{tc.source}: the train split has no {window}-step windows; use more data (--days) or other split dates")
-    return prepared
-
-
-def training_provenance(tc: TrainConfig, prepared) -> dict:
-    """Where the data came from and how it was prepared: what `nilmbuild evaluate` / `site` re-read."""
-    return {
-        "source": tc.source, "house": tc.house, "days": tc.days if tc.source == "synthetic" else None, "seed": tc.seed,
-        "columns": None, "unit": default_unit.get(), "prep": prepared.config, "span": prepared.stats.get("span"),
-        "unknown_columns": prepared.meta.get("unknown_columns") or [],
-        "splits": {s: ([str(sp.timestamps[0]), str(sp.timestamps[-1])] if sp.timestamps.size else None)
-                   for s, sp in prepared.splits.items()},
-        "windows": prepared.stats.get("windows"), "dataset": prepared.meta.get("dataset"),
-        "command": tc.command or " ".join(shlex.quote(a) for a in sys.argv), "nilmbuild_version": __version__,
-    }
+    """The run's data (nilmbuild.pipeline: the one place that knows how a checkpoint's data is prepared)."""
+    return load_training_data(tc.source, window=window, house=tc.house, days=tc.days, seed=tc.seed, devices=tc.devices,
+                              val_from=tc.val_from, test_from=tc.test_from, scaler=tc.scaler, prep=tc.prep)
 
 
 def tensors(split, long_off_steps) -> dict:
@@ -362,7 +329,8 @@ class Trainer:
             self.restore(resumed)
         if "baseline_val" not in self.train_log and self.is_main:
             self.train_log["baseline_val"] = val_baseline(self.va, self.prepared)
-        self.provenance = training_provenance(tc, self.prepared)
+        self.provenance = training_provenance(self.prepared, source=tc.source, house=tc.house, days=tc.days,
+                                              seed=tc.seed, command=tc.command)
         self.extra = {"device_types": self.classification, "train_config": _tc_dict(tc)}
 
     def _setup_data(self, classification: dict | None) -> None:
@@ -657,7 +625,7 @@ def _epoch_line(rec, base) -> str:
 def recalibrate(path: str, batch_size: int = 32) -> dict:
     """Re-run the gate calibration on an existing checkpoint (same data and split as its provenance) and
     rewrite it in place (atomically). `nilmbuild calibrate` calls it."""
-    from nilmbuild.infer import load_data_for
+    from nilmbuild.pipeline import load_data_for
 
     ck = load_checkpoint(path)
     prepared = load_data_for(ck)
