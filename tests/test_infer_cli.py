@@ -10,7 +10,8 @@ from click.testing import CliRunner
 
 from nilmbuild.cli import main
 from nilmbuild.data import PrepConfig, load_source, prepare
-from nilmbuild.infer import data_settings, disaggregate_series, evaluate, load_data_for
+from nilmbuild.infer import disaggregate_series, evaluate
+from nilmbuild.pipeline import data_settings, load_data_for
 from nilmbuild.model import NILMFormer, NILMFormerConfig
 from nilmbuild.model.checkpoint import load_checkpoint, save_checkpoint
 

@@ -17,8 +17,8 @@ def build_capture(checkpoint: str | None, source: str | None, batch: int, seed: 
     import numpy as np
 
     from nilmbuild.data import example_batch
-    from nilmbuild.infer import data_settings, load_household_for, prepare_for
     from nilmbuild.model.checkpoint import load_checkpoint
+    from nilmbuild.pipeline import data_settings, load_household_for, prepare_for
 
     from .capture import capture_batch
 

@@ -62,7 +62,8 @@ def disaggregate(checkpoint, source, house, out, date_from, date_to, batch_size)
       nilmbuild disaggregate --source csv:../shared/data/ukdale-house2-30s --out house2.csv
       nilmbuild disaggregate --from 2024-02-01 --to 2024-02-08
     """
-    from nilmbuild.infer import load_data_for, predict_series
+    from nilmbuild.infer import predict_series
+    from nilmbuild.pipeline import load_data_for
     from nilmbuild.model.checkpoint import atomic_write_bytes
 
     loaded = _load(checkpoint)
@@ -107,7 +108,8 @@ def evaluate(checkpoint, source, house, split, as_json, batch_size):
       nilmbuild evaluate --json > scores.json
       nilmbuild evaluate --checkpoint run.pt --source csv:../shared/data/ukdale-house2-30s
     """
-    from nilmbuild.infer import evaluate as run_eval, format_table, json_safe, load_data_for
+    from nilmbuild.infer import evaluate as run_eval, format_table, json_safe
+    from nilmbuild.pipeline import load_data_for
 
     loaded = _load(checkpoint)
     prepared = load_data_for(loaded, source, house)

@@ -56,7 +56,7 @@ class SiteContext:
         public names pages show instead (file or folder name + content hash; nilmbuild.site.privacy)."""
         from pathlib import Path
 
-        from nilmbuild.infer import data_settings
+        from nilmbuild.pipeline import data_settings
         from nilmbuild.site.privacy import source_replacements
 
         names = {}
@@ -105,7 +105,7 @@ def make_context(checkpoint: str | None = None, source: str | None = None, *, ba
     """
     from nilmbuild.capture import capture_batch
     from nilmbuild.data.preprocess import example_batch
-    from nilmbuild.infer import data_settings, load_household_for, prepare_for
+    from nilmbuild.pipeline import data_settings, load_household_for, prepare_for
 
     t = time.perf_counter()
     loaded = load_checkpoint(checkpoint)

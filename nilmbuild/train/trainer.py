@@ -12,22 +12,20 @@ from __future__ import annotations
 
 import copy
 import math
-import shlex
 import sys
 import time
-import warnings
-from dataclasses import asdict, dataclass, field
+from contextlib import nullcontext
+from dataclasses import asdict, dataclass, field, fields
 
 import numpy as np
 import torch
 from torch.utils.data.distributed import DistributedSampler
 
-from nilmbuild import __version__
-from nilmbuild.data.loaders import default_unit
 from nilmbuild.errors import UserError
 from nilmbuild.model.checkpoint import load_checkpoint, save_checkpoint
 from nilmbuild.model.config import NILMFormerConfig
 from nilmbuild.model.nilmformer import NILMFormer
+from nilmbuild.pipeline import load_training_data, training_provenance
 
 from .calibrate import apply_thresholds, calibrate_gates
 from .crops import sample_crops, take_crops
@@ -114,26 +112,9 @@ def schedule(epoch: int, frac: float, epochs: int, warmup: int) -> dict:
 # ---- data ------------------------------------------------------------------------------------------
 
 def load_prepared(tc: TrainConfig, window: int):
-    from nilmbuild.data.household import DEVICE_NAMES
-    from nilmbuild.data.loaders import load_source
-    from nilmbuild.data.preprocess import PrepConfig, prepare
-
-    hh = load_source(tc.source, house=tc.house, days=tc.days, seed=tc.seed)
-    devs = tuple(tc.devices) if tc.devices else tuple(d for d in DEVICE_NAMES if d in hh.appliances)
-    unknown = [d for d in devs if d not in DEVICE_NAMES]
-    if unknown:
-        raise UserError(f"unknown device(s) {', '.join(unknown)}; use some of {', '.join(DEVICE_NAMES)}")
-    if not devs:
-        raise UserError(f"{tc.source}: no appliance channel to train on")
-    kw = {"window": window, "stride": window // 2, "devices": devs, "val_from": tc.val_from, "test_from": tc.test_from,
-          "scaler": tc.scaler, "appliance_scaler": "max"}
-    kw.update(tc.prep)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        prepared = prepare(hh, PrepConfig(**kw))
-    if prepared.train.x.shape[0] == 0:
-        raise UserError(f"{tc.source}: the train split has no {window}-step windows; use more data (--days) or other split dates")
-    return prepared
+    """The run's data (nilmbuild.pipeline: the one place that knows how a checkpoint's data is prepared)."""
+    return load_training_data(tc.source, window=window, house=tc.house, days=tc.days, seed=tc.seed, devices=tc.devices,
+                              val_from=tc.val_from, test_from=tc.test_from, scaler=tc.scaler, prep=tc.prep)
 
 
 def tensors(split, long_off_steps) -> dict:
@@ -141,22 +122,6 @@ def tensors(split, long_off_steps) -> dict:
     st = split.y[:, :, 1]
     return {"x": torch.from_numpy(split.x), "y": y[:, :, 0].contiguous(), "s": y[:, :, 1].contiguous(),
             "lo": torch.from_numpy(long_off_mask(st, long_off_steps)) if st.size else torch.zeros(st.shape)}
-
-
-# ---- distributed helpers ---------------------------------------------------------------------------
-
-def _dist():
-    import torch.distributed as dist
-    if dist.is_available() and dist.is_initialized():
-        return dist, dist.get_rank(), dist.get_world_size()
-    return None, 0, 1
-
-
-def _allreduce_grads(params, dist, world):
-    for p in params:
-        if p.grad is not None:
-            dist.all_reduce(p.grad)
-            p.grad /= world
 
 
 # ---- validation ------------------------------------------------------------------------------------
@@ -220,236 +185,410 @@ def _f(v) -> float | None:
     return round(v, 6) if math.isfinite(v) else None
 
 
-# ---- the loop --------------------------------------------------------------------------------------
+# ---- what an epoch adds up, and what a resume restores --------------------------------------------
+
+class Accumulator:
+    """Sums over one epoch's steps: loss components and task losses per device, the total, PCGrad cosines
+    and projections, step time. Stored in .resume.pt as the plain dict `to_dict()` returns."""
+
+    def __init__(self, n_devices: int) -> None:
+        n = n_devices
+        self.comps = {k: [0.0] * n for k in COMPONENTS}
+        self.dev_loss = [0.0] * n
+        self.total = 0.0
+        self.cos = [[0.0] * n for _ in range(n)]
+        self.proj = 0
+        self.steps = 0
+        self.time = 0.0
+        self.pcgrad = 0                                  # steps that used PCGrad (the cosines' count)
+
+    def add(self, comps: dict, losses, total, cos, nproj: int, dt: float) -> None:
+        self.steps += 1
+        self.time += dt
+        self.total += float(total.detach())
+        self.proj += nproj
+        for k, v in comps.items():
+            self.comps[k] = [a + float(u) for a, u in zip(self.comps[k], v.detach())]
+        self.dev_loss = [a + float(u) for a, u in zip(self.dev_loss, losses.detach())]
+        if cos is not None:
+            self.pcgrad += 1
+            self.cos = [[a + float(u) for a, u in zip(ra, ru)] for ra, ru in zip(self.cos, cos)]
+
+    def to_dict(self) -> dict:
+        return {"comps": self.comps, "dev_loss": self.dev_loss, "total": self.total, "cos": self.cos,
+                "proj": self.proj, "steps": self.steps, "time": self.time, "pcgrad": self.pcgrad}
+
+    @classmethod
+    def from_dict(cls, d: dict | None) -> "Accumulator | None":
+        if d is None:
+            return None
+        acc = cls(len(d["dev_loss"]))
+        for k, v in d.items():
+            setattr(acc, k, v)
+        return acc
+
+    def record(self, epoch: int, devs: list, sch: dict, lr: float) -> dict:
+        """The epoch's entry in train_log["epochs"] (means over its steps)."""
+        n = max(1, self.steps)
+        comps = {d: {k: round(self.comps[k][i] / n, 6) for k in COMPONENTS} for i, d in enumerate(devs)}
+        for i, d in enumerate(devs):
+            comps[d]["total"] = round(self.dev_loss[i] / n, 6)
+        npc = max(1, self.pcgrad)
+        pairs = {f"{devs[i]}|{devs[j]}": round(self.cos[i][j] / npc, 4)
+                 for i in range(len(devs)) for j in range(i + 1, len(devs))}
+        return {"epoch": epoch + 1, "steps": self.steps, "step_time_s": round(self.time / n, 3), "lr": lr,
+                "schedule": {k: (round(v, 4) if isinstance(v, float) else v) for k, v in sch.items()},
+                "loss": {"total": round(self.total / n, 6), "devices": comps},
+                "pcgrad": {"enabled": bool(self.pcgrad), "mean_cos": pairs if self.pcgrad else {}, "projections": self.proj,
+                           "projections_per_step": round(self.proj / npc, 3), "pcgrad_steps": self.pcgrad}}
+
+
+@dataclass
+class RunState:
+    """Exactly what `--resume` restores: the `resume` dict of OUT.resume.pt (these keys, in this order)."""
+    optimizer: dict                      # AdamW state_dict
+    epoch: int                           # where to continue: epoch (0-based) and batch inside it
+    batch: int
+    step: int                            # optimizer steps so far (the LR schedule's position)
+    rng: torch.Tensor                    # torch's global RNG (dropout)
+    train_log: dict
+    best_val_loss: float
+    best_epoch: int | None
+    best_state: dict | None              # the best epoch's state_dict so far
+    acc: dict | None                     # Accumulator.to_dict() of a partial epoch
+    classification: dict                 # device types (the model's heads depend on them)
+    train_config: dict                   # the TrainConfig the run started with
+    log_vars: list | None = None         # learned task weights (--loss-weighting uncertainty)
+
+    def to_dict(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "RunState":
+        return cls(**{f.name: d.get(f.name) for f in fields(cls)})
+
+
+def read_resume(tc: TrainConfig) -> tuple[TrainConfig, object, RunState]:
+    """tc.resume -> (the saved TrainConfig with this run's stop/progress settings, the loaded checkpoint, RunState)."""
+    loaded = load_checkpoint(tc.resume)
+    resume = loaded.extra.get("resume")
+    if not resume:
+        raise UserError(f"{tc.resume} has no resume state: pass the '.resume.pt' file written next to --out")
+    saved = resume["train_config"]
+    keep = {"resume": tc.resume, "max_steps": tc.max_steps, "max_minutes": tc.max_minutes, "progress": tc.progress,
+            "threads": tc.threads, "command": tc.command}
+    if tc.epochs != saved["epochs"]:
+        keep["epochs"] = tc.epochs
+    tc = TrainConfig(**{**saved, **keep, "devices": tuple(saved["devices"]) if saved.get("devices") else None})
+    return tc, loaded, RunState.from_dict(resume)
+
+
+class SingleProcess:
+    """No process group: the Trainer's DDP hooks do nothing (nilmbuild.train.ddp.ProcessGroup has the real ones)."""
+    rank, world = 0, 1
+
+    def wrap(self, model):
+        return model
+
+    def no_sync(self, net, pcgrad: bool):
+        return nullcontext()
+
+    def after_backward(self, model, pcgrad: bool) -> None:
+        pass
+
+    def finish(self, model) -> None:
+        pass
+
 
 class Interrupted(Exception):
     pass
 
 
-def train(tc: TrainConfig, log=print) -> dict:
-    """Run (or resume) training; writes tc.out (best weights) and tc.out + '.resume.pt' (resumable state).
-    Returns {"out", "resume", "train_log", "model"}."""
-    torch.set_num_threads(max(1, tc.threads))
-    device = resolve_device(tc.device)
-    if tc.loss_weighting not in ("fixed", "uncertainty"):
-        raise UserError(f"unknown loss weighting {tc.loss_weighting!r}; use fixed or uncertainty")
-    dist, rank, world = _dist()
-    is_main = rank == 0
-    resume = None
-    if tc.resume:
-        loaded = load_checkpoint(tc.resume)
-        resume = loaded.extra.get("resume")
-        if not resume:
-            raise UserError(f"{tc.resume} has no resume state: pass the '.resume.pt' file written next to --out")
-        saved = resume["train_config"]
-        keep = {"resume": tc.resume, "max_steps": tc.max_steps, "max_minutes": tc.max_minutes, "progress": tc.progress, "threads": tc.threads, "command": tc.command}
-        if tc.epochs != saved["epochs"]:
-            keep["epochs"] = tc.epochs
-        tc = TrainConfig(**{**saved, **keep, "devices": tuple(saved["devices"]) if saved.get("devices") else None})
+# ---- the loop --------------------------------------------------------------------------------------
 
-    base_cfg = NILMFormerConfig(**tc.model)
-    prepared = load_prepared(tc, base_cfg.window)
-    classification = resume["classification"] if resume else classify_prepared(prepared)
-    devs = list(prepared.devices)
-    cfg = NILMFormerConfig(**{**tc.model, "devices": device_specs({d: classification[d] for d in devs})})
-    weights = [LossWeights(**classification[d]["weights"]) for d in devs]
-    pos_weight = torch.tensor([w.pos_weight for w in weights])
-    lo_steps = [w.long_off_steps for w in weights]
-    tr, va = tensors(prepared.train, lo_steps), tensors(prepared.val, lo_steps)
+class Trainer:
+    """One training run: `Trainer(tc).run()`. Set-up reads the data, types the devices, builds the model and
+    the optimizer, and restores a RunState when tc.resume is set; `run` loops `run_epoch` (each batch one
+    `step`), `end_epoch` validates and `save`s after every epoch."""
 
-    torch.manual_seed(tc.seed)
-    model = NILMFormer(cfg)
-    if resume:
-        model.load_state_dict(loaded.model.state_dict())
-    model.to(device).train()
-    net = model
-    if dist is not None:
-        from torch.nn.parallel import DistributedDataParallel
-        net = DistributedDataParallel(model)
-    shared = [p for n, p in model.named_parameters() if not n.startswith("heads.")]
-    own = [list(model.heads[d].parameters()) for d in devs]
-    # uncertainty weighting (Kendall, Gal & Cipolla 2018): task loss exp(-s_i) L_i + s_i, s_i = log sigma_i^2 learned
-    log_vars = torch.zeros(len(devs), device=device, requires_grad=True) if tc.loss_weighting == "uncertainty" else None
-    groups = [{"params": list(model.parameters())}] + ([{"params": [log_vars], "weight_decay": 0.0}] if log_vars is not None else [])
-    opt = torch.optim.AdamW(groups, lr=tc.lr, weight_decay=tc.weight_decay)
-    autocast = (lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if device.type == "cuda" else _null
+    def __init__(self, tc: TrainConfig, log=print, group=None) -> None:
+        torch.set_num_threads(max(1, tc.threads))
+        self.device = resolve_device(tc.device)
+        if tc.loss_weighting not in ("fixed", "uncertainty"):
+            raise UserError(f"unknown loss weighting {tc.loss_weighting!r}; use fixed or uncertainty")
+        self.group = group or SingleProcess()
+        self.is_main = self.group.rank == 0
+        loaded = resumed = None
+        if tc.resume:
+            tc, loaded, resumed = read_resume(tc)
+        self.tc, self.log = tc, log
+        self._setup_data(resumed.classification if resumed else None)
+        self._setup_model(loaded)
+        self._setup_schedule()
+        if resumed:
+            self.restore(resumed)
+        if "baseline_val" not in self.train_log and self.is_main:
+            self.train_log["baseline_val"] = val_baseline(self.va, self.prepared)
+        self.provenance = training_provenance(self.prepared, source=tc.source, house=tc.house, days=tc.days,
+                                              seed=tc.seed, command=tc.command)
+        self.extra = {"device_types": self.classification, "train_config": _tc_dict(tc)}
 
-    series = TrainSeries(prepared, lo_steps, base_cfg.window) if tc.random_offsets else None
-    N = int(tc.windows_per_epoch) if (series is not None and tc.windows_per_epoch) else tr["x"].shape[0]
-    crop_len = base_cfg.window // 2 if tc.crop_len is None else int(tc.crop_len)
-    sampler = DistributedSampler(range(N), num_replicas=world, rank=rank, shuffle=True, seed=tc.seed)
-    steps_per_epoch = math.ceil(len(sampler) / tc.batch_size)
-    total_steps = tc.epochs * steps_per_epoch
-    warmup = tc.warmup()
-    train_log = {"epochs": [], "devices": devs, "components": list(COMPONENTS), "steps_per_epoch": steps_per_epoch,
-                 "pcgrad": tc.pcgrad, "world_size": world, "warmup_epochs": warmup}
-    start_epoch, start_batch, step = 0, 0, 0
-    best = {"val_loss": float("inf"), "epoch": None, "state": None}
-    acc = None
-    if resume:
-        opt.load_state_dict(resume["optimizer"])
-        start_epoch, start_batch, step = resume["epoch"], resume["batch"], resume["step"]
-        train_log = resume["train_log"]
-        best = {"val_loss": resume["best_val_loss"], "epoch": resume["best_epoch"], "state": resume["best_state"]}
-        acc = resume.get("acc")
-        torch.set_rng_state(resume["rng"])
-        if log_vars is not None and resume.get("log_vars") is not None:
+    def _setup_data(self, classification: dict | None) -> None:
+        tc = self.tc
+        self.window = NILMFormerConfig(**tc.model).window
+        self.prepared = load_prepared(tc, self.window)
+        self.classification = classification or classify_prepared(self.prepared)
+        self.devs = list(self.prepared.devices)
+        self.weights = [LossWeights(**self.classification[d]["weights"]) for d in self.devs]
+        self.pos_weight = torch.tensor([w.pos_weight for w in self.weights])
+        lo_steps = [w.long_off_steps for w in self.weights]
+        self.tr, self.va = tensors(self.prepared.train, lo_steps), tensors(self.prepared.val, lo_steps)
+        self.series = TrainSeries(self.prepared, lo_steps, self.window) if tc.random_offsets else None
+
+    def _setup_model(self, loaded) -> None:
+        tc, devs = self.tc, self.devs
+        cfg = NILMFormerConfig(**{**tc.model, "devices": device_specs({d: self.classification[d] for d in devs})})
+        torch.manual_seed(tc.seed)
+        self.model = NILMFormer(cfg)
+        if loaded is not None:
+            self.model.load_state_dict(loaded.model.state_dict())
+        self.model.to(self.device).train()
+        self.net = self.group.wrap(self.model)
+        self.shared = [p for n, p in self.model.named_parameters() if not n.startswith("heads.")]
+        self.own = [list(self.model.heads[d].parameters()) for d in devs]
+        # uncertainty weighting (Kendall, Gal & Cipolla 2018): task loss exp(-s_i) L_i + s_i, s_i = log sigma_i^2 learned
+        self.log_vars = (torch.zeros(len(devs), device=self.device, requires_grad=True)
+                         if tc.loss_weighting == "uncertainty" else None)
+        groups = [{"params": list(self.model.parameters())}]
+        if self.log_vars is not None:
+            groups.append({"params": [self.log_vars], "weight_decay": 0.0})
+        self.opt = torch.optim.AdamW(groups, lr=tc.lr, weight_decay=tc.weight_decay)
+        self.autocast = ((lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if self.device.type == "cuda"
+                         else nullcontext)
+
+    def _setup_schedule(self) -> None:
+        tc = self.tc
+        self.n_windows = (int(tc.windows_per_epoch) if (self.series is not None and tc.windows_per_epoch)
+                          else self.tr["x"].shape[0])
+        self.crop_len = self.window // 2 if tc.crop_len is None else int(tc.crop_len)
+        self.sampler = DistributedSampler(range(self.n_windows), num_replicas=self.group.world, rank=self.group.rank,
+                                          shuffle=True, seed=tc.seed)
+        self.steps_per_epoch = math.ceil(len(self.sampler) / tc.batch_size)
+        self.total_steps = tc.epochs * self.steps_per_epoch
+        self.warmup = tc.warmup()
+        self.train_log = {"epochs": [], "devices": self.devs, "components": list(COMPONENTS),
+                          "steps_per_epoch": self.steps_per_epoch, "pcgrad": tc.pcgrad, "world_size": self.group.world,
+                          "warmup_epochs": self.warmup}
+        self.epoch, self.batch, self.iter_num = 0, 0, 0     # position: the batch being run, optimizer steps done
+        self.best = {"val_loss": float("inf"), "epoch": None, "state": None}
+        self.acc: Accumulator | None = None
+
+    # -- resume --------------------------------------------------------------------------------------
+
+    def run_state(self, epoch: int, batch: int, acc: Accumulator | None) -> RunState:
+        return RunState(optimizer=self.opt.state_dict(), epoch=epoch, batch=batch, step=self.iter_num,
+                        rng=torch.get_rng_state(), train_log=self.train_log, best_val_loss=self.best["val_loss"],
+                        best_epoch=self.best["epoch"], best_state=self.best["state"],
+                        acc=acc.to_dict() if acc is not None else None, classification=self.classification,
+                        train_config=_tc_dict(self.tc),
+                        log_vars=self.log_vars.detach().cpu().tolist() if self.log_vars is not None else None)
+
+    def restore(self, rs: RunState) -> None:
+        self.opt.load_state_dict(rs.optimizer)
+        self.epoch, self.batch, self.iter_num = rs.epoch, rs.batch, rs.step
+        self.train_log = rs.train_log
+        self.best = {"val_loss": rs.best_val_loss, "epoch": rs.best_epoch, "state": rs.best_state}
+        self.acc = Accumulator.from_dict(rs.acc)
+        torch.set_rng_state(rs.rng)
+        if self.log_vars is not None and rs.log_vars is not None:
             with torch.no_grad():
-                log_vars.copy_(torch.tensor(resume["log_vars"]))
-    if "baseline_val" not in train_log and is_main:
-        train_log["baseline_val"] = val_baseline(va, prepared)
+                self.log_vars.copy_(torch.tensor(rs.log_vars))
 
-    provenance = {
-        "source": tc.source, "house": tc.house, "days": tc.days if tc.source == "synthetic" else None, "seed": tc.seed,
-        "columns": None, "unit": default_unit.get(), "prep": prepared.config, "span": prepared.stats.get("span"),
-        "unknown_columns": prepared.meta.get("unknown_columns") or [],
-        "splits": {s: ([str(sp.timestamps[0]), str(sp.timestamps[-1])] if sp.timestamps.size else None)
-                   for s, sp in prepared.splits.items()},
-        "windows": prepared.stats.get("windows"), "dataset": prepared.meta.get("dataset"),
-        "command": tc.command or " ".join(shlex.quote(a) for a in sys.argv), "nilmbuild_version": __version__,
-    }
-    extra = {"device_types": classification, "train_config": _tc_dict(tc)}
+    # -- saving --------------------------------------------------------------------------------------
 
-    def save_resume(epoch, batch, acc_now):
-        if not is_main:
+    def save_resume(self, epoch: int, batch: int, acc: Accumulator | None) -> None:
+        """OUT.resume.pt: the last weights + the RunState that continues at (epoch, batch)."""
+        if not self.is_main:
             return
-        state = {"optimizer": opt.state_dict(), "epoch": epoch, "batch": batch, "step": step, "rng": torch.get_rng_state(),
-                 "train_log": train_log, "best_val_loss": best["val_loss"], "best_epoch": best["epoch"],
-                 "best_state": best["state"], "acc": acc_now, "classification": classification, "train_config": _tc_dict(tc),
-                 "log_vars": log_vars.detach().cpu().tolist() if log_vars is not None else None}
-        save_checkpoint(resume_path(tc.out), model, scalers=prepared.scalers, train_log=train_log,
-                        provenance=provenance, extra={**extra, "resume": state})
+        save_checkpoint(resume_path(self.tc.out), self.model, scalers=self.prepared.scalers, train_log=self.train_log,
+                        provenance=self.provenance,
+                        extra={**self.extra, "resume": self.run_state(epoch, batch, acc).to_dict()})
 
-    def save_final(calibrate: bool = False):
-        if not is_main:
+    def save(self, calibrate: bool = False) -> None:
+        """OUT: the best weights so far (gate thresholds calibrated at the end of the run)."""
+        if not self.is_main:
             return
-        final = copy.deepcopy(model).cpu()
-        if best["state"] is not None:
-            final.load_state_dict(best["state"])
+        final = copy.deepcopy(self.model).cpu()
+        if self.best["state"] is not None:
+            final.load_state_dict(self.best["state"])
         if calibrate:
-            cal = calibrate_gates(final, prepared, tc.batch_size)
+            cal = calibrate_gates(final, self.prepared, self.tc.batch_size)
             apply_thresholds(final, {d: c["threshold"] for d, c in cal.items()})
-            train_log["gate_calibration"] = cal
-        save_checkpoint(tc.out, final, scalers=prepared.scalers, train_log=train_log, provenance=provenance,
-                        extra={**extra, "best_epoch": (best["epoch"] + 1) if best["epoch"] is not None else None, "best_val_loss": _f(best["val_loss"]) if best["epoch"] is not None else None})
+            self.train_log["gate_calibration"] = cal
+        found = self.best["epoch"] is not None
+        save_checkpoint(self.tc.out, final, scalers=self.prepared.scalers, train_log=self.train_log,
+                        provenance=self.provenance,
+                        extra={**self.extra, "best_epoch": (self.best["epoch"] + 1) if found else None,
+                               "best_val_loss": _f(self.best["val_loss"]) if found else None})
 
-    stopped = None
-    t_start = time.perf_counter()
-    epoch, b = start_epoch, start_batch
-    try:
-        for epoch in range(start_epoch, tc.epochs):
-            sampler.set_epoch(epoch)
-            order = torch.tensor(list(iter(sampler)))
-            data = series.draw(N, tc.seed * 1_000_003 + epoch) if series is not None else tr
-            if acc is None or epoch != start_epoch or start_batch == 0:
-                acc = {"comps": {k: [0.0] * len(devs) for k in COMPONENTS}, "dev_loss": [0.0] * len(devs), "total": 0.0,
-                       "cos": [[0.0] * len(devs) for _ in devs], "proj": 0, "steps": 0, "time": 0.0, "pcgrad": 0}
-            first = start_batch if epoch == start_epoch else 0
-            bar = _bar(tc, is_main, steps_per_epoch, first, epoch)
-            for b in range(first, steps_per_epoch):
-                if tc.max_steps is not None and step >= tc.max_steps:
-                    stopped = "max_steps"
-                    break
-                if tc.max_minutes is not None and time.perf_counter() - t_start > 60 * tc.max_minutes:
-                    stopped = "max_minutes"
-                    break
+    # -- one step, one epoch -------------------------------------------------------------------------
+
+    def _batch(self, data: dict, idx, sch: dict, gen: torch.Generator):
+        """The batch's windows (cropped to loss masks after warm-up) on the device -> x, y, s, lo, pos."""
+        x, y, s, lo = (data[k][idx] for k in ("x", "y", "s", "lo"))
+        pos = None
+        if sch["crops"] and self.crop_len:
+            rows, pos = sample_crops(s, gen, self.crop_len)
+            x, y, s, lo = (take_crops(t, rows, pos, self.crop_len) for t in (x, y, s, lo))
+            pos = pos.to(self.device)
+        x, y, s, lo = (t.to(self.device, non_blocking=True) for t in (x, y, s, lo))
+        return x, y, s, lo, pos
+
+    def step(self, data: dict, idx, epoch: int, b: int):
+        """One optimizer step on the windows `idx` of `data` -> (schedule, comps, losses, total, cos, projections)."""
+        tc = self.tc
+        sch = schedule(epoch, b / self.steps_per_epoch, tc.epochs, self.warmup)
+        gen = torch.Generator().manual_seed(tc.seed * 1_000_003 + epoch * 10_007 + b)   # crops, PCGrad order
+        for g in self.opt.param_groups:
+            g["lr"] = tc.lr * lr_factor(self.iter_num, self.total_steps, tc.lr_warmup_frac, tc.lr_min_ratio)
+        x, y, s, lo, pos = self._batch(data, idx, sch, gen)
+        self.opt.zero_grad(set_to_none=True)
+        use_pcgrad = tc.pcgrad and len(self.devs) > 1 and epoch >= tc.pcgrad_start()
+        with self.group.no_sync(self.net, use_pcgrad):
+            with self.autocast():
+                out = self.net(x, pos_start=pos)
+            comps = loss_components(out.power.float(), out.gate_logit.float(), y, s, None, lo, self.pos_weight)
+            losses = device_losses(comps, weight_matrix(self.weights, sch["anti_collapse"], sch["out_stats_alpha"]))
+            task = losses if self.log_vars is None else uncertainty_weighted(losses, self.log_vars)
+            total = task.sum()
+            if use_pcgrad:
+                cos, nproj = pcgrad_backward(task, self.shared, self.own, gen)
+                if self.log_vars is not None:       # d task_i / d s_i = 1 - exp(-s_i) L_i (heads of no other task)
+                    self.log_vars.grad = (1.0 - torch.exp(-self.log_vars) * losses).detach()
+            else:
+                total.backward()
+                cos, nproj = None, 0
+        self.group.after_backward(self.model, use_pcgrad)
+        if tc.grad_clip:
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), tc.grad_clip)
+        self.opt.step()
+        self.iter_num += 1
+        return sch, comps, losses, total, cos, nproj
+
+    def stop_reason(self, t_start: float) -> str | None:
+        tc = self.tc
+        if tc.max_steps is not None and self.iter_num >= tc.max_steps:
+            return "max_steps"
+        if tc.max_minutes is not None and time.perf_counter() - t_start > 60 * tc.max_minutes:
+            return "max_minutes"
+        return None
+
+    def run_epoch(self, epoch: int, first: int, t_start: float) -> str | None:
+        """Batches first.. of `epoch` (fresh random windows, this epoch's sampler order) -> why it stopped early, or None."""
+        tc = self.tc
+        self.batch = first
+        self.sampler.set_epoch(epoch)
+        order = torch.tensor(list(iter(self.sampler)))
+        data = self.series.draw(self.n_windows, tc.seed * 1_000_003 + epoch) if self.series is not None else self.tr
+        if self.acc is None or first == 0:
+            self.acc = Accumulator(len(self.devs))
+        bar = _bar(tc, self.is_main, self.steps_per_epoch, first, epoch)
+        try:
+            for b in range(first, self.steps_per_epoch):
+                self.batch = b
+                stopped = self.stop_reason(t_start)
+                if stopped:
+                    return stopped
                 t0 = time.perf_counter()
                 idx = order[b * tc.batch_size:(b + 1) * tc.batch_size]
-                sch = schedule(epoch, b / steps_per_epoch, tc.epochs, warmup)
-                gen = torch.Generator().manual_seed(tc.seed * 1_000_003 + epoch * 10_007 + b)
-                for g in opt.param_groups:
-                    g["lr"] = tc.lr * lr_factor(step, total_steps, tc.lr_warmup_frac, tc.lr_min_ratio)
-                x, y, s, lo = (data[k][idx] for k in ("x", "y", "s", "lo"))
-                pos = None
-                if sch["crops"] and crop_len:
-                    rows, pos = sample_crops(s, gen, crop_len)
-                    x, y, s, lo = (take_crops(t, rows, pos, crop_len) for t in (x, y, s, lo))
-                    pos = pos.to(device)
-                x, y, s, lo = (t.to(device, non_blocking=True) for t in (x, y, s, lo))
-                opt.zero_grad(set_to_none=True)
-                use_pcgrad = tc.pcgrad and len(devs) > 1 and epoch >= tc.pcgrad_start()
-                ctx = net.no_sync() if (dist is not None and use_pcgrad) else _null()
-                with ctx:
-                    with autocast():
-                        out = net(x, pos_start=pos)
-                    comps = loss_components(out.power.float(), out.gate_logit.float(), y, s, None, lo, pos_weight)
-                    losses = device_losses(comps, weight_matrix(weights, sch["anti_collapse"], sch["out_stats_alpha"]))
-                    task = losses if log_vars is None else uncertainty_weighted(losses, log_vars)
-                    total = task.sum()
-                    if use_pcgrad:
-                        cos, nproj = pcgrad_backward(task, shared, own, gen)
-                        if log_vars is not None:       # d task_i / d s_i = 1 - exp(-s_i) L_i (heads of no other task)
-                            log_vars.grad = (1.0 - torch.exp(-log_vars) * losses).detach()
-                    else:
-                        total.backward()
-                        cos, nproj = None, 0
-                if dist is not None and use_pcgrad:
-                    _allreduce_grads(model.parameters(), dist, world)
-                if tc.grad_clip:
-                    torch.nn.utils.clip_grad_norm_(model.parameters(), tc.grad_clip)
-                opt.step()
-                step += 1
+                sch, comps, losses, total, cos, nproj = self.step(data, idx, epoch, b)
                 dt = time.perf_counter() - t0
-                acc["steps"] += 1
-                acc["time"] += dt
-                acc["total"] += float(total.detach())
-                acc["proj"] += nproj
-                for k, v in comps.items():
-                    acc["comps"][k] = [a + float(u) for a, u in zip(acc["comps"][k], v.detach())]
-                acc["dev_loss"] = [a + float(u) for a, u in zip(acc["dev_loss"], losses.detach())]
-                if cos is not None:
-                    acc["pcgrad"] = acc.get("pcgrad", 0) + 1
-                    acc["cos"] = [[a + float(u) for a, u in zip(ra, ru)] for ra, ru in zip(acc["cos"], cos)]
+                self.acc.add(comps, losses, total, cos, nproj, dt)
                 if bar is not None:
                     bar.set_postfix(loss=f"{float(total.detach()):.4f}", proj=nproj, s_step=f"{dt:.1f}")
                     bar.update(1)
-            else:
-                b = steps_per_epoch
+            self.batch = self.steps_per_epoch
+            return None
+        finally:
             if bar is not None:
                 bar.close()
-            if stopped:
-                break
-            # end of epoch: log, validate, keep the best, write the resumable state
-            rec = _epoch_record(epoch, acc, devs, sch, tc, opt)
-            if log_vars is not None:
-                rec["task_weights"] = {d: round(float(torch.exp(-log_vars[i])), 5) for i, d in enumerate(devs)}
-            if is_main:
-                v = validate(model, va, weights, prepared, pos_weight, tc.batch_size)
-                rec["val"] = v
-                vl = v.get("loss", rec["loss"]["total"])
-                if vl < best["val_loss"]:
-                    best = {"val_loss": vl, "epoch": epoch, "state": {k: t.detach().clone() for k, t in model.state_dict().items()}}
-                train_log["epochs"].append(rec)
-                log(_epoch_line(rec, train_log.get("baseline_val", {})))
-            acc = None
-            save_resume(epoch + 1, 0, None)
-            save_final()
-            start_batch = 0
-    except KeyboardInterrupt:
-        save_resume(epoch, b, acc)
-        if is_main:
-            log(f"\ninterrupted at epoch {epoch + 1}, step {step}: resumable state saved to {resume_path(tc.out)}\n"
-                f"resume with:  nilmbuild train --resume {resume_path(tc.out)}")
-        raise Interrupted() from None
-    if dist is not None:                   # BatchNorm running stats: every rank ends with rank 0's
-        for buf in model.buffers():
-            dist.broadcast(buf, 0)
-    if stopped:
-        if is_main and acc is not None and acc["steps"] > 0:   # the partial epoch's weights may be the best
-            v = validate(model, va, weights, prepared, pos_weight, tc.batch_size)
-            train_log.setdefault("partial", []).append({"epoch": epoch + 1, "step": step, "val": v})
-            if v and v["loss"] < best["val_loss"]:
-                best = {"val_loss": v["loss"], "epoch": epoch, "state": {k: t.detach().clone() for k, t in model.state_dict().items()}}
-        save_resume(epoch, b, acc)
-        save_final(calibrate=True)
-        if is_main:
+
+    # -- validation, the end of an epoch, the end of the run -----------------------------------------
+
+    def validate(self) -> dict:
+        return validate(self.model, self.va, self.weights, self.prepared, self.pos_weight, self.tc.batch_size)
+
+    def keep_if_best(self, val_loss: float, epoch: int) -> None:
+        if val_loss < self.best["val_loss"]:
+            self.best = {"val_loss": val_loss, "epoch": epoch,
+                         "state": {k: t.detach().clone() for k, t in self.model.state_dict().items()}}
+
+    def end_epoch(self, epoch: int) -> None:
+        """Log the epoch, validate (rank 0), keep the best weights, write both checkpoints."""
+        sch = schedule(epoch, (self.steps_per_epoch - 1) / self.steps_per_epoch, self.tc.epochs, self.warmup)
+        rec = self.acc.record(epoch, self.devs, sch, self.opt.param_groups[0]["lr"])
+        if self.log_vars is not None:
+            rec["task_weights"] = {d: round(float(torch.exp(-self.log_vars[i].detach())), 5) for i, d in enumerate(self.devs)}
+        if self.is_main:
+            v = self.validate()
+            rec["val"] = v
+            self.keep_if_best(v.get("loss", rec["loss"]["total"]), epoch)
+            self.train_log["epochs"].append(rec)
+            self.log(_epoch_line(rec, self.train_log.get("baseline_val", {})))
+        self.acc = None
+        self.save_resume(epoch + 1, 0, None)
+        self.save()
+
+    def end_stopped(self, stopped: str) -> None:
+        """--max-steps / --max-minutes: validate the partial epoch, write both checkpoints, say how to resume."""
+        acc = self.acc
+        if self.is_main and acc is not None and acc.steps > 0:   # the partial epoch's weights may be the best
+            v = self.validate()
+            self.train_log.setdefault("partial", []).append({"epoch": self.epoch + 1, "step": self.iter_num, "val": v})
+            if v:
+                self.keep_if_best(v["loss"], self.epoch)
+        self.save_resume(self.epoch, self.batch, acc)
+        self.save(calibrate=True)
+        if self.is_main:
+            tc = self.tc
             why = f"--max-steps {tc.max_steps}" if stopped == "max_steps" else f"--max-minutes {tc.max_minutes}"
-            log(f"stopped after {why} (step {step}); wrote {tc.out}; resume with: nilmbuild train --resume {resume_path(tc.out)}")
-    if not stopped:
-        save_final(calibrate=True)
-    if is_main and not stopped:
-        log(f"wrote {tc.out} (best epoch {best['epoch'] + 1 if best['epoch'] is not None else '-'}) and {resume_path(tc.out)}")
-    return {"out": tc.out, "resume": resume_path(tc.out), "train_log": train_log, "model": model, "step": step}
+            self.log(f"stopped after {why} (step {self.iter_num}); wrote {tc.out}; "
+                     f"resume with: nilmbuild train --resume {resume_path(tc.out)}")
+
+    def run(self) -> dict:
+        """Train to tc.epochs (or a stop rule) -> {"out", "resume", "train_log", "model", "step"}."""
+        tc, start_epoch, stopped = self.tc, self.epoch, None
+        t_start = time.perf_counter()
+        try:
+            for epoch in range(start_epoch, tc.epochs):
+                self.epoch = epoch
+                stopped = self.run_epoch(epoch, self.batch if epoch == start_epoch else 0, t_start)
+                if stopped:
+                    break
+                self.end_epoch(epoch)
+        except KeyboardInterrupt:
+            self.save_resume(self.epoch, self.batch, self.acc)
+            if self.is_main:
+                self.log(f"\ninterrupted at epoch {self.epoch + 1}, step {self.iter_num}: resumable state saved to "
+                         f"{resume_path(tc.out)}\nresume with:  nilmbuild train --resume {resume_path(tc.out)}")
+            raise Interrupted() from None
+        self.group.finish(self.model)
+        if stopped:
+            self.end_stopped(stopped)
+        else:
+            self.save(calibrate=True)
+            if self.is_main:
+                best = self.best["epoch"] + 1 if self.best["epoch"] is not None else "-"
+                self.log(f"wrote {tc.out} (best epoch {best}) and {resume_path(tc.out)}")
+        return {"out": tc.out, "resume": resume_path(tc.out), "train_log": self.train_log, "model": self.model,
+                "step": self.iter_num}
+
+
+def train(tc: TrainConfig, log=print, group=None) -> dict:
+    """Run (or resume) training; writes tc.out (best weights) and tc.out + '.resume.pt' (resumable state).
+    group: a nilmbuild.train.ddp.ProcessGroup under DDP (None: one process).
+    Returns {"out", "resume", "train_log", "model", "step"}."""
+    return Trainer(tc, log, group).run()
 
 
 def resume_path(out: str) -> str:
@@ -462,34 +601,12 @@ def _tc_dict(tc: TrainConfig) -> dict:
     return d
 
 
-class _null:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *a):
-        return False
-
-
 def _bar(tc, is_main, total, initial, epoch):
     if not (tc.progress and is_main):
         return None
     from tqdm import tqdm
     return tqdm(total=total, initial=initial, desc=f"epoch {epoch + 1}/{tc.epochs}", unit="step", leave=True,
                 dynamic_ncols=True, file=sys.stderr)
-
-
-def _epoch_record(epoch, acc, devs, sch, tc, opt) -> dict:
-    n = max(1, acc["steps"])
-    comps = {d: {k: round(acc["comps"][k][i] / n, 6) for k in COMPONENTS} for i, d in enumerate(devs)}
-    for i, d in enumerate(devs):
-        comps[d]["total"] = round(acc["dev_loss"][i] / n, 6)
-    npc = max(1, acc.get("pcgrad", 0))
-    pairs = {f"{devs[i]}|{devs[j]}": round(acc["cos"][i][j] / npc, 4) for i in range(len(devs)) for j in range(i + 1, len(devs))}
-    return {"epoch": epoch + 1, "steps": acc["steps"], "step_time_s": round(acc["time"] / n, 3), "lr": opt.param_groups[0]["lr"],
-            "schedule": {k: (round(v, 4) if isinstance(v, float) else v) for k, v in sch.items()},
-            "loss": {"total": round(acc["total"] / n, 6), "devices": comps},
-            "pcgrad": {"enabled": bool(acc.get("pcgrad")), "mean_cos": pairs if acc.get("pcgrad") else {}, "projections": acc["proj"],
-                       "projections_per_step": round(acc["proj"] / npc, 3), "pcgrad_steps": acc.get("pcgrad", 0)}}
 
 
 def _epoch_line(rec, base) -> str:
@@ -508,7 +625,7 @@ def _epoch_line(rec, base) -> str:
 def recalibrate(path: str, batch_size: int = 32) -> dict:
     """Re-run the gate calibration on an existing checkpoint (same data and split as its provenance) and
     rewrite it in place (atomically). `nilmbuild calibrate` calls it."""
-    from nilmbuild.infer import load_data_for
+    from nilmbuild.pipeline import load_data_for
 
     ck = load_checkpoint(path)
     prepared = load_data_for(ck)

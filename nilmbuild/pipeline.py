@@ -1,0 +1,209 @@
+"""Data exactly as a checkpoint was trained on: one home for the way from a data source to model input.
+
+Training writes the data settings into the checkpoint's provenance (`training_provenance`); everything that
+runs a checkpoint later (`nilmbuild evaluate`, `disaggregate`, `calibrate`, `capture`, `site`) reads them back
+(`data_settings`) and prepares the data the same way (`load_household_for` + `prepare_for`, or both at once
+`load_data_for`), always with the checkpoint's own scalers. `nilmbuild.infer` only runs the model on what
+this module prepares.
+
+Checkpoint provenance read here (all optional; missing -> the simulator with PrepConfig defaults):
+
+    provenance = {"source": "synthetic" | "csv:PATH" | ..., "house": int | None,
+                  "days": int, "seed": int,              # simulator only
+                  "columns": {...} | None,               # CSV/REFIT column map
+                  "unit": "W" | "kW" | None,             # --unit the run was trained with
+                  "prep": {PrepConfig fields}}           # split / resample settings used in training
+    (the same keys nested under provenance["data"] are accepted too; "prep_config" is an alias of "prep")
+
+The scalers always come from the checkpoint (passed to prepare(..., scalers=) and used directly for the
+model input); prepare() resamples, cleans, splits and computes the ground-truth ON states.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shlex
+import sys
+import warnings
+
+import numpy as np
+
+from nilmbuild.errors import UserError
+
+__all__ = ["data_settings", "load_data_for", "load_household_for", "load_training_data", "model_input",
+           "prepare_for", "thresholds_for", "train_means_w", "training_provenance", "truth_w"]
+
+
+# ---- training: the data a run trains on, and what it records about it ------------------------------
+
+def load_training_data(source: str, *, window: int, house: int | None = None, days: int = 60, seed: int = 0,
+                       devices=None, val_from: str | None = None, test_from: str | None = None,
+                       scaler: str = "max", prep: dict | None = None):
+    """Load and prepare a training run's data -> Prepared (scalers fitted on its train split).
+
+    devices: None -> every device the source has a channel for. prep: PrepConfig overrides."""
+    from nilmbuild.data.household import DEVICE_NAMES
+    from nilmbuild.data.loaders import load_source
+    from nilmbuild.data.preprocess import PrepConfig, prepare
+
+    hh = load_source(source, house=house, days=days, seed=seed)
+    devs = tuple(devices) if devices else tuple(d for d in DEVICE_NAMES if d in hh.appliances)
+    unknown = [d for d in devs if d not in DEVICE_NAMES]
+    if unknown:
+        raise UserError(f"unknown device(s) {', '.join(unknown)}; use some of {', '.join(DEVICE_NAMES)}")
+    if not devs:
+        raise UserError(f"{source}: no appliance channel to train on")
+    kw = {"window": window, "stride": window // 2, "devices": devs, "val_from": val_from, "test_from": test_from,
+          "scaler": scaler, "appliance_scaler": "max"}
+    kw.update(prep or {})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        prepared = prepare(hh, PrepConfig(**kw))
+    if prepared.train.x.shape[0] == 0:
+        raise UserError(f"{source}: the train split has no {window}-step windows; use more data (--days) or other split dates")
+    return prepared
+
+
+def training_provenance(prepared, *, source: str, house: int | None, days: int, seed: int, command: str = "") -> dict:
+    """What a checkpoint records about its data: everything `data_settings` reads back, plus the split spans."""
+    from nilmbuild import __version__
+    from nilmbuild.data.loaders import default_unit
+
+    return {
+        "source": source, "house": house, "days": days if source == "synthetic" else None, "seed": seed,
+        "columns": None, "unit": default_unit.get(), "prep": prepared.config, "span": prepared.stats.get("span"),
+        "unknown_columns": prepared.meta.get("unknown_columns") or [],
+        "splits": {s: ([str(sp.timestamps[0]), str(sp.timestamps[-1])] if sp.timestamps.size else None)
+                   for s, sp in prepared.splits.items()},
+        "windows": prepared.stats.get("windows"), "dataset": prepared.meta.get("dataset"),
+        "command": command or " ".join(shlex.quote(a) for a in sys.argv), "nilmbuild_version": __version__,
+    }
+
+
+# ---- a checkpoint: the same data again -------------------------------------------------------------
+
+def data_settings(provenance: dict | None) -> dict:
+    """Normalised data settings recorded in a checkpoint's provenance (see module docstring)."""
+    p = dict(provenance or {})
+    if isinstance(p.get("data"), dict):
+        p = {**p["data"], **{k: v for k, v in p.items() if k != "data"}}
+    src = p.get("source") or "synthetic"
+    if isinstance(src, dict):
+        src = src.get("spec") or src.get("source") or "synthetic"
+    prep = p.get("prep") or p.get("prep_config") or {}
+    return {"source": str(src), "house": p.get("house"), "days": int(p.get("days") or 60),
+            "seed": int(p.get("seed") or 0), "columns": p.get("columns") or None, "prep": dict(prep)}
+
+
+def _prep_config(prep: dict, **override):
+    from nilmbuild.data.preprocess import PrepConfig
+
+    names = {f.name for f in dataclasses.fields(PrepConfig)}
+    kw = {k: v for k, v in {**prep, **override}.items() if k in names}
+    for k in ("fractions", "devices"):
+        if k in kw and kw[k] is not None:
+            kw[k] = tuple(kw[k])
+    return PrepConfig(**kw)
+
+
+def load_data_for(loaded, source: str | None = None, house: int | None = None, *, days: int | None = None,
+                  seed: int | None = None, date_from: str | None = None, date_to: str | None = None,
+                  whole: bool = False):
+    """Load and prepare the data a checkpoint is evaluated / run on -> Prepared.
+
+    source/house default to the checkpoint's provenance; the split settings always come from it.
+    whole=True puts the entire (date-filtered) series into the "train" split (for `disaggregate`).
+    """
+    hh = load_household_for(loaded, source, house, days=days, seed=seed, date_from=date_from, date_to=date_to)
+    return prepare_for(loaded, hh, whole=whole)
+
+
+def load_household_for(loaded, source: str | None = None, house: int | None = None, *, days: int | None = None,
+                       seed: int | None = None, date_from: str | None = None, date_to: str | None = None):
+    """The raw Household behind load_data_for (source/house/days/seed default to the checkpoint's provenance)."""
+    from nilmbuild.data.loaders import default_unit, load_source
+
+    s = data_settings(getattr(loaded, "provenance", {}))
+    same = source is None or source == s["source"]
+    spec = s["source"] if source is None else source
+    unit = default_unit.get() or ((getattr(loaded, "provenance", None) or {}).get("unit") if same else None)
+    hh = load_source(spec, house=house if house is not None else (s["house"] if same else None),
+                     columns=s["columns"] if same else None, unit=unit,
+                     days=days if days is not None else s["days"], seed=seed if seed is not None else s["seed"])
+    return _between(hh, date_from, date_to) if (date_from or date_to) else hh
+
+
+def _between(hh, date_from: str | None, date_to: str | None):
+    """The samples of `hh` in [date_from, date_to)."""
+    from nilmbuild.data.household import Household
+
+    try:
+        lo = np.datetime64(date_from, "s") if date_from else None
+        hi = np.datetime64(date_to, "s") if date_to else None
+    except ValueError:
+        raise UserError(f"bad date {date_from or date_to!r}; use YYYY-MM-DD or YYYY-MM-DDTHH:MM") from None
+    keep = np.ones(len(hh), dtype=bool)
+    if lo is not None:
+        keep &= hh.timestamps >= lo
+    if hi is not None:
+        keep &= hh.timestamps < hi
+    if not keep.any():
+        raise UserError(f"no samples between {date_from or 'start'} and {date_to or 'end'} "
+                        f"(data spans {hh.timestamps[0]} .. {hh.timestamps[-1]})")
+    return Household(timestamps=hh.timestamps[keep], aggregate=hh.aggregate[keep],
+                     appliances={k: v[keep] for k, v in hh.appliances.items()}, rate_s=hh.rate_s, meta=dict(hh.meta))
+
+
+def prepare_for(loaded, hh, *, whole: bool = False):
+    """Prepare `hh` with the checkpoint's split settings, window and scalers (never refitted)."""
+    from nilmbuild.data.preprocess import prepare
+
+    s = data_settings(getattr(loaded, "provenance", {}))
+    cfg = getattr(loaded, "cfg", None)
+    over = {"window": cfg.window} if cfg is not None else {}
+    if whole:
+        over.update(fractions=(1.0, 0.0, 0.0), val_from=None, test_from=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return prepare(hh, _prep_config(s["prep"], **over), scalers=getattr(loaded, "scalers", None) or None)
+
+
+# ---- model input and ground truth of a continuous series -------------------------------------------
+
+def model_input(loaded, timestamps: np.ndarray, aggregate_w: np.ndarray) -> np.ndarray:
+    """(T,) timestamps + aggregate watts -> (7, T) float32 model input, scaled with the checkpoint's
+    aggregate scaler, time features as nilmbuild.data.preprocess.exogenous."""
+    from nilmbuild.data.preprocess import exogenous, scaler_from_dict
+
+    sc = (loaded.scalers or {}).get("aggregate")
+    if not sc:
+        raise UserError(f"checkpoint {getattr(loaded, 'path', '')} has no scalers: write it with `nilmbuild train`")
+    agg = scaler_from_dict(sc).transform(np.asarray(aggregate_w, dtype=np.float64)).astype(np.float32)
+    return np.concatenate([agg[None], exogenous(np.asarray(timestamps))], axis=0).astype(np.float32)
+
+
+def truth_w(prepared, split, devices):
+    """(D, T) ground truth watts and states in `devices` order (zeros for devices the data lacks)."""
+    T = split.timestamps.shape[0]
+    y, st = np.zeros((len(devices), T), np.float32), np.zeros((len(devices), T), np.uint8)
+    for i, d in enumerate(devices):
+        if d in prepared.devices:
+            j = list(prepared.devices).index(d)
+            y[i], st[i] = split.appliances_w[j], split.states[j]
+    return y, st
+
+
+def thresholds_for(prepared, devices) -> dict:
+    """ON thresholds (W) per device: the prepared data's, else nilm-facts' defaults, else 10 W."""
+    from nilmbuild.data.preprocess import THRESHOLDS_W
+
+    thr = getattr(prepared, "thresholds_w", None) or {}
+    return {d: float(thr.get(d, THRESHOLDS_W.get(d, 10.0))) for d in devices}
+
+
+def train_means_w(prepared, devices) -> dict:
+    """Each device's mean power (W) over the valid bins of the train split (the baseline)."""
+    tr = prepared.splits["train"]
+    y, _ = truth_w(prepared, tr, devices)
+    v = tr.valid.astype(bool)
+    return {d: float(y[i][v].mean()) if v.any() else 0.0 for i, d in enumerate(devices)}
