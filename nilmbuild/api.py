@@ -50,7 +50,7 @@ class Model:
     def run_window(self, aggregate_w, start) -> dict[str, np.ndarray]:
         """aggregate_w: (window,) watts; start: the first step's time -> {device: (window,) float32 watts}."""
         from nilmbuild.infer.postprocess import denormalise
-        from nilmbuild.infer import model_input
+        from nilmbuild.pipeline import model_input
 
         agg = np.asarray(aggregate_w, dtype=np.float32).reshape(-1)
         if agg.shape[0] != self.window or not np.isfinite(agg).all():

@@ -19,7 +19,8 @@ from click.testing import CliRunner
 from nilmbuild.cli import main
 from nilmbuild.data import PrepConfig, load_source, prepare
 from nilmbuild.data.preprocess import exogenous
-from nilmbuild.infer import PostConfig, load_data_for, postprocess, seq2subseq
+from nilmbuild.infer import PostConfig, postprocess, seq2subseq
+from nilmbuild.pipeline import load_data_for
 from nilmbuild.model import NILMFormer, NILMFormerConfig
 from nilmbuild.model.checkpoint import load_checkpoint, save_checkpoint
 

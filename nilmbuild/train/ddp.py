@@ -107,11 +107,20 @@ def _spawn_worker(rank: int, world: int, port: int, tc, result_dir: str) -> None
         dist.destroy_process_group()
 
 
-def spawn_local(tc, world: int, result_dir: str, port: int = 29533) -> None:
+def free_port() -> int:
+    """A TCP port nothing listens on now (the OS picks it), so two runs on one machine never collide."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def spawn_local(tc, world: int, result_dir: str, port: int | None = None) -> None:
     """Run `train(tc)` in `world` CPU processes (gloo) on this machine; each rank saves its final
     state_dict to result_dir/rank{r}.pt (used by the tests)."""
     import torch.multiprocessing as mp
-    mp.spawn(_spawn_worker, args=(world, port, tc, result_dir), nprocs=world, join=True)
+    mp.spawn(_spawn_worker, args=(world, port or free_port(), tc, result_dir), nprocs=world, join=True)
 
 
 @click.command(help=TRAIN_HELP)
