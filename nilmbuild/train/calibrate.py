@@ -22,12 +22,11 @@ THRESHOLD_GRID = tuple(round(0.05 * i, 2) for i in range(2, 20)) + (0.97, 0.99) 
 
 def _series_outputs(model, prepared, batch_size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(power with gates open, power with gates closed, gate) over the continuous val series, each (D, T)."""
-    from nilmbuild.data.preprocess import exogenous, scaler_from_dict
     from nilmbuild.infer.seq2subseq import seq2subseq
+    from nilmbuild.pipeline import model_input
 
     sp = prepared.val
-    agg = scaler_from_dict(prepared.scalers["aggregate"]).transform(sp.aggregate_w.astype(np.float64))
-    x = np.concatenate([agg[None].astype(np.float32), exogenous(sp.timestamps)]).astype(np.float32)   # (7, T)
+    x = model_input(prepared, sp.timestamps, sp.aggregate_w)          # (7, T): prepared carries the scalers
     old = model.gate_thresholds.clone()
     try:
         model.gate_thresholds.fill_(-1.0)
