@@ -8,6 +8,7 @@ from nilmbuild.model.checkpoint import load_checkpoint
 from nilmbuild.model.config import NILMFormerConfig
 from nilmbuild.model.nilmformer import NILMFormer
 from nilmbuild.train.trainer import TrainConfig, resume_path, train
+from nilmbuild.train.trajectory import load_trajectory, trajectory_path
 
 TINY = {"d_model": 16, "n_head": 2, "head_dim": 8, "n_encoder_layers": 1, "window": 96, "film_hidden_dim": 8}
 
@@ -58,6 +59,15 @@ def test_tiny_run_reduces_loss_and_writes_a_loadable_checkpoint(tmp_path):
     torch.manual_seed(tc.seed)
     init = NILMFormer(NILMFormerConfig(**{**TINY, "devices": ck.cfg.devices}))
     assert train_loss(res["model"], (tc, info)) < train_loss(init, (tc, info))
+    # the trajectory beside it: one float16 state per epoch, the last one the run's final weights
+    traj = load_trajectory(trajectory_path(tc.out))
+    assert traj["epochs"] == [1, 2] and len(traj["states"]) == 2
+    last = res["model"].state_dict()
+    for k, t in traj["states"][1].items():
+        if t.is_floating_point():
+            assert t.dtype == torch.float16 and torch.allclose(t.float(), last[k].float(), rtol=1e-3, atol=1e-3)
+    first, second = traj["states"]
+    assert any(not torch.equal(first[k], second[k]) for k in first)  # the weights moved between epochs
 
 
 def test_same_seed_same_weights_and_resume_continues(tmp_path):

@@ -32,6 +32,7 @@ from .crops import sample_crops, take_crops
 from .device_types import classify_prepared, device_specs
 from .losses import COMPONENTS, LossWeights, device_losses, loss_components, long_off_mask, uncertainty_weighted, weight_matrix
 from .pcgrad import pcgrad_backward
+from .trajectory import append_epoch, trajectory_path
 from .windows import TrainSeries
 
 BASE_COMPONENTS = tuple(c for c in COMPONENTS if c not in ("anti_collapse", "out_stats"))
@@ -535,6 +536,7 @@ class Trainer:
             self.keep_if_best(v.get("loss", rec["loss"]["total"]), epoch)
             self.train_log["epochs"].append(rec)
             self.log(_epoch_line(rec, self.train_log.get("baseline_val", {})))
+            append_epoch(trajectory_path(self.tc.out), epoch + 1, self.model.state_dict())
         self.acc = None
         self.save_resume(epoch + 1, 0, None)
         self.save()
