@@ -57,28 +57,24 @@ def test_sniff_dialect_prefers_comma_and_never_guesses_decimal_comma_with_dots()
     assert sniff_dialect([]) == (",", ".")
 
 
-def test_mixed_delimiters_are_named(tmp_path):
+@pytest.mark.parametrize("text, expected", [
+    # mixed delimiters: the row and both delimiters are named
+    ("Time;Aggregate;Kettle\n2013-06-01 00:00:00;1;0\n2013-06-01 00:01:00,2,0\n",
+     ("a.csv:3", "separated by ','", "header by ';'", "one delimiter")),
+    # decimal commas in a comma-separated file
+    ("Time,Aggregate,Kettle\n2013-06-01 00:00:00,1,5,0,25\n2013-06-01 00:01:00,2,0\n",
+     ("a.csv:2", "decimal commas", "';'")),
+    # any other malformed row still says fix the row
+    ("Time,Aggregate,Kettle\n2013-01-01 00:00:00,1,0,9\n",
+     ("a.csv:2", "4 fields but the header has 3", "fix the row")),
+    # a quoted decimal comma gets a hint
+    ('Time,Aggregate,Kettle\n2013-06-01 00:00:00,"1,5",0\n2013-06-01 00:01:00,2,0\n',
+     ("a.csv:2", "non-numeric", "decimal comma?")),
+], ids=["mixed-delimiters", "decimal-commas", "other-malformed-row", "quoted-decimal-comma"])
+def test_malformed_rows_name_their_cause(tmp_path, text, expected):
     f = tmp_path / "a.csv"
-    f.write_text("Time;Aggregate;Kettle\n2013-06-01 00:00:00;1;0\n2013-06-01 00:01:00,2,0\n")
-    _one_line_error(lambda: load_csv(f), "a.csv:3", "separated by ','", "header by ';'", "one delimiter")
-
-
-def test_decimal_commas_in_a_comma_separated_file_are_named(tmp_path):
-    f = tmp_path / "a.csv"
-    f.write_text("Time,Aggregate,Kettle\n2013-06-01 00:00:00,1,5,0,25\n2013-06-01 00:01:00,2,0\n")
-    _one_line_error(lambda: load_csv(f), "a.csv:2", "decimal commas", "';'")
-
-
-def test_other_malformed_rows_still_say_fix_the_row(tmp_path):
-    f = tmp_path / "a.csv"
-    f.write_text("Time,Aggregate,Kettle\n2013-01-01 00:00:00,1,0,9\n")
-    _one_line_error(lambda: load_csv(f), "a.csv:2", "4 fields but the header has 3", "fix the row")
-
-
-def test_quoted_decimal_comma_gets_a_hint(tmp_path):
-    f = tmp_path / "a.csv"
-    f.write_text('Time,Aggregate,Kettle\n2013-06-01 00:00:00,"1,5",0\n2013-06-01 00:01:00,2,0\n')
-    _one_line_error(lambda: load_csv(f), "a.csv:2", "non-numeric", "decimal comma?")
+    f.write_text(text)
+    _one_line_error(lambda: load_csv(f), *expected)
 
 
 def test_kw_from_header_and_from_unit_option(tmp_path):

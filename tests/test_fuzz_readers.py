@@ -115,14 +115,20 @@ def csv_nearly_valid(draw):
     return (",".join(cols) + "\n" + "".join(",".join(r) + "\n" for r in rows)).encode()
 
 
-def load_csv_bytes(data: bytes, name="x.csv"):
+def load_bytes(data: bytes, name: str, load):
+    """Write `data` as `name` in a fresh folder and run `load(folder, file)`: a Household (checked) or None
+    after a UserError; anything else fails the test."""
     with tempfile.TemporaryDirectory() as d:
         p = Path(d) / name
         p.write_bytes(data)
-        h = user_error_or(lambda: load_csv(p))
+        h = user_error_or(lambda: load(Path(d), p))
     if h is not None:
         check_household(h)
     return h
+
+
+def load_csv_bytes(data: bytes, name="x.csv"):
+    return load_bytes(data, name, lambda folder, file: load_csv(file))
 
 
 def test_valid_csv_loads():
@@ -221,12 +227,7 @@ VALID_REFIT = (REFIT_HEAD + "".join(
 
 
 def load_refit_bytes(data: bytes):
-    with tempfile.TemporaryDirectory() as d:
-        (Path(d) / "CLEAN_House2.csv").write_bytes(data)
-        h = user_error_or(lambda: load_refit(Path(d), house=2))
-    if h is not None:
-        check_household(h)
-    return h
+    return load_bytes(data, "CLEAN_House2.csv", lambda folder, file: load_refit(folder, house=2))
 
 
 def test_valid_refit_loads():
