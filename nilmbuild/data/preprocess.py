@@ -401,44 +401,68 @@ def prepare(hh: Household, cfg: PrepConfig | None = None, scalers: dict | None =
     if len(hh) == 0:
         raise UserError(f"{hh.meta.get('source', 'data')}: no samples to prepare")
     like, thr, cutoff, pmax, min_on_s, min_off_s = _defaults(hh, cfg)
-    step, devs, W = int(cfg.resample_s), tuple(cfg.devices), int(cfg.window)
+    step, devs = int(cfg.resample_s), tuple(cfg.devices)
+    g = _on_grid(hh, devs, step, cfg.ffill_max_s)                          # 1-2. regular grid, bounded ffill
+    agg, apps = _clip(g, devs, cutoff, pmax)                               # 3. cut-offs and clipping
+    # 4. ON/OFF states from thresholds and duration rules, in steps at this rate (>= 1)
+    min_on = {d: _to_steps(min_on_s.get(d, 0), step) for d in devs}
+    min_off = {d: _to_steps(min_off_s.get(d, 0), step) for d in devs}
+    states = np.stack([on_off(apps[i], thr[d], min_on[d], min_off[d]) for i, d in enumerate(devs)])  # (M, T)
+    # 5. split, fit scalers on the train block only
+    bounds = split_bounds(g["ts"], cfg)
+    agg_scaler, app_scalers = _scalers(hh, cfg, devs, agg, apps, g, bounds[0], scalers, pmax)
+    # 6. windows per split
+    splits = _windows(cfg, devs, g, agg, apps, states, bounds, agg_scaler, app_scalers)
+    meta = {k: v for k, v in hh.meta.items()}
+    meta["missing"] = sorted(set(meta.get("missing", [])) | set(g["missing"]))
+    return Prepared(
+        splits=splits, devices=devs,
+        scalers={"aggregate": agg_scaler.to_dict(), "appliances": {d: s.to_dict() for d, s in app_scalers.items()}},
+        thresholds_w={d: float(thr[d]) for d in devs}, min_on_steps=min_on, min_off_steps=min_off,
+        resample_s=step, config=json.loads(json.dumps(asdict(cfg), default=_json_default)),
+        meta=json.loads(json.dumps(meta, default=_json_default)),
+        stats=_stats(hh, devs, step, g, agg, apps, states, cutoff, splits, bounds))
 
-    # 1. resample onto a regular grid (bins aligned to multiples of `step` since the epoch)
+
+def _to_steps(seconds: float, step: int) -> int:
+    return max(1, int(np.ceil(float(seconds) / step)))
+
+
+def _on_grid(hh: Household, devs: tuple, step: int, ffill_max_s: float) -> dict:
+    """Resample onto a regular grid (bins aligned to multiples of `step` since the epoch) with a bounded
+    forward-fill; missing devices become zeros (flagged). -> {"ts" (T,), "agg" (T,), "apps" (M, T), "valid"
+    (T,), "missing", "gaps_filled", "n"}"""
     sec = hh.timestamps.astype("datetime64[s]").astype(np.int64)
     origin = int(sec[0] // step * step)
     n = int((sec[-1] - origin) // step + 1)
     ts = (origin + np.arange(n, dtype=np.int64) * step).astype("datetime64[s]")
-    max_fill = max(0, int(cfg.ffill_max_s // step))
-
-    # 2. bounded forward-fill; missing devices become zeros (flagged)
+    max_fill = max(0, int(ffill_max_s // step))
     agg, gaps_filled = bounded_ffill(resample(hh.timestamps, hh.aggregate, origin, step, n), max_fill)
     apps = np.zeros((len(devs), n))                                       # (M, T)
     missing = [d for d in devs if d not in hh.appliances]
     if missing:
         warnings.warn(f"{hh.meta.get('source')}: no channel for {', '.join(missing)}; filled with zeros "
-                      f"(their targets are meaningless; meta['missing'])", stacklevel=2)
+                      f"(their targets are meaningless; meta['missing'])", stacklevel=3)
     for i, d in enumerate(devs):
         if d in hh.appliances:
             apps[i], f = bounded_ffill(resample(hh.timestamps, hh.appliances[d], origin, step, n), max_fill)
             gaps_filled += f
     valid = np.isfinite(agg) & np.isfinite(apps).all(axis=0)              # (T,)
+    return {"ts": ts, "agg": agg, "apps": apps, "valid": valid, "missing": missing, "gaps_filled": gaps_filled, "n": n}
 
-    # 3. cut-offs and clipping; invalid bins hold 0
-    agg = np.where(valid, np.clip(agg, 0, cutoff), 0.0).astype(np.float32)
-    for i, d in enumerate(devs):
-        apps[i] = np.where(valid, np.clip(apps[i], 0, pmax.get(d, np.inf)), 0.0)
-    apps = apps.astype(np.float32)
 
-    # 4. ON/OFF states from thresholds and duration rules, in steps at this rate (>= 1)
-    to_steps = lambda s: max(1, int(np.ceil(float(s) / step)))
-    min_on = {d: to_steps(min_on_s.get(d, 0)) for d in devs}
-    min_off = {d: to_steps(min_off_s.get(d, 0)) for d in devs}
-    states = np.stack([on_off(apps[i], thr[d], min_on[d], min_off[d]) for i, d in enumerate(devs)])  # (M, T)
+def _clip(g: dict, devs: tuple, cutoff: float, pmax: dict) -> tuple[np.ndarray, np.ndarray]:
+    """Cut-offs and clipping; invalid bins hold 0. -> aggregate (T,), appliances (M, T), float32 watts"""
+    valid = g["valid"]
+    agg = np.where(valid, np.clip(g["agg"], 0, cutoff), 0.0).astype(np.float32)
+    apps = np.stack([np.where(valid, np.clip(g["apps"][i], 0, pmax.get(d, np.inf)), 0.0) for i, d in enumerate(devs)])
+    return agg, apps.reshape(len(devs), -1).astype(np.float32)
 
-    # 5. split, fit scalers on the train block only
-    bounds = split_bounds(ts, cfg)
-    tr = slice(*bounds[0])
-    tr_valid = valid[tr]
+
+def _scalers(hh, cfg, devs, agg, apps, g, train_bounds, scalers, pmax):
+    """The checkpoint's scalers (checked to cover these devices) or new ones fitted on the valid train bins."""
+    tr = slice(*train_bounds)
+    tr_valid = g["valid"][tr]
     if not tr_valid.any():
         raise UserError(f"{hh.meta.get('source')}: the train split has no valid data; use more data or other split dates")
     if scalers is not None:
@@ -446,19 +470,21 @@ def prepare(hh: Household, cfg: PrepConfig | None = None, scalers: dict | None =
         if "aggregate" not in scalers or absent:
             raise UserError(f"the checkpoint's scalers do not cover {', '.join(absent) or 'the aggregate'}: "
                             "use a checkpoint trained on these devices")
-        agg_scaler = scaler_from_dict(scalers["aggregate"])
-        app_scalers = {d: scaler_from_dict(scalers["appliances"][d]) for d in devs}
-    else:
-        agg_scaler = make_scaler(cfg.scaler).fit(agg[tr][tr_valid])
-        app_scalers = {}
-        for i, d in enumerate(devs):
-            kind = cfg.appliance_scaler or cfg.scaler
-            sc = make_scaler(kind).fit(apps[i, tr][tr_valid])
-            if kind == "max" and d in missing:
-                sc.max = pmax.get(d, 1.0)
-            app_scalers[d] = sc
+        return scaler_from_dict(scalers["aggregate"]), {d: scaler_from_dict(scalers["appliances"][d]) for d in devs}
+    agg_scaler = make_scaler(cfg.scaler).fit(agg[tr][tr_valid])
+    app_scalers = {}
+    for i, d in enumerate(devs):
+        kind = cfg.appliance_scaler or cfg.scaler
+        sc = make_scaler(kind).fit(apps[i, tr][tr_valid])
+        if kind == "max" and d in g["missing"]:
+            sc.max = pmax.get(d, 1.0)
+        app_scalers[d] = sc
+    return agg_scaler, app_scalers
 
-    # 6. windows per split
+
+def _windows(cfg, devs, g, agg, apps, states, bounds, agg_scaler, app_scalers) -> dict:
+    """Each split's windows (x (N, 7, W), y (N, M, 2, W), t0) and its continuous series."""
+    ts, valid, W = g["ts"], g["valid"], int(cfg.window)
     exo = exogenous(ts)                                                    # (6, T)
     agg_s = agg_scaler.transform(agg).astype(np.float32)                   # (T,)
     apps_s = np.stack([app_scalers[d].transform(apps[i]) for i, d in enumerate(devs)]).astype(np.float32)
@@ -475,26 +501,24 @@ def prepare(hh: Household, cfg: PrepConfig | None = None, scalers: dict | None =
             y=np.ascontiguousarray(y, dtype=np.float32).reshape(-1, len(devs), 2, W),
             t0=ts[starts], timestamps=ts[lo:hi], aggregate_w=agg[lo:hi],
             appliances_w=apps[:, lo:hi], states=states[:, lo:hi], valid=valid[lo:hi])
+    return splits
 
-    e_kwh = {d: float(apps[i][valid].sum() * step / 3.6e6) for i, d in enumerate(devs)}
-    stats = {
+
+def _stats(hh, devs, step, g, agg, apps, states, cutoff, splits, bounds) -> dict:
+    """What `nilmbuild data` prints: span, gaps, ON fractions, energies, windows per split."""
+    ts, valid = g["ts"], g["valid"]
+    return {
         "span": [str(ts[0]), str(ts[-1])], "native_samples": len(hh), "native_rate_s": hh.rate_s,
-        "resampled_bins": n, "valid_bins": int(valid.sum()), "gaps_filled_bins": int(gaps_filled),
+        "resampled_bins": g["n"], "valid_bins": int(valid.sum()), "gaps_filled_bins": int(g["gaps_filled"]),
         "invalid_bins": int((~valid).sum()), "cutoff_w": cutoff,
         "on_fraction": {d: float(states[i][valid].mean()) if valid.any() else 0.0 for i, d in enumerate(devs)},
-        "energy_kwh": e_kwh, "energy_in_on": energy_in_on(apps, states, valid, devs), "aggregate_kwh": float(agg[valid].sum() * step / 3.6e6),
+        "energy_kwh": {d: float(apps[i][valid].sum() * step / 3.6e6) for i, d in enumerate(devs)},
+        "energy_in_on": energy_in_on(apps, states, valid, devs),
+        "aggregate_kwh": float(agg[valid].sum() * step / 3.6e6),
         "windows": {s: int(sp.x.shape[0]) for s, sp in splits.items()},
         "split_bins": {s: [int(a), int(b)] for s, (a, b) in zip(SPLITS, bounds)},
-        "missing": missing,
+        "missing": g["missing"],
     }
-    meta = {k: v for k, v in hh.meta.items()}
-    meta["missing"] = sorted(set(meta.get("missing", [])) | set(missing))
-    return Prepared(
-        splits=splits, devices=devs,
-        scalers={"aggregate": agg_scaler.to_dict(), "appliances": {d: s.to_dict() for d, s in app_scalers.items()}},
-        thresholds_w={d: float(thr[d]) for d in devs}, min_on_steps=min_on, min_off_steps=min_off,
-        resample_s=step, config=json.loads(json.dumps(asdict(cfg), default=_json_default)),
-        meta=json.loads(json.dumps(meta, default=_json_default)), stats=stats)
 
 
 def energy_in_on(apps: np.ndarray, states: np.ndarray, valid: np.ndarray, devs) -> dict[str, float | None]:
