@@ -61,3 +61,24 @@ def test_batched_backward_equals_one_backward_per_device():
     for i in range(3):
         for got, w in zip(got_own[i], per[i][len(shared):]):
             assert torch.allclose(got, w, atol=1e-6)
+
+
+def test_weakly_agreeing_and_orthogonal_gradients_are_not_projected():
+    """Only a negative dot product projects: a small positive one (0.5) and an exact zero leave both unchanged
+    and count no projection (mutation testing found `dot < 1` and `dot <= 0` passing the tests above)."""
+    g1 = torch.tensor([1.0, 0.0])
+    for g2 in (torch.tensor([0.5, 1.0]), torch.tensor([0.0, 1.0])):
+        (p1, p2), _, n = project([g1, g2], torch.Generator().manual_seed(0))
+        assert n == 0 and torch.equal(p1, g1) and torch.equal(p2, g2)
+
+
+def test_backward_accumulates_onto_existing_grads_and_allows_unused_shared_parameters():
+    w = torch.nn.Parameter(torch.tensor([0.0, 0.0]))
+    unused = torch.nn.Parameter(torch.tensor([5.0]))          # shared, but no loss reaches it
+    a, b = torch.nn.Parameter(torch.tensor(1.0)), torch.nn.Parameter(torch.tensor(1.0))
+    w.grad, a.grad, b.grad = torch.tensor([1.0, 1.0]), torch.tensor(10.0), torch.tensor(-10.0)
+    losses = torch.stack([w @ torch.tensor([1.0, 0.0]) + 2 * a, w @ torch.tensor([-1.0, 1.0]) + 3 * b])
+    pcgrad_backward(losses, [w, unused], [[a], [b]], torch.Generator().manual_seed(0))
+    assert torch.allclose(w.grad, torch.tensor([1.5, 2.5]))             # [1, 1] + the projected sum [0.5, 1.5]
+    assert a.grad.item() == 12.0 and b.grad.item() == -7.0
+    assert torch.equal(unused.grad, torch.zeros(1))
