@@ -1,5 +1,5 @@
 /* page_attention.js: the attention page (spec attention.md 7, architecture.md 7).
- * One regl context on #att-main draws the large selected head and the 8 heads of the layer as small
+ * One regl context on #att-main draws the large selected head and every head of the layer as small
  * multiples; each is rebuilt in attention_weights.frag from the captured q, k (RGBA float textures) and
  * lse. Hover values and the row chart come from capture.attentionRow (the decoder's exact rebuild).
  * registerPage starts it; testHook exposes state for the browser tests (window.nilmbuild.test).
@@ -82,7 +82,7 @@ function start(pg) {
     return rowCache[key];
   }
   var maxCache = {};
-  function layerMax() {   // largest weight over the 8 heads (linear / sqrt scales): exact, from q, k, lse
+  function layerMax() {   // largest weight over the layer's heads (linear / sqrt scales): exact, from q, k, lse
     var key = prefix(S.layer, S.masked) + "|" + S.sample;
     if (maxCache[key] !== undefined) return maxCache[key];
     var w = cap.record(prefix(S.layer, S.masked) + ".weights");
@@ -101,7 +101,7 @@ function start(pg) {
     return (maxCache[key] = m);
   }
 
-  /* ---------- layout: large head left, 8 small multiples right ---------- */
+  /* ---------- layout: large head left, one small multiple per head right ---------- */
   var heatmaps = [];          // adapters with the gl.heatmap hover interface
   function layout() {
     var W = canvas.clientWidth, Hh = canvas.clientHeight;

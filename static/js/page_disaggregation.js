@@ -117,7 +117,7 @@ function start(pg) {
 
   // controls
   var ctl = document.getElementById("nb-controls");
-  var modeSel = controls.select(ctl, "View", [{ value: "window", label: "example window (480 min)" }, { value: "day", label: "full day, stitched" }], "window", function (v) {
+  var modeSel = controls.select(ctl, "View", [{ value: "window", label: "example window (" + Lw * pg.model.step_minutes + " min)" }, { value: "day", label: "full day, stitched" }], "window", function (v) {
     st.mode = v; sampleSel.disabled = v !== "window"; stepSel.disabled = v !== "day"; playBtn.disabled = false;
     document.getElementById("metrics-box").hidden = v !== "day"; remake();
   });

@@ -92,7 +92,7 @@ function start(pg) {
 
   /* ---------- geometry ---------- */
   var ya = -0.17, xa = 0.5;
-  function ext(n) { return 0.3 + 1.5 * Math.sqrt(n / 480); }
+  function ext(n) { return 0.3 + 1.5 * Math.sqrt(n / pg.model.window); }   // block size relative to the window
   var ROWS = [stages.slice(0, 5), stages.slice(5, 9), stages.slice(9)], GAP = 0.9, ZGAP = 6.2;
   stages.forEach(function (s, i) { s.row = i < 5 ? 0 : i < 9 ? 1 : 2; });
   stages.forEach(function (s) { s.w = ext(s.colsFull); s.h = ext(s.rowsFull); s.d = 0.12 + 0.02 * s.B; });

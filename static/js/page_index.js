@@ -30,7 +30,7 @@ function bezier(p0, p1, p2, p3, n) {
   return pts;
 }
 
-function start() {
+function start(pg) {
   var flow = unpack(blob("flow"));
   var cap = decode(blob("capture"));
   var canvas = document.getElementById("flow"), wrap = document.getElementById("flow-wrap");
@@ -167,7 +167,7 @@ function start() {
         spark(data.agg, box, 0, hi * 1.05, c, 1.2, true);
         ctx.font = "11px " + FONT; ctx.fillStyle = MUTED; ctx.textAlign = "left";
         ctx.fillText("peak " + Math.round(hi) + " W", b.x + 8, b.y + b.h - 18);
-        ctx.fillText(L + " min × 7 channels", b.x + 8, b.y + b.h - 6);
+        ctx.fillText(L * pg.model.step_minutes + " min × " + cap.record("input").shape[1] + " channels", b.x + 8, b.y + b.h - 6);
       } else if (n.id === "output") {
         ctx.fillText("Per-device power (W)", b.cx, b.y + 12);
         Lo.lanes.forEach(function (ln, i) {
@@ -199,7 +199,7 @@ function start() {
     // captions
     ctx.font = "11px " + FONT; ctx.fillStyle = MUTED; ctx.textAlign = "left";
     var enc0 = Lo.boxes.enc0, enc2 = Lo.boxes.enc2;
-    ctx.fillText("× 3 encoder layers: masked attention, FFN, FiLM", enc0.x, enc0.y - 14);
+    ctx.fillText("× " + pg.model.n_layers + " encoder layers: masked attention, FFN, FiLM", enc0.x, enc0.y - 14);
     ctx.fillText("window " + samples[state.sample] + (cap.meta.t0 ? " · starts " + String(cap.meta.t0[state.sample]).replace("T", " ") : ""),
                  Lo.boxes.input.x, Lo.boxes.input.y - 14);
     ctx.textAlign = "right";

@@ -8,6 +8,40 @@ import msgpack
 import numpy as np
 
 
+# ---- the model's sizes ------------------------------------------------------------------------------------------
+
+def model_sizes(cfg, resample_s: int = 60) -> dict:
+    """The checkpoint's sizes as templates (``site.model.*``) and page JS (``page().model``) use them: the one
+    source for every size a page writes in its text (window, d_model, heads, FFN width, ...)."""
+    window_min = cfg.window * int(resample_s) / 60
+    return {
+        "window": int(cfg.window), "centre": int(cfg.window) // 2, "margin": (int(cfg.window) - int(cfg.window) // 2) // 2,
+        "window_minutes": _num(window_min), "window_hours": _num(window_min / 60), "step_minutes": _num(resample_s / 60),
+        "d_model": int(cfg.d_model), "n_head": int(cfg.n_head), "head_dim": int(cfg.head_dim), "d_ff": int(cfg.d_ff),
+        "n_layers": int(cfg.n_encoder_layers), "c_embedding": int(cfg.c_embedding), "n_channels": int(cfg.n_channels),
+        "n_exo": int(cfg.n_exo), "kernel_size": int(cfg.kernel_size), "dilations": [int(d) for d in cfg.dilations],
+        "receptive_fields": receptive_fields(cfg.kernel_size, cfg.dilations),
+        "n_cond": int(cfg.n_cond), "n_elec": int(cfg.n_cond) - int(cfg.n_freq_bands) * bool(cfg.use_freq_features),
+        "n_freq_bands": int(cfg.n_freq_bands), "film_hidden": int(cfg.film_hidden_dim),
+        "film_in": int(cfg.n_cond) + int(cfg.film_hidden_dim), "film_enc_out": 2 * int(cfg.n_encoder_layers) * int(cfg.d_model),
+        "n_devices": int(cfg.c_out),
+    }
+
+
+def receptive_fields(kernel_size: int, dilations) -> list[int]:
+    """Input steps each dilated ResUnit's output sees, unit by unit: 1 + sum of (k - 1) * d so far (3, 7, 15, 31)."""
+    out, rf = [], 1
+    for d in dilations:
+        rf += (int(kernel_size) - 1) * int(d)
+        out.append(rf)
+    return out
+
+
+def _num(x: float):
+    """An int when whole (480.0 -> 480), else the float: how sizes read in text."""
+    return int(x) if float(x).is_integer() else float(x)
+
+
 # ---- scaling ----------------------------------------------------------------------------------------------------
 
 def aggregate_watts_affine(ctx) -> dict | None:
