@@ -10,6 +10,7 @@ import { registerPage, testHook } from "./register.js";
 import { colormaps, legend, palette } from "./colormaps.js";
 import { blob, controls, fail, fmt, font, onResize, ready, saveButton } from "./core.js";
 import { decode } from "./decode.js";
+import { watts } from "./disaggregation_watts.js";
 import { gl } from "./gl.js";
 import { plot2d } from "./plot2d.js";
 
@@ -21,7 +22,7 @@ function start(pg) {
   var qRec0 = cap.record("encoder.0.attn.q");
   var H = qRec0.shape[1], L = qRec0.shape[2], E = qRec0.shape[3];
   var nLayers = P.n_layers, nSamples = qRec0.shape[0];
-  var affine = P.aggregate_affine;
+  var affine = watts.of("aggregate");
   var S = {
     sample: 0, layer: 0, head: 0, query: Math.min(L - 1, Math.floor(L / 2)), masked: true,
     mode: "log", cmap: "viridis",
@@ -210,7 +211,7 @@ function start(pg) {
   var rowCanvas = document.getElementById("att-row"), splitCanvas = document.getElementById("att-split");
   var inputName = "input", agg = function () {
     var x = cap.slice(inputName, S.sample), n = cap.record(inputName).shape[2], out = new Float32Array(n);
-    for (var t = 0; t < n; t++) out[t] = affine ? affine.a * x[t] + affine.b : x[t];   // channel 0 = aggregate
+    for (var t = 0; t < n; t++) out[t] = affine.a * x[t] + affine.b;   // channel 0 = aggregate
     return out;
   };
   function drawRow() {
@@ -220,8 +221,8 @@ function start(pg) {
       title: "Sample " + P.samples[S.sample] + ", layer " + S.layer + ", head " + S.head + ": query t = " + S.query + " min",
       x: { label: "time (key s)", unit: "min", min: 0, max: L - 1 },
       lanes: [
-        { title: "input aggregate", height: 0.8, y: { label: "aggregate", unit: affine ? "W" : "scaled" },
-          series: [{ name: "aggregate power" + (affine ? " (W)" : " (scaled)"), x: keys, y: agg(), kind: "area", color: "#56B4E9" }] },
+        { title: "input aggregate", height: 0.8, y: { label: "aggregate", unit: "W" },
+          series: [{ name: "aggregate power (W)", x: keys, y: agg(), kind: "area", color: "#56B4E9" }] },
         { title: "attention weight", height: 1.2, y: { label: "weight", unit: "", min: 0 },
           series: [{ name: "weight of query " + S.query + " on key s", x: keys, y: w, kind: "bar", color: headColour(S.head) }] },
       ],

@@ -46,8 +46,8 @@ function run() {
     var i = state.sample, elec = cap.slice("cond.elec", i), bands = cap.slice("cond.bands", i), spec = cap.slice("cond.spectrum", i);
     var names = extra.elec_features, edges = extra.band_edges, html = "<thead><tr><th scope=col>feature</th><th scope=col>meaning</th><th scope=col>value</th></tr></thead><tbody>";
     names.forEach(function (n, k) {
-      var w = n === "crest" ? "" : " <span class=nb-muted>(" + fmt(aggW.f(elec[k]) - (n === "mean" || n === "rms" || n === "peak" ? 0 : 0), 4) + " " + (aggW.scaler && aggW.scaler.kind === "max" ? "W" : "") + ")</span>";
-      if (!(aggW.scaler && aggW.scaler.kind === "max")) w = "";
+      // in watts only where the conversion has no offset (then std and peak scale like the signal)
+      var w = n === "crest" || aggW.ab.b !== 0 ? "" : " <span class=nb-muted>(" + fmt(aggW.f(elec[k]), 4) + " W)</span>";
       html += "<tr><td>" + n + "</td><td>" + (ELEC_MEANING[n] || "") + "</td><td class=num data-key='elec-" + n + "' data-value='" + elec[k] + "'>" + fmt(elec[k], 5) + w + "</td></tr>";
     });
     for (var b = 0; b < bands.length; b++) {

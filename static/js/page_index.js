@@ -1,7 +1,7 @@
 /* page_index.js: the Overview's data-flow diagram (Canvas 2D).
  * Nodes/edges come from the "flow" blob (architecture graph + the capture records' shapes, axes, docs);
  * the input sparkline and the per-device output sparklines from the "capture" blob (real forward pass),
- * converted to watts with the checkpoint's scalers (capture meta.scalers).
+ * converted to watts with page().watts (z * a + b).
  * Pulses move along the edges after the first frame (ready()); "Pause flow" stops them and redraws the
  * static diagram; prefers-reduced-motion / nilmbuild.test.noAnimation never start them.
  */
@@ -37,7 +37,7 @@ function start(pg) {
   var linksEl = document.getElementById("flow-links");
   var pages = (linksEl.dataset.pages || "").split(",").filter(Boolean);
   var ctx = canvas.getContext("2d");
-  var devices = cap.meta.devices, scalers = flow.scalers, samples = cap.meta.samples;
+  var devices = cap.meta.devices, samples = cap.meta.samples;
   var state = { sample: 0, hover: null, playing: false, t: 0, raf: 0, layout: null };
   var nodesById = {};
   flow.nodes.forEach(function (n) { nodesById[n.id] = n; });
@@ -46,9 +46,9 @@ function start(pg) {
   var L = cap.record("input").shape[2];
   function series(b) {
     var x = cap.get("input"), C = cap.record("input").shape[1];
-    var agg = watts.inverse(scalers.aggregate, x.subarray(b * C * L, b * C * L + L));
-    var pred = devices.map(function (d, i) { return watts.inverse(scalers.appliances[d], watts.row(cap, "output.power", b, i)); });
-    var truth = devices.map(function (d, i) { return watts.inverse(scalers.appliances[d], watts.row(cap, "target.power", b, i)); });
+    var agg = watts.inverse("aggregate", x.subarray(b * C * L, b * C * L + L));
+    var pred = devices.map(function (d, i) { return watts.inverse(d, watts.row(cap, "output.power", b, i)); });
+    var truth = devices.map(function (d, i) { return watts.inverse(d, watts.row(cap, "target.power", b, i)); });
     return { agg: agg, pred: pred, truth: truth };
   }
   var data = series(0);

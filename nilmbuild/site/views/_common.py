@@ -1,4 +1,4 @@
-"""Helpers shared by the page views (sample choice, window labels, watt scaling, blob packing)."""
+"""Helpers shared by the page views (model sizes, sample choice, window labels, blob packing)."""
 
 from __future__ import annotations
 
@@ -40,28 +40,6 @@ def receptive_fields(kernel_size: int, dilations) -> list[int]:
 def _num(x: float):
     """An int when whole (480.0 -> 480), else the float: how sizes read in text."""
     return int(x) if float(x).is_integer() else float(x)
-
-
-# ---- scaling ----------------------------------------------------------------------------------------------------
-
-def aggregate_watts_affine(ctx) -> dict | None:
-    """watts = a * scaled + b for the aggregate channel, from the checkpoint's (or fitted) scaler.
-
-    None when no scaler is available or it is not affine (the pages then say "scaled units").
-    """
-    try:
-        from nilmbuild.data.preprocess import scaler_from_dict
-
-        scalers = getattr(ctx.prepared, "scalers", None) or (ctx.loaded.scalers or {})
-        sc = scaler_from_dict(scalers["aggregate"])
-        z = np.array([0.0, 0.5, 1.0], dtype=np.float64)
-        w = np.asarray(sc.inverse(z), dtype=np.float64)
-        a, b = float(w[2] - w[0]), float(w[0])
-        if not np.isfinite([a, b]).all() or abs(w[1] - (a * 0.5 + b)) > 1e-6 * max(1.0, abs(a)):
-            return None
-        return {"a": a, "b": b, "unit": "W"}
-    except Exception:  # noqa: BLE001 - a missing scaler only changes the unit shown
-        return None
 
 
 # ---- samples and labels -----------------------------------------------------------------------------------------
@@ -144,14 +122,14 @@ def pick_device_samples(ctx, n: int) -> list[int]:
 
 
 def page_extra(ctx, samples: list[int]) -> dict:
-    """JSON-able facts a film_kit page needs besides the capture: scalers, device names, window starts."""
+    """JSON-able facts a film_kit page needs besides the capture: device names, window starts, thresholds (watts
+    conversions come with every page's payload, page().watts)."""
     prep = ctx.prepared
     t0 = [str(np.datetime64(t, "s")) + "Z" for t in np.asarray(ctx.t0)[samples]]
     return {
         "samples": [int(s) for s in samples],
         "t0": t0,
         "devices": list(ctx.loaded.devices or prep.devices),
-        "scalers": prep.scalers,
         "thresholds_w": {k: float(v) for k, v in (prep.thresholds_w or {}).items()},
         "resample_s": int(prep.resample_s),
     }
