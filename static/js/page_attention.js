@@ -8,7 +8,7 @@ import attWeightsFrag from "../glsl/attention_weights.frag";
 import attWeightsVert from "../glsl/attention_weights.vert";
 import { registerPage, testHook } from "./register.js";
 import { colormaps, legend, palette } from "./colormaps.js";
-import { blob, controls, fail, fmt, font, onResize, ready, saveButton } from "./core.js";
+import { blob, controls, fail, fmt, font, onResize, overlay2d, ready, saveButton } from "./core.js";
 import { decode } from "./decode.js";
 import { watts } from "./disaggregation_watts.js";
 import { gl } from "./gl.js";
@@ -163,12 +163,7 @@ function start(pg) {
   }
 
   function drawAxes() {
-    var dpr = window.devicePixelRatio || 1, W = canvas.clientWidth, Hh = canvas.clientHeight;
-    axes.style.width = W + "px"; axes.style.height = Hh + "px";
-    axes.width = Math.round(W * dpr); axes.height = Math.round(Hh * dpr);
-    var g = axes.getContext("2d");
-    g.setTransform(dpr, 0, 0, dpr, 0, 0);
-    g.clearRect(0, 0, W, Hh);
+    var W = canvas.clientWidth, Hh = canvas.clientHeight, g = overlay2d(axes, W, Hh);
     g.font = font(12);
     g.fillStyle = "#1b1f24"; g.strokeStyle = "#57606a";
     var b = LAY.big, ticks = plot2d.ticks(0, L - 1, 6);

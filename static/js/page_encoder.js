@@ -6,7 +6,7 @@
  */
 import { registerPage, testHook } from "./register.js";
 import { colormaps, legend, palette } from "./colormaps.js";
-import { blob, controls, fail, fmt, font, onResize, ready, saveButton } from "./core.js";
+import { blob, controls, fail, fmt, font, onResize, overlay2d, ready, saveButton } from "./core.js";
 import { decode } from "./decode.js";
 import { gl } from "./gl.js";
 import { plot2d } from "./plot2d.js";
@@ -95,11 +95,7 @@ function start(pg) {
     drawOverlay();
   }
   function drawOverlay() {
-    var dpr = window.devicePixelRatio || 1, W = canvas.clientWidth, Hh = canvas.clientHeight;
-    overlay.style.width = W + "px"; overlay.style.height = Hh + "px";
-    overlay.width = Math.round(W * dpr); overlay.height = Math.round(Hh * dpr);
-    var g = overlay.getContext("2d");
-    g.setTransform(dpr, 0, 0, dpr, 0, 0); g.clearRect(0, 0, W, Hh);
+    var W = canvas.clientWidth, Hh = canvas.clientHeight, g = overlay2d(overlay, W, Hh);
     steps.forEach(function (s, i) {
       var b = LAY[i], r = cap.record(name(S.layer, s.suffix));
       g.fillStyle = "#1b1f24"; g.font = BOLD; g.textAlign = "right"; g.textBaseline = "middle";
