@@ -218,3 +218,21 @@ def test_refit_keeps_short_heating_bursts():
         p = prepare(hh, PrepConfig(devices=("washing_machine",), window=60, stride=60, fractions=(1.0, 0.0, 0.0), gap_windows=0))
     assert p.train.states[0][100:112].all() and p.train.states[0].sum() == 12
     assert p.stats["energy_in_on"]["washing_machine"] == pytest.approx(24000 / (24000 + 48 * 120))
+
+
+def test_scaler_affines_are_each_scalers_inverse():
+    """What the pages receive ({a, b} per channel, z * a + b) is the inverse the scalers apply, for every kind."""
+    from nilmbuild.data.preprocess import SCALERS, scaler_affines
+
+    x = np.array([3.0, 40.0, 1200.0, 2500.0, 0.0])
+    z = np.array([-0.5, 0.0, 0.25, 1.0, 2.0])
+    for kind, cls in SCALERS.items():
+        sc = cls().fit(x)
+        ab = scaler_affines({"aggregate": sc.to_dict(), "appliances": {"kettle": sc.to_dict()}})
+        assert ab["aggregate"] == ab["appliances"]["kettle"]
+        np.testing.assert_allclose(z * ab["aggregate"]["a"] + ab["aggregate"]["b"], sc.inverse(z), rtol=0, atol=1e-9)
+        np.testing.assert_allclose(sc.transform(sc.inverse(z)), z, rtol=0, atol=1e-12)
+    mm = SCALERS["minmax"]().fit(x)
+    assert scaler_affines({"aggregate": mm.to_dict()})["aggregate"] == {"a": 2500.0, "b": 0.0}
+    st = SCALERS["standard"]().fit(x)
+    assert scaler_affines({"aggregate": st.to_dict()})["aggregate"] == {"a": st.std, "b": st.mean}

@@ -60,7 +60,7 @@ def test_page_is_self_contained(tmp_path):
     assert json.dumps((assets.ROOT / "static" / "glsl" / "heatmap.frag").read_text())[1:40] in html
     payload = json.loads(re.search(r'<script type="application/json" id="nb-page">(.*?)</script>', html).group(1))
     assert payload == {"slug": "fixture", "title": "Fixture", "section": "1.2", "blobs": ["matrix", "note"],
-                       "data": {}}
+                       "data": {}, "model": {}, "watts": {}}
     # a page without an entry module gets no bundle, only the ready flag
     index = (tmp_path / "site" / "index.html").read_text()
     assert "esbuild" not in index and 'id="nb-page"' not in index and "dataset.ready" in index

@@ -90,6 +90,14 @@ class _Scaler:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(f'{k}={getattr(self, k):.6g}' for k in self.keys)})"
 
+    def affine(self) -> tuple[float, float]:
+        """(a, b) with inverse(z) = z * a + b: every scaler here is affine, and this is its one inverse."""
+        raise NotImplementedError
+
+    def inverse(self, z):
+        a, b = self.affine()
+        return z * a + b if b else z * a
+
 
 def _safe(d: float) -> float:
     """A divisor that is never 0 (a constant training series scales by 1)."""
@@ -107,8 +115,8 @@ class MaxScaling(_Scaler):
     def transform(self, x):
         return x / self.max
 
-    def inverse(self, z):
-        return z * self.max
+    def affine(self):
+        return self.max, 0.0
 
 
 class StandardScaling(_Scaler):
@@ -122,8 +130,8 @@ class StandardScaling(_Scaler):
     def transform(self, x):
         return (x - self.mean) / self.std
 
-    def inverse(self, z):
-        return z * self.std + self.mean
+    def affine(self):
+        return self.std, self.mean
 
 
 class MinMaxScaling(_Scaler):
@@ -138,8 +146,8 @@ class MinMaxScaling(_Scaler):
     def transform(self, x):
         return (x - self.min) / (self.max - self.min)
 
-    def inverse(self, z):
-        return z * (self.max - self.min) + self.min
+    def affine(self):
+        return self.max - self.min, self.min
 
 
 class MeanScaling(_Scaler):
@@ -153,11 +161,23 @@ class MeanScaling(_Scaler):
     def transform(self, x):
         return x / self.mean
 
-    def inverse(self, z):
-        return z * self.mean
+    def affine(self):
+        return self.mean, 0.0
 
 
 SCALERS = {c.kind: c for c in (MaxScaling, StandardScaling, MinMaxScaling, MeanScaling)}
+
+
+def scaler_affines(scalers: dict) -> dict:
+    """``{"aggregate": {"a", "b"}, "appliances": {name: {"a", "b"}}}``: scaled units -> watts as ``z * a + b``
+    per channel, from a prepared dataset's (or checkpoint's) scalers. What the pages receive, so the JS does no
+    scaler arithmetic of its own."""
+    def ab(d: dict) -> dict:
+        a, b = _Scaler.from_dict(d).affine()
+        return {"a": float(a), "b": float(b)}
+
+    return {"aggregate": ab(scalers["aggregate"]),
+            "appliances": {name: ab(d) for name, d in (scalers.get("appliances") or {}).items()}}
 
 
 def make_scaler(kind: str) -> _Scaler:

@@ -106,14 +106,19 @@ def make_env(template_dirs: Iterable[Path] = ()) -> jinja2.Environment:
 NO_JS = "<script>document.documentElement.dataset.ready = \"true\";</script>"  # a page without an entry
 
 
-def page_scripts(page: PageSpec, script_cache: dict) -> list[str]:
-    """The page's JSON payload and its bundled JS as inline script elements."""
+#: Site-context keys every page's JS receives in its payload too (``page().model``, ``page().watts``).
+JS_SITE_KEYS = ("model", "watts")
+
+
+def page_scripts(page: PageSpec, script_cache: dict, context: dict | None = None) -> list[str]:
+    """The page's JSON payload and its bundled JS as inline script elements; the payload carries the
+    JS_SITE_KEYS of the site context (``{}`` where absent)."""
     if page.entry is None:
         return [NO_JS]
     if page.entry not in script_cache:
         script_cache[page.entry] = assets.page_script(page.entry)
     payload = {"slug": page.slug, "title": page.title, "section": page.section, "blobs": sorted(page.blobs),
-               "data": page.data}
+               "data": page.data, **{k: (context or {}).get(k, {}) for k in JS_SITE_KEYS}}
     return [assets.page_payload_html(payload), "<script>\n" + script_cache[page.entry] + "\n</script>"]
 
 
@@ -121,7 +126,7 @@ def render_page(
     env: jinja2.Environment, page: PageSpec, pages: list[PageSpec], context: dict, script_cache: dict
 ) -> str:
     """The HTML of one page (a str; deterministic)."""
-    scripts = page_scripts(page, script_cache)
+    scripts = page_scripts(page, script_cache, context)
     blobs = [assets.blob_html(name, page.blobs[name]) for name in sorted(page.blobs)]
     nav = [
         {"slug": p.slug, "title": p.title, "href": p.filename, "current": p.slug == page.slug, "summary": p.summary,

@@ -32,8 +32,14 @@ def page_specs(ctx, progress: bool = False) -> list[PageSpec]:
 
 
 def site_context_vars(ctx) -> dict:
-    """Site-wide template variables (footer provenance, spec notes)."""
-    return {**ctx.meta, "spec_notes": [f"{n['topic']}: {n['choice']} ({n['why']})" for n in ctx.notes]}
+    """Site-wide template variables (footer provenance, spec notes) and what every page's JS receives too: the
+    model's sizes (``model``) and scaled units -> watts per channel (``watts``, ``{a, b}``)."""
+    from nilmbuild.data.preprocess import scaler_affines
+    from nilmbuild.site.views._common import model_sizes
+
+    return {**ctx.meta, "spec_notes": [f"{n['topic']}: {n['choice']} ({n['why']})" for n in ctx.notes],
+            "model": model_sizes(ctx.loaded.cfg, int(ctx.prepared.resample_s)),
+            "watts": scaler_affines(ctx.prepared.scalers)}
 
 
 def build_all(ctx, out_dir: str | Path, *, build_only=None, progress: bool = False,

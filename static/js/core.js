@@ -13,6 +13,7 @@
  * controls             real, labelled <button>/<select>/<input> controls
  * animate              requestAnimationFrame loop that can be skipped (reduced motion / tests)
  * onResize             ResizeObserver wrapper
+ * overlay2d(el, W, H)  a 2D canvas laid over another, sized W x H CSS px at devicePixelRatio -> its context
  */
 
 /* ---- the page payload ---- */
@@ -283,3 +284,16 @@ export const onResize = function (el, fn) {
   if (!window.ResizeObserver) { window.addEventListener("resize", fn); return; }
   new ResizeObserver(function () { fn(); }).observe(el);
 };
+
+/* ---- 2D overlays (axes and labels over a WebGL canvas) ---- */
+// Size `el` to W x H CSS pixels with a devicePixelRatio backing store; returns its cleared 2D context with a
+// CSS-pixel transform.
+export function overlay2d(el, W, H) {
+  var dpr = window.devicePixelRatio || 1;
+  el.style.width = W + "px"; el.style.height = H + "px";
+  el.width = Math.round(W * dpr); el.height = Math.round(H * dpr);
+  var g = el.getContext("2d");
+  g.setTransform(dpr, 0, 0, dpr, 0, 0);
+  g.clearRect(0, 0, W, H);
+  return g;
+}

@@ -1,27 +1,24 @@
-/* disaggregation_watts.js: scaled model units -> watts with the checkpoint's scalers (capture meta.scalers),
- * the inverse of nilmbuild.data.preprocess scalers: max: z*max; standard: z*std+mean; minmax: z*(max-min)+min;
- * mean: z*mean. watts.inverse(scalerDict, Float32Array) -> new Float32Array (float64 arithmetic, as numpy).
+/* disaggregation_watts.js: scaled model units -> watts, as z * a + b per channel. {a, b} comes from Python
+ * (page().watts, computed from the scalers by nilmbuild.data.preprocess.scaler_affines): no scaler maths here.
+ *   watts.of(key)            {a, b} of "aggregate" or a device name
+ *   watts.inverse(key, z)    -> new Float32Array (float64 arithmetic, rounded once to float32)
+ *   watts.row(cap, name, b, d)  the (sample, device) slice of a (B, D, L) record
  */
-import { fmt } from "./core.js";
+import { fmt, page } from "./core.js";
 
-function affine(sc) {
-  switch (sc && sc.kind) {
-    case "max": return [sc.max, 0];
-    case "standard": return [sc.std, sc.mean];
-    case "minmax": return [sc.max - sc.min, sc.min];
-    case "mean": return [sc.mean, 0];
-    default: throw new Error("unknown scaler " + JSON.stringify(sc));
-  }
-}
 export const watts = {
-  inverse: function (sc, z) {
-    var ab = affine(sc), out = new Float32Array(z.length);
-    for (var i = 0; i < z.length; i++) out[i] = z[i] * ab[0] + ab[1];
+  of: function (key) {
+    var w = page().watts;
+    return key === "aggregate" ? w.aggregate : w.appliances[key];
+  },
+  inverse: function (key, z) {
+    var ab = watts.of(key), out = new Float32Array(z.length);
+    for (var i = 0; i < z.length; i++) out[i] = z[i] * ab.a + ab.b;
     return out;
   },
-  describe: function (sc) {
-    var ab = affine(sc);
-    return sc.kind + " scaler: W = z × " + fmt(ab[0], 6) + (ab[1] ? " + " + fmt(ab[1], 6) : "");
+  describe: function (key) {
+    var ab = watts.of(key);
+    return "W = z × " + fmt(ab.a, 6) + (ab.b ? " + " + fmt(ab.b, 6) : "");
   },
   // (sample, device) slice of a (B, D, L) record -> Float32Array(L)
   row: function (cap, name, b, d) {

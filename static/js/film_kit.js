@@ -2,7 +2,7 @@
  * kit.load()                   -> {cap, extra}: the page's capture (decode) and its "extra" msgpack blob
  * kit.sampleSelect(el, extra, onChange)   a labelled <select> of the blob's batch samples (index + window start)
  * kit.select / range / radio   labelled controls with value readouts
- * kit.watts(extra, key)        scaled value -> watts with the checkpoint's scaler (key: "aggregate" or a device)
+ * kit.watts(extra, key)        scaled value -> watts, z * a + b (key: "aggregate" or a device)
  * kit.f16round(x)              round a number to the nearest IEEE binary16 (ties to even), as float32 storage would
  * kit.storage(cap, name)       encoding of the stored record behind `name` (follows alias / select / permute)
  * kit.layered(canvasGL, canvas2D)  composite for "Save PNG": WebGL pixels + 2D labels in one canvas
@@ -11,6 +11,7 @@
 import { decode as unpack } from "@msgpack/msgpack";
 import { blob, controls, fail, fmt, font, onResize, ready, saveButton } from "./core.js";
 import { decode } from "./decode.js";
+import { watts } from "./disaggregation_watts.js";
 
 export const kit = {};
 var loaded = null;
@@ -52,21 +53,10 @@ kit.range = function (container, id, label, min, max, step, value, fmt, onInput)
   return r;
 };
 
-// Scaled model units -> watts, with the checkpoint's scaler (architecture.md 2.2); identity if unknown.
+// Scaled model units -> watts for "aggregate" or a device: z * a + b with the page's {a, b} (disaggregation_watts.js).
 kit.watts = function (extra, key) {
-  var sc = extra.scalers || {}, s = key === "aggregate" ? sc.aggregate : (sc.appliances || {})[key];
-  if (!s) return { f: function (z) { return z; }, unit: "scaled", desc: "no scaler in the checkpoint" };
-  var f;
-  switch (s.kind) {
-    case "max": f = function (z) { return z * s.max; }; break;
-    case "standard": f = function (z) { return z * s.std + s.mean; }; break;
-    case "minmax": f = function (z) { return z * (s.max - s.min) + s.min; }; break;
-    case "mean": f = function (z) { return z * s.mean; }; break;
-    default: f = function (z) { return z; };
-  }
-  var desc = Object.keys(s).filter(function (k) { return k !== "kind"; })
-    .map(function (k) { return k + " = " + fmt(s[k], 6); }).join(", ");
-  return { f: f, unit: "W", desc: s.kind + " scaler (" + desc + ")", scaler: s };
+  var ab = watts.of(key);
+  return { f: function (z) { return z * ab.a + ab.b; }, unit: "W", desc: watts.describe(key), ab: ab };
 };
 
 kit.mapArray = function (a, f) { var o = new Float32Array(a.length); for (var i = 0; i < a.length; i++) o[i] = f(a[i]); return o; };

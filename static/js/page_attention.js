@@ -1,5 +1,5 @@
 /* page_attention.js: the attention page (spec attention.md 7, architecture.md 7).
- * One regl context on #att-main draws the large selected head and the 8 heads of the layer as small
+ * One regl context on #att-main draws the large selected head and every head of the layer as small
  * multiples; each is rebuilt in attention_weights.frag from the captured q, k (RGBA float textures) and
  * lse. Hover values and the row chart come from capture.attentionRow (the decoder's exact rebuild).
  * registerPage starts it; testHook exposes state for the browser tests (window.nilmbuild.test).
@@ -8,8 +8,9 @@ import attWeightsFrag from "../glsl/attention_weights.frag";
 import attWeightsVert from "../glsl/attention_weights.vert";
 import { registerPage, testHook } from "./register.js";
 import { colormaps, legend, palette } from "./colormaps.js";
-import { blob, controls, fail, fmt, font, onResize, ready, saveButton } from "./core.js";
+import { blob, controls, fail, fmt, font, onResize, overlay2d, ready, saveButton } from "./core.js";
 import { decode } from "./decode.js";
+import { watts } from "./disaggregation_watts.js";
 import { gl } from "./gl.js";
 import { plot2d } from "./plot2d.js";
 
@@ -21,7 +22,7 @@ function start(pg) {
   var qRec0 = cap.record("encoder.0.attn.q");
   var H = qRec0.shape[1], L = qRec0.shape[2], E = qRec0.shape[3];
   var nLayers = P.n_layers, nSamples = qRec0.shape[0];
-  var affine = P.aggregate_affine;
+  var affine = watts.of("aggregate");
   var S = {
     sample: 0, layer: 0, head: 0, query: Math.min(L - 1, Math.floor(L / 2)), masked: true,
     mode: "log", cmap: "viridis",
@@ -82,7 +83,7 @@ function start(pg) {
     return rowCache[key];
   }
   var maxCache = {};
-  function layerMax() {   // largest weight over the 8 heads (linear / sqrt scales): exact, from q, k, lse
+  function layerMax() {   // largest weight over the layer's heads (linear / sqrt scales): exact, from q, k, lse
     var key = prefix(S.layer, S.masked) + "|" + S.sample;
     if (maxCache[key] !== undefined) return maxCache[key];
     var w = cap.record(prefix(S.layer, S.masked) + ".weights");
@@ -101,7 +102,7 @@ function start(pg) {
     return (maxCache[key] = m);
   }
 
-  /* ---------- layout: large head left, 8 small multiples right ---------- */
+  /* ---------- layout: large head left, one small multiple per head right ---------- */
   var heatmaps = [];          // adapters with the gl.heatmap hover interface
   function layout() {
     var W = canvas.clientWidth, Hh = canvas.clientHeight;
@@ -162,12 +163,7 @@ function start(pg) {
   }
 
   function drawAxes() {
-    var dpr = window.devicePixelRatio || 1, W = canvas.clientWidth, Hh = canvas.clientHeight;
-    axes.style.width = W + "px"; axes.style.height = Hh + "px";
-    axes.width = Math.round(W * dpr); axes.height = Math.round(Hh * dpr);
-    var g = axes.getContext("2d");
-    g.setTransform(dpr, 0, 0, dpr, 0, 0);
-    g.clearRect(0, 0, W, Hh);
+    var W = canvas.clientWidth, Hh = canvas.clientHeight, g = overlay2d(axes, W, Hh);
     g.font = font(12);
     g.fillStyle = "#1b1f24"; g.strokeStyle = "#57606a";
     var b = LAY.big, ticks = plot2d.ticks(0, L - 1, 6);
@@ -210,7 +206,7 @@ function start(pg) {
   var rowCanvas = document.getElementById("att-row"), splitCanvas = document.getElementById("att-split");
   var inputName = "input", agg = function () {
     var x = cap.slice(inputName, S.sample), n = cap.record(inputName).shape[2], out = new Float32Array(n);
-    for (var t = 0; t < n; t++) out[t] = affine ? affine.a * x[t] + affine.b : x[t];   // channel 0 = aggregate
+    for (var t = 0; t < n; t++) out[t] = affine.a * x[t] + affine.b;   // channel 0 = aggregate
     return out;
   };
   function drawRow() {
@@ -220,8 +216,8 @@ function start(pg) {
       title: "Sample " + P.samples[S.sample] + ", layer " + S.layer + ", head " + S.head + ": query t = " + S.query + " min",
       x: { label: "time (key s)", unit: "min", min: 0, max: L - 1 },
       lanes: [
-        { title: "input aggregate", height: 0.8, y: { label: "aggregate", unit: affine ? "W" : "scaled" },
-          series: [{ name: "aggregate power" + (affine ? " (W)" : " (scaled)"), x: keys, y: agg(), kind: "area", color: "#56B4E9" }] },
+        { title: "input aggregate", height: 0.8, y: { label: "aggregate", unit: "W" },
+          series: [{ name: "aggregate power (W)", x: keys, y: agg(), kind: "area", color: "#56B4E9" }] },
         { title: "attention weight", height: 1.2, y: { label: "weight", unit: "", min: 0 },
           series: [{ name: "weight of query " + S.query + " on key s", x: keys, y: w, kind: "bar", color: headColour(S.head) }] },
       ],

@@ -1,4 +1,4 @@
-/* page_disaggregation.js: example windows (capture: input, output.power, target.power, in W via meta.scalers)
+/* page_disaggregation.js: example windows (capture: input, output.power, target.power, in W via page().watts)
  * and the stitched day (blob "day": nilmbuild.infer.disaggregate_series), with the split animation,
  * post-processing steps, seams and the metrics table.
  */
@@ -18,7 +18,7 @@ function start(pg) {
   var hasDay = pg.blobs.indexOf("day") >= 0;
   var day = hasDay ? unpack(blob("day")) : { shape: [0, 0], post_steps: [], post: {}, aggregate_w: new Uint8Array(4), valid: new Uint8Array(1), devices: [] };
   var units = unpack(blob("units"));
-  var devices = cap.meta.devices, sc = units.scalers, samples = cap.meta.samples;
+  var devices = cap.meta.devices, samples = cap.meta.samples;
   // devices with no channel in the data: no truth line, no metrics, and a label that says so
   var noTruth = {};
   (units.no_truth || []).concat(day.no_truth || []).forEach(function (d) { noTruth[d] = true; });
@@ -43,14 +43,14 @@ function start(pg) {
   }
 
   function windowOpts(b) {
-    var agg = watts.inverse(sc.aggregate, cap.get("input").subarray(b * C * Lw, b * C * Lw + Lw));
+    var agg = watts.inverse("aggregate", cap.get("input").subarray(b * C * Lw, b * C * Lw + Lw));
     return {
       agg: agg, aggName: "aggregate (input, W)", step_min: 1, x0_min: 0,
       xLabel: "time in window (min) · window #" + samples[b] + (cap.meta.t0 ? " starting " + String(cap.meta.t0[b]).replace("T", " ") : ""),
       devices: devices.map(function (d, i) {
         return { name: laneName(d), color: deviceColors[i % 5],
-                 pred: watts.inverse(sc.appliances[d], watts.row(cap, "output.power", b, i)),
-                 truth: noTruth[d] ? null : watts.inverse(sc.appliances[d], watts.row(cap, "target.power", b, i)) };
+                 pred: watts.inverse(d, watts.row(cap, "output.power", b, i)),
+                 truth: noTruth[d] ? null : watts.inverse(d, watts.row(cap, "target.power", b, i)) };
       }),
     };
   }
@@ -117,7 +117,7 @@ function start(pg) {
 
   // controls
   var ctl = document.getElementById("nb-controls");
-  var modeSel = controls.select(ctl, "View", [{ value: "window", label: "example window (480 min)" }, { value: "day", label: "full day, stitched" }], "window", function (v) {
+  var modeSel = controls.select(ctl, "View", [{ value: "window", label: "example window (" + Lw * pg.model.step_minutes + " min)" }, { value: "day", label: "full day, stitched" }], "window", function (v) {
     st.mode = v; sampleSel.disabled = v !== "window"; stepSel.disabled = v !== "day"; playBtn.disabled = false;
     document.getElementById("metrics-box").hidden = v !== "day"; remake();
   });

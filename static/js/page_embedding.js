@@ -26,7 +26,7 @@ function run() {
   var rf = [], acc = 1;
   units.forEach(function (u) { acc += (u.k - 1) * u.d; rf.push(acc); });
 
-  var state = { sample: 0, t: 240, ch: 0 };
+  var state = { sample: 0, t: Math.floor(L / 2), ch: 0 };
   var controlsEl = document.getElementById("nb-controls");
   kit.sampleSelect(controlsEl, extra, function (v) { state.sample = v; sampleChanged(); });
   var tSlider = kit.range(controlsEl, "ctl-t", "Output step t", 0, L - 1, 1, state.t,
@@ -181,7 +181,7 @@ function run() {
   var mapDefs = resNames.map(function (n, u) { return { name: n, group: "embed", label: "ResUnit " + u + " out (d = " + units[u].d + ")", unit: u }; });
   mapDefs.push({ name: "pos_encoding", group: "pos", label: "positional encoding (learned)", shared: true });
   mapDefs.push({ name: "embed.with_pos", group: "embed", label: "embedding + positional encoding" });
-  mapDefs.push({ name: "projection", group: "proj", label: "1×1 projection 8 → 96" });
+  mapDefs.push({ name: "projection", group: "proj", label: "1×1 projection " + Cemb + " → " + cap.record("projection").shape[1] });
   var groupLabel = { embed: "ResUnit outputs, + pos. enc. (value)", pos: "positional encoding (value)", proj: "projection (value)" };
   var hms = [];
   function mapData(def) {

@@ -1,12 +1,12 @@
 /* page_encoder.js: the encoder page (spec encoder-film.md 6).
  * #enc-main: one regl context, one gl.heatmap per sub-step of the selected layer (feature rows x time
  * columns, transposed from the records' (batch, time, feature) layout), diverging colormap, symmetric range.
- * 2D canvases: FFN 96 -> 384 -> 96 at the selected step, FiLM gamma/beta per layer, the step's vector per layer.
+ * 2D canvases: the FFN (d_model -> d_ff -> d_model) at the selected step, FiLM gamma/beta per layer, the step's vector per layer.
  * Record names come from page().data.steps; shapes and axes from the blob's records.
  */
 import { registerPage, testHook } from "./register.js";
 import { colormaps, legend, palette } from "./colormaps.js";
-import { blob, controls, fail, fmt, font, onResize, ready, saveButton } from "./core.js";
+import { blob, controls, fail, fmt, font, onResize, overlay2d, ready, saveButton } from "./core.js";
 import { decode } from "./decode.js";
 import { gl } from "./gl.js";
 import { plot2d } from "./plot2d.js";
@@ -44,7 +44,7 @@ function start(pg) {
   var regl = gl.create(canvas);
   if (!regl) return;
   var hms = [], ranges = [];
-  // The 384-wide FFN strips cost the most to rebuild (Linear(96, 384) over every step of every carried
+  // The d_ff-wide FFN strips cost the most to rebuild (Linear(d_model, d_ff) over every step of every carried
   // sample, in decode.js): the first frame draws the other strips and those follow one task later.
   var heavyDone = {}, pending = [], heavyTimer = null;
   function heavy(s) { return cap.record(name(0, s.suffix)).shape[2] > D; }
@@ -95,11 +95,7 @@ function start(pg) {
     drawOverlay();
   }
   function drawOverlay() {
-    var dpr = window.devicePixelRatio || 1, W = canvas.clientWidth, Hh = canvas.clientHeight;
-    overlay.style.width = W + "px"; overlay.style.height = Hh + "px";
-    overlay.width = Math.round(W * dpr); overlay.height = Math.round(Hh * dpr);
-    var g = overlay.getContext("2d");
-    g.setTransform(dpr, 0, 0, dpr, 0, 0); g.clearRect(0, 0, W, Hh);
+    var W = canvas.clientWidth, Hh = canvas.clientHeight, g = overlay2d(overlay, W, Hh);
     steps.forEach(function (s, i) {
       var b = LAY[i], r = cap.record(name(S.layer, s.suffix));
       g.fillStyle = "#1b1f24"; g.font = BOLD; g.textAlign = "right"; g.textBaseline = "middle";
@@ -151,10 +147,9 @@ function start(pg) {
     var full = W - left - right, laneH = (Hh - 30 - 24 * (rows.length - 1)) / rows.length, y = 24;
     g.font = BOLD; g.fillStyle = "#1b1f24";
     g.fillText("layer " + S.layer + ", t = " + S.pos + " min: each time step passes through the FFN on its own", left, 15);
-    var prev = null;
+    var prev = null, widest = Math.max.apply(null, rows.map(function (r) { return vecAt(name(S.layer, r[1]), S.pos).length; }));
     rows.forEach(function (r) {
-      var nm = name(S.layer, r[1]), v = vecAt(nm, S.pos), F = v.length, w = full * (F / 384 > 1 ? 1 : Math.max(F / 384, 0.25));
-      w = full * F / Math.max(F, 384); var x = left + (full - w) / 2, box = { x: x, y: y, width: w, height: laneH };
+      var nm = name(S.layer, r[1]), v = vecAt(nm, S.pos), F = v.length, w = full * F / widest, x = left + (full - w) / 2, box = { x: x, y: y, width: w, height: laneH };
       if (prev) {   // the fan from the previous vector's width to this one's (expansion / compression)
         g.fillStyle = "rgba(140,149,159,0.16)";
         g.beginPath(); g.moveTo(prev.x, prev.y + prev.height); g.lineTo(prev.x + prev.width, prev.y + prev.height);

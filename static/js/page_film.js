@@ -13,6 +13,7 @@ import { plot2d } from "./plot2d.js";
 
 var fr = Math.fround;
 
+var LIVE_PX = 240;   // height of each live-FiLM heatmap, CSS px
 
 var ELEC_MEANING = {
   mean: "average level", std: "variability", rms: "effective level", peak: "largest |value|", crest: "peak / rms (peakiness)",
@@ -29,7 +30,7 @@ function run() {
   var L0 = kit.load(), cap = L0.cap, extra = L0.extra, devs = extra.devices, D = devs.length;
   var gRec = cap.record("film_enc.gamma"), NL = gRec.shape[2], F = gRec.shape[3];
   var ffnRec = cap.record("encoder.0.ffn.out"), L = ffnRec.shape[1];
-  var state = { sample: 0, dev: 0, layer: 0, feature: 0, t: 240, p: { gs: 1, go: 0, bs: 1, bo: 0 } };
+  var state = { sample: 0, dev: 0, layer: 0, feature: 0, t: Math.floor(L / 2), p: { gs: 1, go: 0, bs: 1, bo: 0 } };
   var controlsEl = document.getElementById("nb-controls");
   kit.sampleSelect(controlsEl, extra, function (v) { state.sample = v; all(); });
   kit.deviceSelect(controlsEl, devs, function (v) { state.dev = v; drawMLP(); });
@@ -45,8 +46,8 @@ function run() {
     var i = state.sample, elec = cap.slice("cond.elec", i), bands = cap.slice("cond.bands", i), spec = cap.slice("cond.spectrum", i);
     var names = extra.elec_features, edges = extra.band_edges, html = "<thead><tr><th scope=col>feature</th><th scope=col>meaning</th><th scope=col>value</th></tr></thead><tbody>";
     names.forEach(function (n, k) {
-      var w = n === "crest" ? "" : " <span class=nb-muted>(" + fmt(aggW.f(elec[k]) - (n === "mean" || n === "rms" || n === "peak" ? 0 : 0), 4) + " " + (aggW.scaler && aggW.scaler.kind === "max" ? "W" : "") + ")</span>";
-      if (!(aggW.scaler && aggW.scaler.kind === "max")) w = "";
+      // in watts only where the conversion has no offset (then std and peak scale like the signal)
+      var w = n === "crest" || aggW.ab.b !== 0 ? "" : " <span class=nb-muted>(" + fmt(aggW.f(elec[k]), 4) + " W)</span>";
       html += "<tr><td>" + n + "</td><td>" + (ELEC_MEANING[n] || "") + "</td><td class=num data-key='elec-" + n + "' data-value='" + elec[k] + "'>" + fmt(elec[k], 5) + w + "</td></tr>";
     });
     for (var b = 0; b < bands.length; b++) {
@@ -286,7 +287,7 @@ function run() {
   }
   function liveDraw() {
     var W = lStack.clientWidth, LM = 64, half = (W - LM - 40) / 2;
-    lBoxes = [{ x: LM, y: 20, width: half, height: 240 }, { x: LM + half + 20, y: 20, width: half, height: 240 }];
+    lBoxes = [{ x: LM, y: 20, width: half, height: LIVE_PX }, { x: LM + half + 20, y: 20, width: half, height: LIVE_PX }];
     lCanvas.style.width = W + "px"; lCanvas.style.height = lStack.clientHeight + "px";
     gl.fitCanvas(lCanvas); if (lregl) { lregl.poll(); lregl.clear({ color: [1, 1, 1, 1] }); }
     if (lregl) lHms.forEach(function (hm, k) { hm.draw(lBoxes[k]); });
@@ -298,7 +299,7 @@ function run() {
       var cb = hm.cellBox(state.feature, state.t);
       g.strokeStyle = "#000"; g.lineWidth = 1; g.strokeRect(cb.x - 2, cb.y - 2, cb.width + 4, cb.height + 4);
       g.fillStyle = "#57606a"; g.font = kit.SMALL; g.textAlign = "center";
-      [0, 120, 240, 360, L - 1].forEach(function (t) { g.fillText(String(t), b.x + ((t + 0.5) / L) * b.width, b.y + b.height + 9); });
+      [0, Math.round(L / 4), Math.round(L / 2), Math.round(3 * L / 4), L - 1].forEach(function (t) { g.fillText(String(t), b.x + ((t + 0.5) / L) * b.width, b.y + b.height + 9); });
       g.fillText("time step (min)", b.x + b.width / 2, b.y + b.height + 22);
       if (k === 0) { g.textAlign = "right"; g.fillText("feature 0", b.x - 4, b.y + 5); g.fillText(String(F - 1), b.x - 4, b.y + b.height - 5); }
       if (k === 1) { g.textAlign = "left"; g.fillText("0", b.x + b.width + 4, b.y + 5); g.fillText(String(F - 1), b.x + b.width + 4, b.y + b.height - 5); }

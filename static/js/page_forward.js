@@ -10,7 +10,7 @@ import boxFrag from "../glsl/forward_box.frag";
 import boxVert from "../glsl/forward_box.vert";
 import { registerPage, testHook } from "./register.js";
 import { colormaps, legend } from "./colormaps.js";
-import { animationsOff, blob, controls, fail, fmt, font, onResize, ready, saveButton, tooltip } from "./core.js";
+import { animationsOff, blob, controls, fail, fmt, font, onResize, overlay2d, ready, saveButton, tooltip } from "./core.js";
 import { decode, decodeF16 } from "./decode.js";
 import { gl } from "./gl.js";
 
@@ -92,7 +92,7 @@ function start(pg) {
 
   /* ---------- geometry ---------- */
   var ya = -0.17, xa = 0.5;
-  function ext(n) { return 0.3 + 1.5 * Math.sqrt(n / 480); }
+  function ext(n) { return 0.3 + 1.5 * Math.sqrt(n / pg.model.window); }   // block size relative to the window
   var ROWS = [stages.slice(0, 5), stages.slice(5, 9), stages.slice(9)], GAP = 0.9, ZGAP = 6.2;
   stages.forEach(function (s, i) { s.row = i < 5 ? 0 : i < 9 ? 1 : 2; });
   stages.forEach(function (s) { s.w = ext(s.colsFull); s.h = ext(s.rowsFull); s.d = 0.12 + 0.02 * s.B; });
@@ -188,11 +188,7 @@ function start(pg) {
     return s.parts.length + " × (" + s.parts[0].rec.shape.join("×") + ")";
   }
   function drawLabels() {
-    var dpr = window.devicePixelRatio || 1, W = canvas.clientWidth, H = canvas.clientHeight;
-    overlay.style.width = W + "px"; overlay.style.height = H + "px";
-    overlay.width = Math.round(W * dpr); overlay.height = Math.round(H * dpr);
-    var g = overlay.getContext("2d");
-    g.setTransform(dpr, 0, 0, dpr, 0, 0); g.clearRect(0, 0, W, H);
+    var W = canvas.clientWidth, H = canvas.clientHeight, g = overlay2d(overlay, W, H);
     g.textAlign = "center";
     var prev = null;
     stages.forEach(function (s, i) {
@@ -258,9 +254,7 @@ function start(pg) {
     ZB = { x: left, y: top, width: W - left - right, height: h };
     zregl.poll(); zregl.clear({ color: [1, 1, 1, 1] });
     hm.draw(ZB);
-    var dpr = window.devicePixelRatio || 1, g;
-    zo.style.width = W + "px"; zo.style.height = H + "px"; zo.width = Math.round(W * dpr); zo.height = Math.round(H * dpr);
-    g = zo.getContext("2d"); g.setTransform(dpr, 0, 0, dpr, 0, 0); g.clearRect(0, 0, W, H);
+    var g = overlay2d(zo, W, H);
     g.font = SMALL; g.fillStyle = "#1b1f24"; g.textAlign = "right"; g.textBaseline = "middle";
     var every = Math.max(1, Math.ceil(s.rows / Math.max(1, h / 14)));
     for (var r = 0; r < s.rows; r += every) g.fillText(rowLabel(s, r), left - 6, top + (r + 0.5) * h / s.rows);

@@ -9,7 +9,7 @@
  */
 import { registerPage, testHook } from "./register.js";
 import { palette } from "./colormaps.js";
-import { controls, fail, fmt, ready } from "./core.js";
+import { controls, fail, fmt, page, ready } from "./core.js";
 import { kit } from "./film_kit.js";
 import { plot2d } from "./plot2d.js";
 
@@ -69,7 +69,8 @@ function same(x, c, storage, ulps) {
 
 function run() {
   var L0 = kit.load(), cap = L0.cap, extra = L0.extra, devs = extra.devices;
-  var state = { sample: 0, dev: 0, mode: "hard", threshold: extra.gate_thresholds[0], cursor: 240 };
+  var state = { sample: 0, dev: 0, mode: "hard", threshold: extra.gate_thresholds[0],
+               cursor: Math.floor(cap.record("input").shape[2] / 2) };
   var controlsEl = document.getElementById("nb-controls");
 
   kit.sampleSelect(controlsEl, extra, function (v) { state.sample = v; update(); });
@@ -126,7 +127,7 @@ function run() {
     g.fillStyle = "#1b1f24"; g.textAlign = "center";
     g.fillText("gate probability p = sigmoid(logit)", m.l + pw / 2, H - 10);
     g.save(); g.translate(14, m.t + ph / 2); g.rotate(-Math.PI / 2); g.fillText("gate value (× raw power)", 0, 0); g.restore();
-    g.save(); g.translate(W - 12, m.t + ph / 2); g.rotate(Math.PI / 2); g.fillStyle = "#57606a"; g.fillText("count of the 480 steps", 0, 0); g.restore();
+    g.save(); g.translate(W - 12, m.t + ph / 2); g.rotate(Math.PI / 2); g.fillStyle = "#57606a"; g.fillText("count of the " + cur.p.length + " steps", 0, 0); g.restore();
     // smoothstep
     g.lineWidth = state.mode === "soft" ? 3 : 1.75; g.strokeStyle = palette[0]; g.beginPath();
     for (var i = 0; i <= 200; i++) { var x = i / 200, y = x * x * (3 - 2 * x); if (i) g.lineTo(X(x), Y(y)); else g.moveTo(X(x), Y(y)); }
@@ -250,7 +251,7 @@ function run() {
     cap1.textContent = (state.threshold === extra.gate_thresholds[state.dev]
       ? "Each device at its own calibrated threshold (" + devs.map(function (n, d) { return extra.gate_thresholds[d]; }).join(", ") + ")"
       : "Every device at threshold " + state.threshold.toFixed(2)) +
-      ", same gate mode; energy of the gated power after output FiLM over the 8-hour window.";
+      ", same gate mode; energy of the gated power after output FiLM over the " + page().model.window_hours + "-hour window.";
     table.appendChild(cap1);
   }
 

@@ -1,7 +1,7 @@
 /* page_index.js: the Overview's data-flow diagram (Canvas 2D).
  * Nodes/edges come from the "flow" blob (architecture graph + the capture records' shapes, axes, docs);
  * the input sparkline and the per-device output sparklines from the "capture" blob (real forward pass),
- * converted to watts with the checkpoint's scalers (capture meta.scalers).
+ * converted to watts with page().watts (z * a + b).
  * Pulses move along the edges after the first frame (ready()); "Pause flow" stops them and redraws the
  * static diagram; prefers-reduced-motion / nilmbuild.test.noAnimation never start them.
  */
@@ -30,14 +30,14 @@ function bezier(p0, p1, p2, p3, n) {
   return pts;
 }
 
-function start() {
+function start(pg) {
   var flow = unpack(blob("flow"));
   var cap = decode(blob("capture"));
   var canvas = document.getElementById("flow"), wrap = document.getElementById("flow-wrap");
   var linksEl = document.getElementById("flow-links");
   var pages = (linksEl.dataset.pages || "").split(",").filter(Boolean);
   var ctx = canvas.getContext("2d");
-  var devices = cap.meta.devices, scalers = flow.scalers, samples = cap.meta.samples;
+  var devices = cap.meta.devices, samples = cap.meta.samples;
   var state = { sample: 0, hover: null, playing: false, t: 0, raf: 0, layout: null };
   var nodesById = {};
   flow.nodes.forEach(function (n) { nodesById[n.id] = n; });
@@ -46,9 +46,9 @@ function start() {
   var L = cap.record("input").shape[2];
   function series(b) {
     var x = cap.get("input"), C = cap.record("input").shape[1];
-    var agg = watts.inverse(scalers.aggregate, x.subarray(b * C * L, b * C * L + L));
-    var pred = devices.map(function (d, i) { return watts.inverse(scalers.appliances[d], watts.row(cap, "output.power", b, i)); });
-    var truth = devices.map(function (d, i) { return watts.inverse(scalers.appliances[d], watts.row(cap, "target.power", b, i)); });
+    var agg = watts.inverse("aggregate", x.subarray(b * C * L, b * C * L + L));
+    var pred = devices.map(function (d, i) { return watts.inverse(d, watts.row(cap, "output.power", b, i)); });
+    var truth = devices.map(function (d, i) { return watts.inverse(d, watts.row(cap, "target.power", b, i)); });
     return { agg: agg, pred: pred, truth: truth };
   }
   var data = series(0);
@@ -167,7 +167,7 @@ function start() {
         spark(data.agg, box, 0, hi * 1.05, c, 1.2, true);
         ctx.font = "11px " + FONT; ctx.fillStyle = MUTED; ctx.textAlign = "left";
         ctx.fillText("peak " + Math.round(hi) + " W", b.x + 8, b.y + b.h - 18);
-        ctx.fillText(L + " min × 7 channels", b.x + 8, b.y + b.h - 6);
+        ctx.fillText(L * pg.model.step_minutes + " min × " + cap.record("input").shape[1] + " channels", b.x + 8, b.y + b.h - 6);
       } else if (n.id === "output") {
         ctx.fillText("Per-device power (W)", b.cx, b.y + 12);
         Lo.lanes.forEach(function (ln, i) {
@@ -199,7 +199,7 @@ function start() {
     // captions
     ctx.font = "11px " + FONT; ctx.fillStyle = MUTED; ctx.textAlign = "left";
     var enc0 = Lo.boxes.enc0, enc2 = Lo.boxes.enc2;
-    ctx.fillText("× 3 encoder layers: masked attention, FFN, FiLM", enc0.x, enc0.y - 14);
+    ctx.fillText("× " + pg.model.n_layers + " encoder layers: masked attention, FFN, FiLM", enc0.x, enc0.y - 14);
     ctx.fillText("window " + samples[state.sample] + (cap.meta.t0 ? " · starts " + String(cap.meta.t0[state.sample]).replace("T", " ") : ""),
                  Lo.boxes.input.x, Lo.boxes.input.y - 14);
     ctx.textAlign = "right";

@@ -1,4 +1,4 @@
-"""Helpers shared by the page views (sample choice, window labels, watt scaling, blob packing)."""
+"""Helpers shared by the page views (model sizes, sample choice, window labels, blob packing)."""
 
 from __future__ import annotations
 
@@ -8,26 +8,38 @@ import msgpack
 import numpy as np
 
 
-# ---- scaling ----------------------------------------------------------------------------------------------------
+# ---- the model's sizes ------------------------------------------------------------------------------------------
 
-def aggregate_watts_affine(ctx) -> dict | None:
-    """watts = a * scaled + b for the aggregate channel, from the checkpoint's (or fitted) scaler.
+def model_sizes(cfg, resample_s: int = 60) -> dict:
+    """The checkpoint's sizes as templates (``site.model.*``) and page JS (``page().model``) use them: the one
+    source for every size a page writes in its text (window, d_model, heads, FFN width, ...)."""
+    window_min = cfg.window * int(resample_s) / 60
+    return {
+        "window": int(cfg.window), "centre": int(cfg.window) // 2, "margin": (int(cfg.window) - int(cfg.window) // 2) // 2,
+        "window_minutes": _num(window_min), "window_hours": _num(window_min / 60), "step_minutes": _num(resample_s / 60),
+        "d_model": int(cfg.d_model), "n_head": int(cfg.n_head), "head_dim": int(cfg.head_dim), "d_ff": int(cfg.d_ff),
+        "n_layers": int(cfg.n_encoder_layers), "c_embedding": int(cfg.c_embedding), "n_channels": int(cfg.n_channels),
+        "n_exo": int(cfg.n_exo), "kernel_size": int(cfg.kernel_size), "dilations": [int(d) for d in cfg.dilations],
+        "receptive_fields": receptive_fields(cfg.kernel_size, cfg.dilations),
+        "n_cond": int(cfg.n_cond), "n_elec": int(cfg.n_cond) - int(cfg.n_freq_bands) * bool(cfg.use_freq_features),
+        "n_freq_bands": int(cfg.n_freq_bands), "film_hidden": int(cfg.film_hidden_dim),
+        "film_in": int(cfg.n_cond) + int(cfg.film_hidden_dim), "film_enc_out": 2 * int(cfg.n_encoder_layers) * int(cfg.d_model),
+        "n_devices": int(cfg.c_out),
+    }
 
-    None when no scaler is available or it is not affine (the pages then say "scaled units").
-    """
-    try:
-        from nilmbuild.data.preprocess import scaler_from_dict
 
-        scalers = getattr(ctx.prepared, "scalers", None) or (ctx.loaded.scalers or {})
-        sc = scaler_from_dict(scalers["aggregate"])
-        z = np.array([0.0, 0.5, 1.0], dtype=np.float64)
-        w = np.asarray(sc.inverse(z), dtype=np.float64)
-        a, b = float(w[2] - w[0]), float(w[0])
-        if not np.isfinite([a, b]).all() or abs(w[1] - (a * 0.5 + b)) > 1e-6 * max(1.0, abs(a)):
-            return None
-        return {"a": a, "b": b, "unit": "W"}
-    except Exception:  # noqa: BLE001 - a missing scaler only changes the unit shown
-        return None
+def receptive_fields(kernel_size: int, dilations) -> list[int]:
+    """Input steps each dilated ResUnit's output sees, unit by unit: 1 + sum of (k - 1) * d so far (3, 7, 15, 31)."""
+    out, rf = [], 1
+    for d in dilations:
+        rf += (int(kernel_size) - 1) * int(d)
+        out.append(rf)
+    return out
+
+
+def _num(x: float):
+    """An int when whole (480.0 -> 480), else the float: how sizes read in text."""
+    return int(x) if float(x).is_integer() else float(x)
 
 
 # ---- samples and labels -----------------------------------------------------------------------------------------
@@ -110,14 +122,14 @@ def pick_device_samples(ctx, n: int) -> list[int]:
 
 
 def page_extra(ctx, samples: list[int]) -> dict:
-    """JSON-able facts a film_kit page needs besides the capture: scalers, device names, window starts."""
+    """JSON-able facts a film_kit page needs besides the capture: device names, window starts, thresholds (watts
+    conversions come with every page's payload, page().watts)."""
     prep = ctx.prepared
     t0 = [str(np.datetime64(t, "s")) + "Z" for t in np.asarray(ctx.t0)[samples]]
     return {
         "samples": [int(s) for s in samples],
         "t0": t0,
         "devices": list(ctx.loaded.devices or prep.devices),
-        "scalers": prep.scalers,
         "thresholds_w": {k: float(v) for k, v in (prep.thresholds_w or {}).items()},
         "resample_s": int(prep.resample_s),
     }

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from nilmbuild.site.build import PageSpec
 
-from ._common import aggregate_watts_affine, pick_varied_samples, window_starts
+from ._common import pick_varied_samples, window_starts
 
 SLUG = "attention"
 TITLE = "Attention"
@@ -30,14 +30,12 @@ def build(ctx) -> PageSpec:
         title=TITLE,
         template="attention.html",
         entry="page_attention.js",
-        data={"samples": samples, "sample_labels": window_starts(ctx, samples), "n_layers": n_layers,
-              "aggregate_affine": aggregate_watts_affine(ctx)},
+        data={"samples": samples, "sample_labels": window_starts(ctx, samples), "n_layers": n_layers},
         blobs={"capture": blob},
         context={
             "n_layers": n_layers,
             "samples": samples,
             "sample_labels": window_starts(ctx, samples),
-            "aggregate_affine": aggregate_watts_affine(ctx),
             "notes": ctx.notes_for(SLUG),
         },
         summary="Q/K/V and the 8-head split, every head's 480 x 480 attention weights, masked vs unmasked.",

@@ -1,7 +1,7 @@
 """Disaggregation page (architecture.md 11, visualization Section 5).
 
 Two views: the example windows (capture records ``output.power`` vs ``target.power`` and the input aggregate,
-converted to watts in the browser with the scalers the example batch was scaled with, ``ctx.prepared.scalers``,
+converted to watts in the browser as z * a + b with the {a, b} of ``ctx.prepared.scalers`` (page().watts),
 which are the checkpoint's own when it has them), and a full day of the
 test split stitched by seq2subseq and post-processed (``ctx.disaggregation`` =
 ``nilmbuild.infer.disaggregate_series``), shipped as a small msgpack blob of float32 arrays.
@@ -26,7 +26,7 @@ POST_STEPS = [("raw_w", "raw stitched output"), ("short_w", "after short-activat
               ("final_w", "final: the devices' sum capped to the aggregate")]
 
 
-def day_blob(res: dict, scalers: dict | None = None) -> bytes:
+def day_blob(res: dict) -> bytes:
     """The day result as msgpack: float32 arrays as little-endian bytes, (D, L) arrays flattened row-major."""
     post = res["post"]
     D, L = len(res["devices"]), int(res["length"])
@@ -51,8 +51,6 @@ def day_blob(res: dict, scalers: dict | None = None) -> bytes:
         "metrics": clean(res.get("metrics")), "raw_metrics": clean(res.get("raw_metrics")),
         "shape": [D, L],
     }
-    if scalers is not None:
-        out["scalers"] = clean(scalers)
     return msgpack.packb(out, use_bin_type=True)
 
 
@@ -60,11 +58,10 @@ def build(ctx) -> PageSpec:
     from nilmbuild.errors import UserError
 
     blobs = {"capture": ctx.blob(["input", "output.power", "target.power"]),
-             "units": msgpack.packb({"scalers": clean(ctx.prepared.scalers),
-                                     "no_truth": list(ctx.prepared.stats.get("missing", []))}, use_bin_type=True)}
+             "units": msgpack.packb({"no_truth": list(ctx.prepared.stats.get("missing", []))}, use_bin_type=True)}
     day_error = None
     try:
-        blobs["day"] = day_blob(ctx.disaggregation, ctx.prepared.scalers)
+        blobs["day"] = day_blob(ctx.disaggregation)
     except UserError as e:               # e.g. a development checkpoint without scalers: no stitched day
         day_error = str(e)
     return PageSpec(

@@ -15,7 +15,7 @@ import numpy as np
 from nilmbuild.capture.format import decode
 from nilmbuild.site.build import PageSpec
 
-from ._common import aggregate_watts_affine, window_starts
+from ._common import window_starts
 
 SLUG = "forward"
 TITLE = "Forward pass"
@@ -87,14 +87,13 @@ def build(ctx) -> PageSpec:
         template="forward.html",
         entry="page_forward.js",
         data={"stages": [{k: v for k, v in s.items()} for s in st], "samples": list(range(B)),
-              "sample_labels": window_starts(ctx, range(B)), "bin": BIN, "aggregate_affine": aggregate_watts_affine(ctx)},
+              "sample_labels": window_starts(ctx, range(B)), "bin": BIN},
         blobs={"capture": blob, "binned": summary_blob(ctx, st)},
         context={
             "stages": [{k: v for k, v in s.items()} for s in st],
             "samples": list(range(B)),
             "sample_labels": window_starts(ctx, range(B)),
             "bin": BIN,
-            "aggregate_affine": aggregate_watts_affine(ctx),
             "notes": ctx.notes_for(SLUG),
         },
         summary="Every stage of one forward pass as a block of its exact shape, coloured by the real values.",

@@ -62,7 +62,7 @@ def flow_edges(devices) -> list[tuple[str, str, str]]:
     return EDGES + [("heads", "output", f"heads.{d}.power") for d in devices]
 
 
-def flow_blob(capture, scalers: dict) -> bytes:
+def flow_blob(capture) -> bytes:
     edges = flow_edges(capture.meta.get("devices") or [])
     names = sorted({n["record"] for n in NODES} | {e[2] for e in edges})
     missing = [n for n in names if n not in capture.records]
@@ -73,7 +73,6 @@ def flow_blob(capture, scalers: dict) -> bytes:
         "edges": [{"from": a, "to": b, "record": r} for a, b, r in edges],
         "records": {n: _record_meta(capture, n) for n in names},
         "batch_size": int(capture.batch_size),
-        "scalers": scalers,
     }, use_bin_type=True)
 
 
@@ -95,6 +94,6 @@ def build(ctx) -> PageSpec:
     return PageSpec(
         slug=SLUG, title=TITLE, template="index.html", section=SECTION, summary=SUMMARY,
         entry="page_index.js",
-        blobs={"capture": ctx.blob(["input", "output.power", "target.power"], samples), "flow": flow_blob(ctx.capture, ctx.prepared.scalers)},
+        blobs={"capture": ctx.blob(["input", "output.power", "target.power"], samples), "flow": flow_blob(ctx.capture)},
         context={"provenance": provenance, "notes": ctx.notes_for(SLUG), "all_notes": ctx.notes},
     )
