@@ -332,75 +332,33 @@ def _weights(planner: _Planner, model) -> None:
                           "softplus amplitude parameter a (output scale softplus(a))", encoding="f32")
 
 
-def _main_records(planner: _Planner, trace: Trace, model) -> None:
-    cfg = model.cfg
-    recs = trace.records
-    H = cfg.n_head
-    scale = model.layers[0].attn.scale
-    devs = cfg.device_names
+def _main_records(planner: _Planner, trace: Trace) -> None:
+    """Plan every traced record as the model declared it (trace.put(..., derive=...)): stored, or derived and
+    verified. A record is planned once everything it derives from is; attention was planned during the run."""
+    pending: list[str] = []
 
-    for name, r in recs.items():
-        t = r.tensor.numpy()
-        args = (name, t, r.axes, r.stage, r.section, r.doc)
-        parts = name.split(".")
-        if name == "projection":
-            planner.derive(*args, {"op": "linear", "src": "embed.with_pos", "weight": "weights.input_projection.weight",
-                                   "bias": "weights.input_projection.bias", "axis": 1})
-        elif name == "transpose_in":
-            planner.derive(*args, {"op": "permute", "src": "projection", "perm": [0, 2, 1]})
-        elif name == "transpose_out":
-            planner.derive(*args, {"op": "permute", "src": f"encoder.{cfg.n_encoder_layers - 1}.out", "perm": [0, 2, 1]})
-        elif parts[0] == "encoder":
-            l, rest = int(parts[1]), ".".join(parts[2:])
-            p, w = f"encoder.{l}", f"weights.encoder.{l}"
-            eps = model.layers[l].norm1.eps
-            if rest == "in":
-                spec = ({"op": "permute", "src": "projection", "perm": [0, 2, 1]} if l == 0 and "transpose_in" not in recs
-                        else {"op": "alias", "src": "transpose_in" if l == 0 else f"encoder.{l - 1}.out"})
-                planner.derive(*args, spec)
-            elif rest in ("ln1", "ln2"):
-                src = f"{p}.in" if rest == "ln1" else f"{p}.resid1"
-                n = "norm1" if rest == "ln1" else "norm2"
-                planner.derive(*args, {"op": "layernorm", "src": src, "weight": f"{w}.{n}.weight",
-                                       "bias": f"{w}.{n}.bias", "eps": float(eps)})
-            elif rest in tuple(f"attn.{k}" for k in ATTN_PARTS):
-                continue                                         # planned during the run (_main_attention)
-            elif rest == "attn.v":
-                planner.derive(*args, {"op": "linear", "src": f"{p}.ln1", "weight": f"{w}.attn.wv", "bias": None,
-                                       "heads": H})
-            elif rest == "attn.merged":
-                planner.derive(*args, {"op": "permute", "src": f"{p}.attn.context", "perm": [0, 2, 1, 3]})
-            elif rest == "attn.out":
-                planner.derive(*args, {"op": "linear", "src": f"{p}.attn.merged", "weight": f"{w}.attn.wo",
-                                       "bias": None})
-            elif rest == "resid1":
-                planner.derive(*args, {"op": "add", "a": f"{p}.in", "b": f"{p}.attn.out"})
-            elif rest == "ffn.hidden":
-                planner.derive(*args, {"op": "linear", "src": f"{p}.ln2", "weight": f"{w}.ffn.layer1.weight",
-                                       "bias": f"{w}.ffn.layer1.bias"})
-            elif rest == "ffn.gelu":
-                planner.derive(*args, {"op": "gelu", "src": f"{p}.ffn.hidden"})
-            elif rest == "film":
-                planner.derive(*args, {"op": "film", "src": f"{p}.ffn.out", "gamma": "film_enc.gamma_mean",
-                                       "beta": "film_enc.beta_mean", "index": l})
-            elif rest == "out":
-                other = f"{p}.film" if f"{p}.film" in recs else f"{p}.ffn.out"
-                planner.derive(*args, {"op": "add", "a": f"{p}.resid1", "b": other})
-            else:
-                planner.store(*args)
-        elif parts[0] == "heads" and parts[2] in ("power", "gate_prob"):
-            continue                                             # slices of output.*, planned after it
-        elif parts[0] == "heads" and parts[2] in ("power_soft", "power_hard"):
-            gate = "soft_gate" if parts[2] == "power_soft" else "hard_gate"
-            planner.derive(*args, {"op": "mul", "a": f"{parts[0]}.{parts[1]}.{gate}", "b": f"{parts[0]}.{parts[1]}.power_raw"})
-        else:
+    def ready(name: str) -> bool:
+        d = trace.records[name].derive
+        return d is None or all(dep in planner.records for dep in fmt.deps_of({"encoding": "derived", **d}))
+
+    def plan(name: str) -> None:
+        r = trace.records[name]
+        args = (name, r.tensor.numpy(), r.axes, r.stage, r.section, r.doc)
+        if r.derive is None:
             planner.store(*args)
-        if name == "output.gate":
-            for i, d in enumerate(devs):
-                for key, src in (("power", "output.power"), ("gate_prob", "output.gate")):
-                    hr = recs[f"heads.{d}.{key}"]
-                    planner.derive(f"heads.{d}.{key}", hr.tensor.numpy(), hr.axes, hr.stage, hr.section, hr.doc,
-                                   {"op": "select", "src": src, "axis": 1, "index": i})
+        else:
+            planner.derive(*args, r.derive)
+
+    for name, r in trace.records.items():
+        if name in planner.records:                              # q, k, lse: planned with their attention
+            continue
+        pending.append(name)
+        while pending and any(ready(n) for n in pending):
+            n = next(n for n in pending if ready(n))
+            pending.remove(n)
+            plan(n)
+    if pending:
+        raise RuntimeError(f"capture: {pending[0]} derives from records the model never traced")
 
 
 def _order(planner: _Planner, trace_order: list[str]) -> dict[str, CaptureRecord]:
@@ -456,7 +414,7 @@ def capture_batch(loaded_or_model, x, y=None, t0=None, *, ablations: bool = True
         trace = _run(model, x, gate_mode="hard", attention=lambda l, parts: planner.attention(
             f"encoder.{l}.attn", parts, model.layers[0].attn.scale, "masked_scores" in parts))
         trace_order = trace.names()
-        _main_records(planner, trace, model)
+        _main_records(planner, trace)
         del trace
         if y is not None:
             y = np.asarray(y, dtype=np.float32)
