@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from nilmbuild.model.attention import MASK_VALUE
+from nilmbuild.model import names
 from nilmbuild.model.trace import Trace
 
 from . import format as fmt
@@ -270,8 +271,7 @@ class _Planner:
         self._cache.clear()
 
 
-ATTN_PARTS = ("q", "k", "scores", "masked_scores", "weights", "lse")     # what planning one attention layer reads
-_ATTN_MATRICES = ("scores", "masked_scores", "weights")                  # (B, H, L, L): dropped once planned
+_PLANNED_PARTS = ("q", "k", "scores", "masked_scores", "weights", "lse")  # what planning one attention layer reads
 
 
 def _run(model, x, keep=None, attention=None, **kw) -> Trace:
@@ -282,10 +282,11 @@ def _run(model, x, keep=None, attention=None, **kw) -> Trace:
         p = name.split(".")
         if attention is None or len(p) != 4 or p[0] != "encoder" or p[2:] != ["attn", "lse"]:
             return
-        pre = f"encoder.{p[1]}.attn"
-        attention(int(p[1]), {k: trace.records[f"{pre}.{k}"] for k in ATTN_PARTS if f"{pre}.{k}" in trace.records})
-        for k in _ATTN_MATRICES:
-            trace.drop(f"{pre}.{k}")
+        layer = int(p[1])
+        attention(layer, {k: trace.records[names.attn(layer, k)] for k in _PLANNED_PARTS
+                          if names.attn(layer, k) in trace.records})
+        for k in names.ATTN_MATRICES:                  # (B, H, L, L): dropped once planned
+            trace.drop(names.attn(layer, k))
 
     trace = Trace(keep=keep, copy=False, on_put=on_put)
     with torch.no_grad():

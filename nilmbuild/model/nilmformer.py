@@ -12,6 +12,7 @@ from .embedding import DilatedBlock
 from .encoder import EncoderLayer
 from .film import DecoderFiLM, EncoderFiLM, condition_features, film
 from .heads import make_head, smoothstep
+from . import names
 from .trace import Trace, linear, mul, permute, put, select, weight
 
 AX_BCT = ("batch", "channel", "time")
@@ -78,19 +79,19 @@ class NILMFormer(nn.Module):
         for l, layer in enumerate(self.layers):
             g = gamma_enc[:, l : l + 1] if use_film else None                # (B, 1, 96)
             b = beta_enc[:, l : l + 1] if use_film else None
-            h = layer(h, g, b, mask_diagonal=mask_diagonal, trace=trace, name=f"encoder.{l}",
-                      in_name="transpose_in" if l == 0 else f"encoder.{l - 1}.out")
+            h = layer(h, g, b, mask_diagonal=mask_diagonal, trace=trace, name=names.encoder(l),
+                      in_name="transpose_in" if l == 0 else names.encoder(l - 1, "out"))
 
         # Stage 8: decoder FiLM parameters; stage 9: back to conv layout
         gamma_dec, beta_dec = self.decoder_film(cond, trace)                 # (B, D, 1) each
         h = h.transpose(1, 2)                                                # (B, 96, L)
         put(trace, "transpose_out", h, ("batch", "feature", "time"), "9", "forward-pass.md 9", "back to conv layout (B, d_model, L)",
-            derive=permute(f"encoder.{len(self.layers) - 1}.out", (0, 2, 1)))
+            derive=permute(names.encoder(len(self.layers) - 1, "out"), (0, 2, 1)))
 
         # Stages 10-11: heads, gate, output FiLM
         logits, raws, powers = [], [], []
         for i, dev in enumerate(cfg.devices):
-            name = f"heads.{dev.name}"
+            name = f"heads.{dev.name}"                                     # names.head(dev.name, part)
             logit, power_raw = self.heads[dev.name](h, trace, name)          # (B, 1, L) each
             p = torch.sigmoid(logit)
             soft = smoothstep(p)
