@@ -199,3 +199,28 @@ def test_spec_notes_doc_is_rendered_from_source():
 
     doc = Path(__file__).resolve().parents[1] / "docs" / "spec-notes.md"
     assert doc.read_text() == render_markdown(), "run: python -m nilmbuild.model.spec_notes > docs/spec-notes.md"
+
+
+def test_record_names_come_from_model_names_and_derivations_name_real_records(model, traced):
+    """The names capture and the views import (model.names) are the names the model traces, and every
+    derivation the model declares at trace.put names records that exist (a traced tensor or a weight)."""
+    from nilmbuild.capture.format import deps_of
+    from nilmbuild.model import names
+
+    _, _, t = traced
+    traced_names = set(t.names())
+    for l in range(model.cfg.n_encoder_layers):
+        assert {names.encoder(l, s) for s in names.ENCODER_STEPS} <= traced_names
+        assert {names.attn(l, p) for p in names.ATTN_PARTS} <= traced_names
+    for d in model.cfg.device_names:
+        assert {names.head(d, p) for p in names.HEAD_PARTS} <= traced_names
+    weights = {f"weights.{k}" for k in ("input_projection.weight", "input_projection.bias")}
+    for l in range(model.cfg.n_encoder_layers):
+        weights |= {f"weights.encoder.{l}.attn.{w}" for w in ("wv", "wo")}
+        weights |= {f"weights.encoder.{l}.{n}.{p}" for n in ("norm1", "norm2", "ffn.layer1") for p in ("weight", "bias")}
+    derived = {n: r.derive for n, r in t.records.items() if r.derive}
+    assert len(derived) >= 10 * model.cfg.n_encoder_layers
+    for n, d in derived.items():
+        for dep in deps_of({"encoding": "derived", **d}):
+            assert dep in traced_names or dep in weights, (n, dep)
+    assert t.records[names.encoder(1, "resid1")].derive == {"op": "add", "a": "encoder.1.in", "b": "encoder.1.attn.out"}

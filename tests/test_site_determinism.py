@@ -1,8 +1,10 @@
-"""The real default site, built twice from scratch, is byte-identical.
+"""The real default site, built twice from scratch, is byte-identical; so is a rebuild from the capture cache.
 
 One build is the session's `built_site` (tests/conftest.py, shared with the browser tests); the other is a
-fresh `nilmbuild site` in a new Python process with another hash seed, so set/dict-order or process-state
-dependence anywhere (data, model, capture, blobs, templates) shows up as a differing file.
+fresh `nilmbuild site --no-cache` in a new Python process with another hash seed, so set/dict-order or
+process-state dependence anywhere (data, model, capture, blobs, templates) shows up as a differing file.
+The capture cache (nilmbuild.capture.cache) must give the same bytes as capturing, and must miss when the
+checkpoint, the batch or the settings change.
 """
 
 from __future__ import annotations
@@ -12,7 +14,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+from nilmbuild.capture import cache as capture_cache
 
 
 def _files(root: Path) -> dict[str, bytes]:
@@ -22,7 +27,7 @@ def _files(root: Path) -> dict[str, bytes]:
 @pytest.mark.slow
 def test_default_site_builds_byte_identical_twice(built_site, tmp_path):
     out = tmp_path / "again"
-    cmd = [sys.executable, "-c", "from nilmbuild.cli import main; main()", "site", "--out", str(out), "--quiet"]
+    cmd = [sys.executable, "-c", "from nilmbuild.cli import main; main()", "site", "--out", str(out), "--quiet", "--no-cache"]
     if os.environ.get("NILMBUILD_TEST_CHECKPOINT"):
         cmd += ["--checkpoint", os.environ["NILMBUILD_TEST_CHECKPOINT"]]
     env = dict(os.environ, PYTHONHASHSEED="12345")
@@ -33,3 +38,56 @@ def test_default_site_builds_byte_identical_twice(built_site, tmp_path):
     assert len(a) >= 12 and sum(map(len, a.values())) > 5_000_000          # the whole site, not a stub
     differ = [name for name in a if a[name] != b[name]]
     assert differ == [], f"differ between two builds: {differ}"
+
+
+@pytest.mark.slow
+def test_rebuild_from_the_capture_cache_is_byte_identical_to_a_cold_build(built_site, tmp_path, monkeypatch):
+    import nilmbuild.capture
+    from nilmbuild.site.context import make_context
+    from nilmbuild.site.pages import build_all
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    checkpoint = os.environ.get("NILMBUILD_TEST_CHECKPOINT") or None
+    make_context(checkpoint, cache=True)                                  # cold: captures and fills the cache
+    assert len(list(capture_cache.cache_dir().glob("*.pkl"))) == 1
+
+    def no_capture(*a, **k):
+        raise AssertionError("the rebuild captured again instead of reading the cache")
+
+    monkeypatch.setattr(nilmbuild.capture, "capture_batch", no_capture)
+    build_all(make_context(checkpoint, cache=True), tmp_path / "warm")
+    a, b = _files(built_site), _files(tmp_path / "warm")
+    assert sorted(a) == sorted(b)
+    assert [name for name in a if a[name] != b[name]] == []
+
+
+def test_the_capture_cache_misses_when_checkpoint_batch_or_settings_change(tmp_path, monkeypatch):
+    """cached_capture captures once per (checkpoint bytes, batch, settings); --no-cache never reads or writes."""
+    import nilmbuild.capture
+    from nilmbuild.site.context import cached_capture
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    calls = []
+
+    def fake_capture(loaded, x, y, t0):
+        calls.append(1)
+        return {"capture": len(calls)}                                     # picklable stand-in for a Capture
+
+    monkeypatch.setattr(nilmbuild.capture, "capture_batch", fake_capture)
+    ckpt = tmp_path / "m.pt"
+    ckpt.write_bytes(b"weights v1")
+    loaded = type("Loaded", (), {"path": str(ckpt)})()
+    x, y, t0 = np.zeros((2, 7, 4), np.float32), np.zeros((2, 1, 2, 4), np.float32), np.array([0, 1])
+
+    assert cached_capture(loaded, x, y, t0) == {"capture": 1}
+    assert cached_capture(loaded, x, y, t0) == {"capture": 1} and len(calls) == 1      # hit
+    ckpt.write_bytes(b"weights v2")                                        # same file, other bytes: miss
+    assert cached_capture(loaded, x, y, t0) == {"capture": 2}
+    x2 = x.copy()
+    x2[0, 0, 0] = 1.0                                                      # other data: miss
+    assert cached_capture(loaded, x2, y, t0) == {"capture": 3}
+    assert cached_capture(loaded, x, y, t0, cache=False) == {"capture": 4}  # --no-cache: captures
+    assert len(list(capture_cache.cache_dir().glob("*.pkl"))) == 3          # ... and writes nothing
+    assert capture_cache.clear() == 3 and not list(capture_cache.cache_dir().iterdir())
+    (capture_cache.cache_dir() / "notes.txt").write_text("not ours")
+    assert capture_cache.clear() == 0 and (capture_cache.cache_dir() / "notes.txt").exists()

@@ -2,7 +2,9 @@
 
 Every speed is reported as a ratio against a reference measured in the same run on the same machine,
 because absolute times on shared machines are noise. Options: --quick (fewer repeats, no torch.compile),
---skip model,train,infer,build,pages.
+--skip model,train,infer,site,build,pages. The "site" section runs `nilmbuild site` cold and from the
+capture cache in fresh processes and prints each figure beside bench/baseline.json's as a ratio
+(--write-baseline records a new baseline, stamped with the machine).
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--skip", default="", help="comma-separated sections to skip")
     ap.add_argument("--out", default="bench/results.json")
+    ap.add_argument("--write-baseline", action="store_true",
+                    help="also record this run's build figures and the machine in bench/baseline.json")
     a = ap.parse_args(argv)
     skip = set(filter(None, a.skip.split(",")))
     reps = 2 if a.quick else 5
@@ -79,7 +83,10 @@ def main(argv=None) -> int:
     section("model", lambda: bench_model(repeats=reps, with_compile=not a.quick))
     section("train", lambda: bench_train_step(repeats=max(2, reps // 2)))
     section("infer", lambda: bench_seq2subseq(repeats=max(1, reps // 2)))
+    from nilmbuild.bench.build_runs import bench_build_runs
     from nilmbuild.bench.site import bench_build, bench_pages
+
+    section("site", lambda: bench_build_runs(repeats=1 if a.quick else 2, write_baseline=a.write_baseline))
 
     built = section("build", bench_build)
     if built is not None:

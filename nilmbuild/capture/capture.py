@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from nilmbuild.model.attention import MASK_VALUE
+from nilmbuild.model import names
 from nilmbuild.model.trace import Trace
 
 from . import format as fmt
@@ -108,6 +109,42 @@ def _stored(name, t, axes, stage, section, doc, encoding=None) -> CaptureRecord:
     return CaptureRecord(name, t, tuple(axes), stage, section, doc, tuple(t.shape), _moments(t, batched), enc, None, err)
 
 
+def _max_abs_diff(rebuilt32: np.ndarray, true: np.ndarray) -> float:
+    """max |rebuilt - true| in float64, as _Planner.derive measures it (0 where both agree on NaN/inf)."""
+    err = float(np.abs(rebuilt32.astype(np.float64) - true).max()) if true.size else 0.0
+    if not np.isfinite(err):                 # NaN or inf: a miss (+inf), unless both hold the same values
+        err = 0.0 if np.array_equal(rebuilt32, true, equal_nan=True) else math.inf
+    return err
+
+
+def _attention_pass(q, k, scale, mask_diagonal, true_weights, true_scores: dict) -> tuple[np.ndarray, dict]:
+    """One pass over the batch: the row lse (f32) of the stored q, k and the max error of what a reader rebuilds
+    (fmt.materialise: weights from q, k, lse; scores; masked scores) against the true tensors.
+
+    Same arithmetic as materialise, per sample, so no (B, H, L, L) float64 array is ever held.
+    """
+    B, L = q.shape[0], q.shape[2]
+    diag = np.arange(L)
+    lse = np.empty(q.shape[:3], dtype=np.float32)
+    errs = {"weights": 0.0, **{p: 0.0 for p in true_scores}}
+    for b in range(B):
+        s = fmt.attention_scores64(q[b], k[b], scale)
+        if "scores" in true_scores:
+            errs["scores"] = max(errs["scores"], _max_abs_diff(s.astype(np.float32), true_scores["scores"][b]))
+        if mask_diagonal:
+            s[..., diag, diag] = MASK_VALUE
+        if "masked_scores" in true_scores:
+            errs["masked_scores"] = max(errs["masked_scores"],
+                                        _max_abs_diff(s.astype(np.float32), true_scores["masked_scores"][b]))
+        lse[b] = fmt.logsumexp_rows(s).astype(np.float32)
+        s -= lse[b].astype(np.float64)[..., None]
+        w = np.exp(s, out=s)
+        if mask_diagonal:
+            w[..., diag, diag] = 0.0
+        errs["weights"] = max(errs["weights"], _max_abs_diff(w.astype(np.float32), true_weights[b]))
+    return lse, errs
+
+
 class _Planner:
     """Holds the true tensors while records are planned, and verifies derived records against them."""
 
@@ -174,8 +211,8 @@ class _Planner:
 
     def attention(self, prefix, layer_true: dict, scale: float, mask_diagonal: bool, main_prefix: str | None = None,
                   include_scores: bool = True) -> None:
-        """q, k stored (f16, or f32 if the rebuilt weights miss 2e-3), lse (f32) from the stored q, k; derived weights."""
-        qr, kr = layer_true["q"], layer_true["k"]
+        """q, k stored (f16, or f32 if the rebuilt weights miss 2e-3), lse (f32) from the stored q, k; derived weights
+        (and scores, masked scores). One pass per sample rebuilds them all exactly as a reader would."""
         for enc in ("f16", "f32"):
             for part in ("q", "k"):
                 tr = layer_true[part]
@@ -186,49 +223,72 @@ class _Planner:
                 else:
                     self.store(f"{prefix}.{part}", tr.tensor.numpy(), tr.axes, tr.stage, tr.section, tr.doc,
                                encoding=enc)
-            q, k = self.get(f"{prefix}.q"), self.get(f"{prefix}.k")
-            lse = np.empty(q.shape[:3], dtype=np.float32)
-            L = q.shape[2]
-            diag = np.arange(L)
-            for b in range(q.shape[0]):
-                s = fmt.attention_scores64(q[b], k[b], scale)
-                if mask_diagonal:
-                    s[..., diag, diag] = MASK_VALUE
-                lse[b] = fmt.logsumexp_rows(s).astype(np.float32)
-            lr = layer_true["lse"]
-            true_lse = lr.tensor.numpy()
-            rec = self.store(f"{prefix}.lse", lse, lr.axes, lr.stage, lr.section,
-                             lr.doc + " (computed from the stored q, k)", encoding="f32")
-            rec.moments = _moments(true_lse, True)
-            rec.err = float(np.abs(lse.astype(np.float64) - true_lse).max())
-            self.true[f"{prefix}.lse"] = true_lse
+            scores = {p: layer_true[p].tensor.numpy() for p in ("scores", "masked_scores")
+                      if include_scores and p in layer_true}
+            lse, errs = _attention_pass(self.get(f"{prefix}.q"), self.get(f"{prefix}.k"), scale, mask_diagonal,
+                                        layer_true["weights"].tensor.numpy(), scores)
+            self._store_lse(prefix, layer_true["lse"], lse)
             wr = layer_true["weights"]
             spec = {"op": "attention_weights", "q": f"{prefix}.q", "k": f"{prefix}.k", "lse": f"{prefix}.lse",
                     "scale": float(scale), "mask_diagonal": bool(mask_diagonal), "mask_value": float(MASK_VALUE)}
-            rec = self.derive(f"{prefix}.weights", wr.tensor.numpy(), wr.axes, wr.stage, wr.section, wr.doc, spec,
-                              tol=ATTN_WEIGHTS_TOL, fallback=False)
-            if rec is not None:
+            if errs["weights"] <= ATTN_WEIGHTS_TOL:
+                self._verified(f"{prefix}.weights", wr, spec, errs["weights"])
                 break
             # f16 q, k were not precise enough for this layer: retry with f32
-        if rec is None:                          # would store (B, H, L, L): refuse, that is never the plan
+        else:                                    # would store (B, H, L, L): refuse, that is never the plan
             raise RuntimeError(f"{prefix}.weights: rebuilt attention misses {ATTN_WEIGHTS_TOL} even with f32 q, k")
-        if include_scores:
-            for part, op in (("scores", "attention_scores"), ("masked_scores", "attention_masked_scores")):
-                if part in layer_true:
-                    tr = layer_true[part]
-                    spec = {"op": op, "q": f"{prefix}.q", "k": f"{prefix}.k", "scale": float(scale)}
-                    if op == "attention_masked_scores":
-                        spec["mask_value"] = float(MASK_VALUE)
-                    self.derive(f"{prefix}.{part}", tr.tensor.numpy(), tr.axes, tr.stage, tr.section, tr.doc, spec,
-                                tol=8 * F16_EPS * float(np.abs(tr.tensor.numpy()).max()) + 1e-5)
+        for part, op in (("scores", "attention_scores"), ("masked_scores", "attention_masked_scores")):
+            if part in scores:
+                tr = layer_true[part]
+                spec = {"op": op, "q": f"{prefix}.q", "k": f"{prefix}.k", "scale": float(scale)}
+                if op == "attention_masked_scores":
+                    spec["mask_value"] = float(MASK_VALUE)
+                tol = 8 * F16_EPS * float(np.abs(scores[part]).max()) + 1e-5
+                if errs[part] <= tol:
+                    self._verified(f"{prefix}.{part}", tr, spec, errs[part])
+                else:
+                    self.store(f"{prefix}.{part}", scores[part], tr.axes, tr.stage, tr.section, tr.doc)
+
+    def _store_lse(self, prefix: str, lr, lse: np.ndarray) -> None:
+        true_lse = lr.tensor.numpy()
+        rec = self.store(f"{prefix}.lse", lse, lr.axes, lr.stage, lr.section,
+                         lr.doc + " (computed from the stored q, k)", encoding="f32")
+        rec.moments = _moments(true_lse, True)
+        rec.err = float(np.abs(lse.astype(np.float64) - true_lse).max())
+        self.true[f"{prefix}.lse"] = true_lse
+
+    def _verified(self, name: str, tr, spec: dict, err: float) -> CaptureRecord:
+        """A derived (B, H, L, L) record whose rebuild was already checked (err); nothing derives from it."""
+        t = tr.tensor.numpy()
+        rec = CaptureRecord(name, None, tuple(tr.axes), tr.stage, tr.section, tr.doc, tuple(t.shape),
+                            _moments(t, True), "derived", dict(spec), err)
+        self.records[name] = rec
+        self._cache.pop(name, None)
+        return rec
 
     def forget_true(self) -> None:
         self.true.clear()
         self._cache.clear()
 
 
-def _run(model, x, **kw) -> Trace:
-    trace = Trace()
+_PLANNED_PARTS = ("q", "k", "scores", "masked_scores", "weights", "lse")  # what planning one attention layer reads
+
+
+def _run(model, x, keep=None, attention=None, **kw) -> Trace:
+    """Trace one run of `x`. keep(name): record only these. attention(layer, parts): called as soon as a
+    layer's attention is traced (its lse is the last part put); its (B, H, L, L) tensors are dropped right
+    after, so one layer's matrices are alive at a time, not every layer's."""
+    def on_put(name: str) -> None:
+        p = name.split(".")
+        if attention is None or len(p) != 4 or p[0] != "encoder" or p[2:] != ["attn", "lse"]:
+            return
+        layer = int(p[1])
+        attention(layer, {k: trace.records[names.attn(layer, k)] for k in _PLANNED_PARTS
+                          if names.attn(layer, k) in trace.records})
+        for k in names.ATTN_MATRICES:                  # (B, H, L, L): dropped once planned
+            trace.drop(names.attn(layer, k))
+
+    trace = Trace(keep=keep, copy=False, on_put=on_put)
     with torch.no_grad():
         model(x, trace=trace, **kw)
     return trace
@@ -273,83 +333,33 @@ def _weights(planner: _Planner, model) -> None:
                           "softplus amplitude parameter a (output scale softplus(a))", encoding="f32")
 
 
-def _main_records(planner: _Planner, trace: Trace, model) -> None:
-    cfg = model.cfg
-    recs = trace.records
-    H = cfg.n_head
-    scale = model.layers[0].attn.scale
-    layer_parts: dict[int, dict] = {}
-    for name, r in recs.items():
-        parts = name.split(".")
-        if parts[0] == "encoder" and parts[2] == "attn" and parts[3] in ("q", "k", "lse", "weights", "scores",
-                                                                           "masked_scores"):
-            layer_parts.setdefault(int(parts[1]), {})[parts[3]] = r
-    devs = cfg.device_names
+def _main_records(planner: _Planner, trace: Trace) -> None:
+    """Plan every traced record as the model declared it (trace.put(..., derive=...)): stored, or derived and
+    verified. A record is planned once everything it derives from is; attention was planned during the run."""
+    pending: list[str] = []
 
-    for name, r in recs.items():
-        t = r.tensor.numpy()
-        args = (name, t, r.axes, r.stage, r.section, r.doc)
-        parts = name.split(".")
-        if name == "projection":
-            planner.derive(*args, {"op": "linear", "src": "embed.with_pos", "weight": "weights.input_projection.weight",
-                                   "bias": "weights.input_projection.bias", "axis": 1})
-        elif name == "transpose_in":
-            planner.derive(*args, {"op": "permute", "src": "projection", "perm": [0, 2, 1]})
-        elif name == "transpose_out":
-            planner.derive(*args, {"op": "permute", "src": f"encoder.{cfg.n_encoder_layers - 1}.out", "perm": [0, 2, 1]})
-        elif parts[0] == "encoder":
-            l, rest = int(parts[1]), ".".join(parts[2:])
-            p, w = f"encoder.{l}", f"weights.encoder.{l}"
-            eps = model.layers[l].norm1.eps
-            if rest == "in":
-                spec = ({"op": "permute", "src": "projection", "perm": [0, 2, 1]} if l == 0 and "transpose_in" not in recs
-                        else {"op": "alias", "src": "transpose_in" if l == 0 else f"encoder.{l - 1}.out"})
-                planner.derive(*args, spec)
-            elif rest in ("ln1", "ln2"):
-                src = f"{p}.in" if rest == "ln1" else f"{p}.resid1"
-                n = "norm1" if rest == "ln1" else "norm2"
-                planner.derive(*args, {"op": "layernorm", "src": src, "weight": f"{w}.{n}.weight",
-                                       "bias": f"{w}.{n}.bias", "eps": float(eps)})
-            elif rest in ("attn.q", "attn.k", "attn.lse", "attn.scores", "attn.masked_scores"):
-                continue                                         # planned with the weights below
-            elif rest == "attn.weights":
-                planner.attention(f"{p}.attn", layer_parts[l], scale, "masked_scores" in layer_parts[l])
-            elif rest == "attn.v":
-                planner.derive(*args, {"op": "linear", "src": f"{p}.ln1", "weight": f"{w}.attn.wv", "bias": None,
-                                       "heads": H})
-            elif rest == "attn.merged":
-                planner.derive(*args, {"op": "permute", "src": f"{p}.attn.context", "perm": [0, 2, 1, 3]})
-            elif rest == "attn.out":
-                planner.derive(*args, {"op": "linear", "src": f"{p}.attn.merged", "weight": f"{w}.attn.wo",
-                                       "bias": None})
-            elif rest == "resid1":
-                planner.derive(*args, {"op": "add", "a": f"{p}.in", "b": f"{p}.attn.out"})
-            elif rest == "ffn.hidden":
-                planner.derive(*args, {"op": "linear", "src": f"{p}.ln2", "weight": f"{w}.ffn.layer1.weight",
-                                       "bias": f"{w}.ffn.layer1.bias"})
-            elif rest == "ffn.gelu":
-                planner.derive(*args, {"op": "gelu", "src": f"{p}.ffn.hidden"})
-            elif rest == "film":
-                planner.derive(*args, {"op": "film", "src": f"{p}.ffn.out", "gamma": "film_enc.gamma_mean",
-                                       "beta": "film_enc.beta_mean", "index": l})
-            elif rest == "out":
-                other = f"{p}.film" if f"{p}.film" in recs else f"{p}.ffn.out"
-                planner.derive(*args, {"op": "add", "a": f"{p}.resid1", "b": other})
-            else:
-                planner.store(*args)
-        elif parts[0] == "heads" and parts[2] in ("power", "gate_prob"):
-            continue                                             # slices of output.*, planned after it
-        elif parts[0] == "heads" and parts[2] in ("power_soft", "power_hard"):
-            gate = "soft_gate" if parts[2] == "power_soft" else "hard_gate"
-            planner.derive(*args, {"op": "mul", "a": f"{parts[0]}.{parts[1]}.{gate}", "b": f"{parts[0]}.{parts[1]}.power_raw"})
-        else:
+    def ready(name: str) -> bool:
+        d = trace.records[name].derive
+        return d is None or all(dep in planner.records for dep in fmt.deps_of({"encoding": "derived", **d}))
+
+    def plan(name: str) -> None:
+        r = trace.records[name]
+        args = (name, r.tensor.numpy(), r.axes, r.stage, r.section, r.doc)
+        if r.derive is None:
             planner.store(*args)
-        if name == "output.gate":
-            for i, d in enumerate(devs):
-                for key, src in (("power", "output.power"), ("gate_prob", "output.gate")):
-                    hr = recs[f"heads.{d}.{key}"]
-                    planner.derive(f"heads.{d}.{key}", hr.tensor.numpy(), hr.axes, hr.stage, hr.section, hr.doc,
-                                   {"op": "select", "src": src, "axis": 1, "index": i})
+        else:
+            planner.derive(*args, r.derive)
+
+    for name, r in trace.records.items():
+        if name in planner.records:                              # q, k, lse: planned with their attention
+            continue
+        pending.append(name)
+        while pending and any(ready(n) for n in pending):
+            n = next(n for n in pending if ready(n))
+            pending.remove(n)
+            plan(n)
+    if pending:
+        raise RuntimeError(f"capture: {pending[0]} derives from records the model never traced")
 
 
 def _order(planner: _Planner, trace_order: list[str]) -> dict[str, CaptureRecord]:
@@ -402,9 +412,10 @@ def capture_batch(loaded_or_model, x, y=None, t0=None, *, ablations: bool = True
     planner = _Planner()
     try:
         _weights(planner, model)
-        trace = _run(model, x, gate_mode="hard")
+        trace = _run(model, x, gate_mode="hard", attention=lambda l, parts: planner.attention(
+            f"encoder.{l}.attn", parts, model.layers[0].attn.scale, "masked_scores" in parts))
         trace_order = trace.names()
-        _main_records(planner, trace, model)
+        _main_records(planner, trace)
         del trace
         if y is not None:
             y = np.asarray(y, dtype=np.float32)
@@ -451,7 +462,9 @@ def _ablations(planner: _Planner, model, x) -> None:
         return r
 
     # FiLM off: encoder outputs, final power, per-device power
-    trace = _run(model, x, gate_mode="hard", use_film=False)
+    trace = _run(model, x, keep=lambda n: n == "output.power" or n.endswith((".film", ".out", ".power"))
+                 and n.startswith(("encoder.", "heads.")) and ".attn." not in n and ".ffn." not in n,
+                 gate_mode="hard", use_film=False)
     P = "ablation.no_film"
     for l in range(cfg.n_encoder_layers):
         for part in ("film", "out"):
@@ -472,17 +485,16 @@ def _ablations(planner: _Planner, model, x) -> None:
     del trace
 
     # diagonal mask off: q, k, lse and rebuilt weights for every layer, final power
-    trace = _run(model, x, gate_mode="hard", mask_diagonal=False)
     P = "ablation.no_mask"
-    for l in range(cfg.n_encoder_layers):
-        parts = {k: trace.records[f"encoder.{l}.attn.{k}"] for k in ("q", "k", "lse", "weights")}
-        planner.attention(f"{P}.encoder.{l}.attn", parts, scale, False, main_prefix=f"encoder.{l}.attn",
-                          include_scores=False)
+    trace = _run(model, x, keep=lambda n: n == "output.power" or n.endswith((".q", ".k", ".lse", ".weights")),
+                 attention=lambda l, parts: planner.attention(f"{P}.encoder.{l}.attn", parts, scale, False,
+                                                              main_prefix=f"encoder.{l}.attn", include_scores=False),
+                 gate_mode="hard", mask_diagonal=False)
     out_power(P, trace)
     del trace
 
     # soft gate: final power
-    trace = _run(model, x, gate_mode="soft")
+    trace = _run(model, x, keep=lambda n: n == "output.power", gate_mode="soft")
     out_power("ablation.soft_gate", trace)
     del trace
 

@@ -13,7 +13,7 @@ import torch
 from torch import nn
 import torch.nn.functional as F
 
-from .trace import Trace, put
+from .trace import Trace, attention_masked_scores, attention_scores, attention_weights, linear, permute, put, weight
 
 MASK_VALUE = -1e4
 
@@ -40,14 +40,14 @@ class DiagonallyMaskedSelfAttention(nn.Module):
         return t.view(B, L, self.n_head, self.head_dim).permute(0, 2, 1, 3)   # (B, H, L, E)
 
     def forward(self, x: torch.Tensor, mask_diagonal: bool = True, trace: Trace | None = None,
-                name: str = "attn", explicit: bool | None = None) -> torch.Tensor:
-        # x: (B, L, d_model)
+                name: str = "attn", explicit: bool | None = None, in_name: str | None = None) -> torch.Tensor:
+        # x: (B, L, d_model), traced as `in_name` (if given, v is declared as its projection)
         B, L, D = x.shape
         q, k, v = self._split(self.wq(x)), self._split(self.wk(x)), self._split(self.wv(x))   # (B, H, L, E)
         if explicit is None:
             explicit = trace is not None
         if explicit:
-            out = self._explicit(q, k, v, mask_diagonal, trace, name)
+            out = self._explicit(q, k, v, mask_diagonal, trace, name, in_name)
         else:
             mask = None
             if mask_diagonal:
@@ -55,27 +55,33 @@ class DiagonallyMaskedSelfAttention(nn.Module):
             out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=self.scale,
                                                  dropout_p=self.dropout if self.training else 0.0)
         merged = out.permute(0, 2, 1, 3).reshape(B, L, D)                     # (B, L, d_model)
-        put(trace, f"{name}.merged", merged, ("batch", "time", "feature"), "7b", "attention.md 7.9", "heads concatenated back to 96 features")
+        put(trace, f"{name}.merged", merged, ("batch", "time", "feature"), "7b", "attention.md 7.9", "heads concatenated back to 96 features",
+            derive=permute(f"{name}.context", (0, 2, 1, 3)))
         y = self.wo(merged)                                                   # (B, L, d_model)
-        put(trace, f"{name}.out", y, ("batch", "time", "feature"), "7b", "attention.md 7.10", "output projection Wo")
+        put(trace, f"{name}.out", y, ("batch", "time", "feature"), "7b", "attention.md 7.10", "output projection Wo",
+            derive=linear(f"{name}.merged", weight(f"{name}.wo")))
         return y
 
-    def _explicit(self, q, k, v, mask_diagonal, trace, name):
+    def _explicit(self, q, k, v, mask_diagonal, trace, name, in_name=None):
         axes_qk = ("batch", "head", "time", "dim")
         axes_att = ("batch", "head", "query", "key")
         put(trace, f"{name}.q", q, axes_qk, "7b", "attention.md 7.4", "queries, split into 8 heads of 12")
         put(trace, f"{name}.k", k, axes_qk, "7b", "attention.md 7.4", "keys, split into 8 heads of 12")
-        put(trace, f"{name}.v", v, axes_qk, "7b", "attention.md 7.4", "values, split into 8 heads of 12")
+        put(trace, f"{name}.v", v, axes_qk, "7b", "attention.md 7.4", "values, split into 8 heads of 12",
+            derive=linear(in_name, weight(f"{name}.wv"), heads=self.n_head) if in_name else None)
         scores = torch.einsum("bhle,bhse->bhls", q, k) * self.scale          # (B, H, L, L)
-        put(trace, f"{name}.scores", scores, axes_att, "7b", "attention.md 7.5", "scaled dot products q.k / sqrt(12)")
+        put(trace, f"{name}.scores", scores, axes_att, "7b", "attention.md 7.5", "scaled dot products q.k / sqrt(12)",
+            derive=attention_scores(f"{name}.q", f"{name}.k", self.scale))
         if mask_diagonal:
             diag = diagonal_mask(scores.shape[-1], scores.device)
             scores = scores.masked_fill(diag, MASK_VALUE)
-            put(trace, f"{name}.masked_scores", scores, axes_att, "7b", "attention.md 7.6", "scores with -1e4 on the diagonal")
+            put(trace, f"{name}.masked_scores", scores, axes_att, "7b", "attention.md 7.6", "scores with -1e4 on the diagonal",
+                derive=attention_masked_scores(f"{name}.q", f"{name}.k", self.scale, MASK_VALUE))
         attn = torch.softmax(scores, dim=-1)                                   # (B, H, L, L)
         if mask_diagonal:
             attn = attn.masked_fill(diag, 0.0)
-        put(trace, f"{name}.weights", attn, axes_att, "7b", "attention.md 7.7", "softmax over keys; diagonal exactly 0")
+        put(trace, f"{name}.weights", attn, axes_att, "7b", "attention.md 7.7", "softmax over keys; diagonal exactly 0",
+            derive=attention_weights(f"{name}.q", f"{name}.k", f"{name}.lse", self.scale, mask_diagonal, MASK_VALUE))
         if trace is not None:
             lse = torch.logsumexp(scores, dim=-1)                              # (B, H, L)
             put(trace, f"{name}.lse", lse, ("batch", "head", "query"), "7b", "attention.md 7.7",

@@ -8,7 +8,7 @@ from torch import nn
 from .attention import DiagonallyMaskedSelfAttention
 from .ffn import PositionWiseFeedForward
 from .film import film
-from .trace import Trace, put
+from .trace import Trace, add, alias, film as film_of, layernorm, put
 
 
 class EncoderLayer(nn.Module):
@@ -24,21 +24,32 @@ class EncoderLayer(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor, gamma: torch.Tensor | None, beta: torch.Tensor | None,
-                mask_diagonal: bool = True, trace: Trace | None = None, name: str = "encoder.0") -> torch.Tensor:
-        # x: (B, L, d_model); gamma, beta: (B, 1, d_model) or None (FiLM off)
+                mask_diagonal: bool = True, trace: Trace | None = None, name: str = "encoder.0",
+                in_name: str | None = None) -> torch.Tensor:
+        # x: (B, L, d_model), traced as `in_name`; gamma, beta: (B, 1, d_model) or None (FiLM off), rows
+        # film_enc.gamma_mean[:, l] of layer l = the number ending `name`
         axes = ("batch", "time", "feature")
-        put(trace, f"{name}.in", x, axes, "7", "encoder-film.md 6.3", "residual stream entering the layer")
+        put(trace, f"{name}.in", x, axes, "7", "encoder-film.md 6.3", "residual stream entering the layer",
+            derive=alias(in_name) if in_name else None)
         h = self.norm1(x)
-        put(trace, f"{name}.ln1", h, axes, "7a", "encoder-film.md 6.4", "pre-norm LayerNorm 1")
-        a = self.attn(h, mask_diagonal=mask_diagonal, trace=trace, name=f"{name}.attn")
+        put(trace, f"{name}.ln1", h, axes, "7a", "encoder-film.md 6.4", "pre-norm LayerNorm 1",
+            derive=layernorm(f"{name}.in", f"{name}.norm1", self.norm1.eps))
+        a = self.attn(h, mask_diagonal=mask_diagonal, trace=trace, name=f"{name}.attn", in_name=f"{name}.ln1")
         x = x + self.dropout(a)                                              # (B, L, d_model)
-        put(trace, f"{name}.resid1", x, axes, "7c", "encoder-film.md 6.4", "x + attention output")
+        put(trace, f"{name}.resid1", x, axes, "7c", "encoder-film.md 6.4", "x + attention output",
+            derive=add(f"{name}.in", f"{name}.attn.out"))
         h = self.norm2(x)
-        put(trace, f"{name}.ln2", h, axes, "7d", "encoder-film.md 6.5", "pre-norm LayerNorm 2")
-        f = self.pffn(h, trace=trace, name=f"{name}.ffn")                    # (B, L, d_model)
+        put(trace, f"{name}.ln2", h, axes, "7d", "encoder-film.md 6.5", "pre-norm LayerNorm 2",
+            derive=layernorm(f"{name}.resid1", f"{name}.norm2", self.norm2.eps))
+        f = self.pffn(h, trace=trace, name=f"{name}.ffn", in_name=f"{name}.ln2")    # (B, L, d_model)
+        modulated = f"{name}.ffn.out"
         if gamma is not None:
             f = film(f, gamma, beta)
-            put(trace, f"{name}.film", f, axes, "7f", "encoder-film.md 6.6", "(1 + gamma) * ffn + beta, nan_to_num")
+            modulated = f"{name}.film"
+            put(trace, modulated, f, axes, "7f", "encoder-film.md 6.6", "(1 + gamma) * ffn + beta, nan_to_num",
+                derive=film_of(f"{name}.ffn.out", "film_enc.gamma_mean", "film_enc.beta_mean",
+                               int(name.rsplit(".", 1)[-1])))
         x = x + self.dropout(f)
-        put(trace, f"{name}.out", x, axes, "7g", "encoder-film.md 6.7", "x + modulated FFN output")
+        put(trace, f"{name}.out", x, axes, "7g", "encoder-film.md 6.7", "x + modulated FFN output",
+            derive=add(f"{name}.resid1", modulated))
         return x

@@ -12,7 +12,8 @@ from .embedding import DilatedBlock
 from .encoder import EncoderLayer
 from .film import DecoderFiLM, EncoderFiLM, condition_features, film
 from .heads import make_head, smoothstep
-from .trace import Trace, put
+from . import names
+from .trace import Trace, linear, mul, permute, put, select, weight
 
 AX_BCT = ("batch", "channel", "time")
 
@@ -64,9 +65,11 @@ class NILMFormer(nn.Module):
         h = h + self.positional(pos_start, L)                                # (B, 8, L)
         put(trace, "embed.with_pos", h, AX_BCT, "3", "forward-pass.md 3", "embedding + positional encoding")
         h = self.input_projection(h)                                         # (B, 96, L)
-        put(trace, "projection", h, ("batch", "feature", "time"), "4", "forward-pass.md 4", "1x1 conv 8 -> 96")
+        put(trace, "projection", h, ("batch", "feature", "time"), "4", "forward-pass.md 4", "1x1 conv 8 -> 96",
+            derive=linear("embed.with_pos", weight("input_projection.weight"), weight("input_projection.bias"), axis=1))
         h = h.transpose(1, 2)                                                # (B, L, 96)
-        put(trace, "transpose_in", h, ("batch", "time", "feature"), "5", "forward-pass.md 5", "to Transformer layout (B, L, d_model)")
+        put(trace, "transpose_in", h, ("batch", "time", "feature"), "5", "forward-pass.md 5", "to Transformer layout (B, L, d_model)",
+            derive=permute("projection", (0, 2, 1)))
 
         # Stage 6: condition features and encoder FiLM parameters
         cond = condition_features(x_main, cfg.use_elec_features, cfg.use_freq_features, cfg.n_freq_bands, trace)  # (B, 13)
@@ -76,37 +79,41 @@ class NILMFormer(nn.Module):
         for l, layer in enumerate(self.layers):
             g = gamma_enc[:, l : l + 1] if use_film else None                # (B, 1, 96)
             b = beta_enc[:, l : l + 1] if use_film else None
-            h = layer(h, g, b, mask_diagonal=mask_diagonal, trace=trace, name=f"encoder.{l}")
+            h = layer(h, g, b, mask_diagonal=mask_diagonal, trace=trace, name=names.encoder(l),
+                      in_name="transpose_in" if l == 0 else names.encoder(l - 1, "out"))
 
         # Stage 8: decoder FiLM parameters; stage 9: back to conv layout
         gamma_dec, beta_dec = self.decoder_film(cond, trace)                 # (B, D, 1) each
         h = h.transpose(1, 2)                                                # (B, 96, L)
-        put(trace, "transpose_out", h, ("batch", "feature", "time"), "9", "forward-pass.md 9", "back to conv layout (B, d_model, L)")
+        put(trace, "transpose_out", h, ("batch", "feature", "time"), "9", "forward-pass.md 9", "back to conv layout (B, d_model, L)",
+            derive=permute(names.encoder(len(self.layers) - 1, "out"), (0, 2, 1)))
 
         # Stages 10-11: heads, gate, output FiLM
         logits, raws, powers = [], [], []
         for i, dev in enumerate(cfg.devices):
-            name = f"heads.{dev.name}"
+            name = f"heads.{dev.name}"                                     # names.head(dev.name, part)
             logit, power_raw = self.heads[dev.name](h, trace, name)          # (B, 1, L) each
             p = torch.sigmoid(logit)
             soft = smoothstep(p)
             hard = (p > self.gate_thresholds[i]).to(p.dtype)
             gated = soft * power_raw if gate_mode == "soft" else hard * power_raw
             if trace is not None:
-                for key, t, doc in (
-                    ("gate_logit", logit, "gate logit"),
-                    ("gate_prob", p, "gate probability p = sigmoid(logit) = cls_prob / 2"),
-                    ("power_raw", power_raw, "regression branch: softplus(a) * log1p(softplus(raw))"),
-                    ("soft_gate", soft, "smoothstep(p) = p^2 (3 - 2p)"),
-                    ("hard_gate", hard, f"p > {dev.gate_threshold}"),
-                    ("power_soft", soft * power_raw, "soft-gated power (training)"),
-                    ("power_hard", hard * power_raw, "hard-gated power (inference)"),
+                for key, t, doc, derive in (
+                    ("gate_logit", logit, "gate logit", None),
+                    ("gate_prob", p, "gate probability p = sigmoid(logit) = cls_prob / 2", select("output.gate", 1, i)),
+                    ("power_raw", power_raw, "regression branch: softplus(a) * log1p(softplus(raw))", None),
+                    ("soft_gate", soft, "smoothstep(p) = p^2 (3 - 2p)", None),
+                    ("hard_gate", hard, f"p > {dev.gate_threshold}", None),
+                    ("power_soft", soft * power_raw, "soft-gated power (training)",
+                     mul(f"{name}.soft_gate", f"{name}.power_raw")),
+                    ("power_hard", hard * power_raw, "hard-gated power (inference)",
+                     mul(f"{name}.hard_gate", f"{name}.power_raw")),
                 ):
-                    put(trace, f"{name}.{key}", t[:, 0], ("batch", "time"), "10", "architecture.md 9", doc)
+                    put(trace, f"{name}.{key}", t[:, 0], ("batch", "time"), "10", "architecture.md 9", doc, derive)
             if use_film:
                 gated = film(gated, gamma_dec[:, i : i + 1], beta_dec[:, i : i + 1])
             put(trace, f"{name}.power", gated[:, 0], ("batch", "time"), "11", "forward-pass.md 11",
-                f"{gate_mode}-gated power after output FiLM")
+                f"{gate_mode}-gated power after output FiLM", derive=select("output.power", 1, i))
             logits.append(logit), raws.append(power_raw), powers.append(gated)
 
         # Stage 12: concatenate devices

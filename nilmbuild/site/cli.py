@@ -23,13 +23,18 @@ from nilmbuild.data.cli import unit_option
 @click.option("--pages", "pages_opt", default=None, metavar="SLUG,SLUG",
               help="Build only these pages (comma-separated slugs); others are left as they are.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress output.")
+@click.option("--no-cache", is_flag=True,
+              help="Capture afresh: neither read nor write the capture cache ($XDG_CACHE_HOME/nilmbuild/captures, "
+                   "default ~/.cache/nilmbuild/captures).")
+@click.option("--clear-cache", is_flag=True, help="Empty the capture cache first (only its *.pkl entries).")
 @unit_option
-def site(checkpoint, source, house, seed, out, pages_opt, quiet) -> None:
+def site(checkpoint, source, house, seed, out, pages_opt, quiet, no_cache, clear_cache) -> None:
     """Build the static site: one self-contained HTML page per view (no network needed to view it).
 
     Loads the checkpoint, prepares the data with the checkpoint's scalers, runs the fixed example batch
     (32 windows of 480 minutes from the test split) through the model, captures every intermediate tensor
-    and renders the pages from them.
+    and renders the pages from them. The capture is cached, keyed by a content hash of the checkpoint, the
+    example batch and the capture code: a rebuild with all three unchanged skips it (--no-cache redoes it).
 
     \b
     Examples:
@@ -52,8 +57,12 @@ def site(checkpoint, source, house, seed, out, pages_opt, quiet) -> None:
     if unknown:
         raise UserError(f"unknown page(s) {', '.join(unknown)}; available: {', '.join(NAV_ORDER)}")
     t0 = time.perf_counter()
+    if clear_cache:
+        from nilmbuild.capture.cache import cache_dir, clear
+
+        say(f"removed {clear()} cached capture(s) from {cache_dir()}")
     say("loading checkpoint and data, capturing the example batch ...")
-    ctx = make_context(checkpoint, source, seed=seed, house=house)
+    ctx = make_context(checkpoint, source, seed=seed, house=house, cache=not no_cache)
     result = build_all(ctx, out, build_only=only, progress=not quiet)
     say(f"wrote {len(result.written)} files to {result.out_dir}/"
         + (f", removed {len(result.removed)} stale" if result.removed else "")

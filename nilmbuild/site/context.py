@@ -96,14 +96,35 @@ class SiteContext:
         return disaggregate_series(self.loaded, self.prepared, start=0, length=min(day, len(test.timestamps)))
 
 
+def cached_capture(loaded, x, y, t0, *, cache: bool = True):
+    """capture_batch(loaded, x, y, t0), or the same Capture from the cache (nilmbuild.capture.cache) when the
+    checkpoint bytes, the batch, the settings and the capture code are all unchanged."""
+    import hashlib
+    from pathlib import Path
+
+    from nilmbuild.capture import cache as capture_cache
+    from nilmbuild.capture import capture_batch
+
+    path = Path(loaded.path) if getattr(loaded, "path", None) else None
+    if not cache or path is None or not path.is_file():
+        return capture_batch(loaded, x, y, t0)
+    settings = {"ablations": True, "checkpoint_file": path.name, "nilmbuild": __version__}
+    key = capture_cache.capture_key(hashlib.sha256(path.read_bytes()).hexdigest(), x, y, t0, settings)
+    cap = capture_cache.load(key)
+    if cap is None:
+        cap = capture_batch(loaded, x, y, t0)
+        capture_cache.save(key, cap)
+    return cap
+
+
 def make_context(checkpoint: str | None = None, source: str | None = None, *, batch: int = 32, seed: int = 0,
-                 house: int | None = None, timings: dict | None = None) -> SiteContext:
+                 house: int | None = None, timings: dict | None = None, cache: bool = False) -> SiteContext:
     """Load the checkpoint, prepare the data with its scalers, pick the example batch and capture it.
 
     source/house default to what the checkpoint was trained on (the simulator is re-run with the same
     days and seed, so its test split is the held-out part the model never saw).
+    cache: reuse (and store) the capture in the capture cache (`nilmbuild site` does unless --no-cache).
     """
-    from nilmbuild.capture import capture_batch
     from nilmbuild.data.preprocess import example_batch
     from nilmbuild.pipeline import data_settings, load_household_for, prepare_for
 
@@ -113,7 +134,7 @@ def make_context(checkpoint: str | None = None, source: str | None = None, *, ba
     prepared = prepare_for(loaded, household)
     x, y, t0 = example_batch(prepared, split="test", batch_size=batch, seed=seed)
     t_load = time.perf_counter()
-    cap = capture_batch(loaded, x, y, t0)
+    cap = cached_capture(loaded, x, y, t0, cache=cache)
     if timings is not None:
         timings["load"], timings["capture"] = t_load - t, time.perf_counter() - t_load
     ctx = SiteContext(loaded=loaded, source=source or data_settings(loaded.provenance)["source"],

@@ -3,6 +3,7 @@ rebuilt on the GPU from the captured q, k and lse, the masked model run vs the u
 
 from __future__ import annotations
 
+from nilmbuild.model.names import ablation, attn
 from nilmbuild.site.build import PageSpec
 
 from ._common import pick_varied_samples, window_starts
@@ -15,9 +16,8 @@ N_SAMPLES = 2          # q, k, v (+ the unmasked run's q, k, lse) cost about 1.4
 def records(n_layers: int) -> list[str]:
     names = ["input"]
     for l in range(n_layers):
-        names += [f"encoder.{l}.attn.q", f"encoder.{l}.attn.k", f"encoder.{l}.attn.v", f"encoder.{l}.attn.lse",
-                  f"encoder.{l}.attn.weights",
-                  f"ablation.no_mask.encoder.{l}.attn.weights"]
+        names += [attn(l, p) for p in ("q", "k", "v", "lse", "weights")]
+        names.append(ablation("no_mask", attn(l, "weights")))
     return names
 
 

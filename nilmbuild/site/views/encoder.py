@@ -3,6 +3,7 @@ FFN 96 -> 384 -> 96, the encoder FiLM gamma/beta per layer, and one position's 9
 
 from __future__ import annotations
 
+from nilmbuild.model.names import ENCODER_STEPS, encoder
 from nilmbuild.site.build import PageSpec
 
 from ._common import pick_varied_samples, window_starts
@@ -11,15 +12,16 @@ SLUG = "encoder"
 TITLE = "Encoder layers"
 N_SAMPLES = 3        # projection + per layer (attn context, ffn out) at f16: about 0.65 MB per sample
 
-# sub-steps of one layer, in order (record suffix after "encoder.{l}.", short label)
-STEPS = [("in", "in"), ("ln1", "LN1"), ("attn.out", "attn out"), ("resid1", "resid 1"), ("ln2", "LN2"),
-         ("ffn.hidden", "FFN hidden"), ("ffn.gelu", "GELU"), ("ffn.out", "FFN out"), ("film", "FiLM"), ("out", "out")]
+# sub-steps of one layer, in order (record suffix after "encoder.{l}." from model.names, short label)
+LABELS = {"in": "in", "ln1": "LN1", "attn.out": "attn out", "resid1": "resid 1", "ln2": "LN2",
+          "ffn.hidden": "FFN hidden", "ffn.gelu": "GELU", "ffn.out": "FFN out", "film": "FiLM", "out": "out"}
+STEPS = [(s, LABELS[s]) for s in ENCODER_STEPS]
 
 
 def records(n_layers: int) -> list[str]:
     names = ["film_enc.gamma_mean", "film_enc.beta_mean"]
     for l in range(n_layers):
-        names += [f"encoder.{l}.{s}" for s, _ in STEPS]
+        names += [encoder(l, s) for s, _ in STEPS]
     return names
 
 

@@ -1,0 +1,107 @@
+"""`nilmbuild site` as a user runs it: a cold build and a rebuild from the capture cache, each in its own
+process (wall time, peak RSS from /proc/self/status VmHWM), and the size of the site; compared with
+bench/baseline.json, which records the same figures with the machine they were measured on."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BASELINE = Path("bench/baseline.json")
+
+_CHILD = """
+import json, sys, time
+t = time.perf_counter()
+from nilmbuild.cli import main
+try:
+    main(["site", "--out", sys.argv[1], "--quiet"] + sys.argv[3:], standalone_mode=False)
+finally:
+    hwm = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM"))
+    open(sys.argv[2], "w").write(json.dumps({"seconds": time.perf_counter() - t, "peak_rss_mb": hwm / 1024}))
+"""
+
+
+def run_site(out: Path, cache_home: Path, extra=()) -> dict:
+    """One `nilmbuild site` in a fresh Python process -> {"seconds", "peak_rss_mb"} (from start to exit)."""
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
+        result = Path(f.name)
+    env = dict(os.environ, XDG_CACHE_HOME=str(cache_home))
+    try:
+        subprocess.run([sys.executable, "-c", _CHILD, str(out), str(result), *extra], env=env, check=True)
+        return json.loads(result.read_text())
+    finally:
+        result.unlink(missing_ok=True)
+
+
+def site_bytes(site_dir: Path) -> int:
+    return sum(f.stat().st_size for f in site_dir.rglob("*") if f.is_file())
+
+
+def measure(repeats: int = 2) -> tuple[dict, Path]:
+    """Median over `repeats` of: cold build (empty cache), rebuild (cache filled by the cold one)."""
+    work = Path(tempfile.mkdtemp(prefix="nilmbuild-bench-build-"))
+    cold, warm = [], []
+    for i in range(repeats):
+        cache = work / f"cache{i}"
+        cold.append(run_site(work / "site", cache))
+        warm.append(run_site(work / "site", cache))
+        shutil.rmtree(cache, ignore_errors=True)
+    figures = {
+        "build_s": statistics.median(r["seconds"] for r in cold),
+        "rebuild_cached_s": statistics.median(r["seconds"] for r in warm),
+        "peak_rss_mb": max(r["peak_rss_mb"] for r in cold),
+        "rebuild_peak_rss_mb": max(r["peak_rss_mb"] for r in warm),
+        "site_mb": site_bytes(work / "site") / 1e6,
+    }
+    return figures, work / "site"
+
+
+def machine() -> dict:
+    """Cores, CPU model, Python, torch and Chromium versions: what a figure means depends on them."""
+    import torch
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        cpu = next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    chromium = os.environ.get("NILMBUILD_CHROMIUM") or shutil.which("chromium") or ""
+    try:
+        version = subprocess.run([chromium, "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        version = None
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cores = os.cpu_count()
+    return {"cores": cores, "cpu": cpu, "python": platform.python_version(), "torch": torch.__version__,
+            "chromium": version, "load_avg_1m": os.getloadavg()[0], "date": time.strftime("%Y-%m-%d")}
+
+
+def compare_rows(figures: dict, baseline: dict | None) -> list[dict]:
+    """One row per figure: this run, the baseline's, and this / baseline (below 1 = smaller = better)."""
+    base = (baseline or {}).get("figures", {})
+    rows = []
+    for k, v in figures.items():
+        b = base.get(k)
+        rows.append({"group": "nilmbuild site, as run (vs bench/baseline.json)", "name": k, "now": v,
+                     "baseline": b, "ratio": (v / b) if b else None})
+    return rows
+
+
+def bench_build_runs(repeats: int = 2, write_baseline: bool = False) -> list[dict]:
+    figures, _ = measure(repeats)
+    baseline = json.loads(BASELINE.read_text()) if BASELINE.is_file() else None
+    if write_baseline:
+        BASELINE.parent.mkdir(parents=True, exist_ok=True)
+        BASELINE.write_text(json.dumps({"machine": machine(), "repeats": repeats, "figures": figures},
+                                       indent=1, sort_keys=True) + "\n")
+    return compare_rows(figures, baseline)

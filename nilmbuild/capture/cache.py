@@ -1,0 +1,114 @@
+"""The capture cache: a rebuild with the same checkpoint, data and code reuses the capture instead of re-running it.
+
+An entry is the pickled `Capture` of one example batch, stored as ``$XDG_CACHE_HOME/nilmbuild/captures/KEY.pkl``
+(``~/.cache/nilmbuild/captures`` when XDG_CACHE_HOME is unset). KEY is a sha256 of everything the capture is a
+function of:
+
+- the checkpoint file's bytes;
+- the example batch itself (x, y and window starts, bytes and shapes): the content of the data that goes in,
+  whatever the source, its preprocessing or the seed that picked the windows;
+- the capture settings (ablations, extra meta);
+- the capture code: CODE_VERSION, the source text of nilmbuild/capture and nilmbuild/model, and the torch and
+  numpy versions.
+
+Entries are written atomically (temporary file in the same folder, then rename), so an interrupted build
+leaves no half entry. `nilmbuild site --no-cache` neither reads nor writes the cache; `nilmbuild site
+--clear-cache` (or ``rm -r ~/.cache/nilmbuild/captures``) empties it. Only files named *.pkl in that folder
+are ever removed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+#: Bump when the meaning of a cached Capture changes in a way the source hash below would not show.
+CODE_VERSION = 1
+SUFFIX = ".pkl"
+_CODE_DIRS = ("capture", "model")
+
+
+def cache_dir() -> Path:
+    """$XDG_CACHE_HOME/nilmbuild/captures, or ~/.cache/nilmbuild/captures."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "nilmbuild" / "captures"
+
+
+def code_hash() -> str:
+    """sha256 of the capture code: CODE_VERSION, nilmbuild/capture/*.py, nilmbuild/model/*.py, torch, numpy."""
+    import torch
+
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256(f"{CODE_VERSION}\t{torch.__version__}\t{np.__version__}\n".encode())
+    for d in _CODE_DIRS:
+        for f in sorted((root / d).glob("*.py")):
+            h.update(f"{d}/{f.name}\t".encode() + hashlib.sha256(f.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def _array_digest(h, a) -> None:
+    a = np.asarray(a)
+    if np.issubdtype(a.dtype, np.datetime64):
+        a = a.astype("datetime64[s]").astype(np.int64)
+    a = np.ascontiguousarray(a)
+    h.update(f"{a.dtype.str}{a.shape}".encode())
+    h.update(a.tobytes())
+
+
+def capture_key(checkpoint_sha256: str, x, y, t0, settings: dict) -> str:
+    """The cache key of one capture (hex sha256); see the module doc for what goes in."""
+    h = hashlib.sha256()
+    h.update(f"checkpoint\t{checkpoint_sha256}\ncode\t{code_hash()}\n".encode())
+    h.update(json.dumps(settings, sort_keys=True, default=str).encode())
+    for a in (x, y, t0):
+        h.update(b"\x00" if a is None else b"\x01")
+        if a is not None:
+            _array_digest(h, a)
+    return h.hexdigest()
+
+
+def load(key: str, directory: Path | None = None):
+    """The cached Capture for `key`, or None (absent or unreadable: the caller captures afresh)."""
+    path = (directory or cache_dir()) / f"{key}{SUFFIX}"
+    try:
+        with open(path, "rb") as f:
+            return pickle.load(f)
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError, TypeError):
+        return None
+
+
+def save(key: str, capture, directory: Path | None = None) -> Path | None:
+    """Write `capture` atomically under `key`; None (and no entry) if the folder is not writable."""
+    d = directory or cache_dir()
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}.", suffix=".tmp", dir=d)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                pickle.dump(capture, f, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, d / f"{key}{SUFFIX}")
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    except OSError:
+        return None
+    return d / f"{key}{SUFFIX}"
+
+
+def clear(directory: Path | None = None) -> int:
+    """Remove every cache entry (*.pkl, and stale *.tmp files of ours) from the cache folder; return how many."""
+    d = directory or cache_dir()
+    if not d.is_dir():
+        return 0
+    n = 0
+    for f in sorted(d.glob(f"*{SUFFIX}")) + sorted(d.glob(".*.tmp")):
+        if f.is_file() and not f.is_symlink():
+            f.unlink()
+            n += 1
+    return n
