@@ -33,6 +33,11 @@ _SCRIPT_CLOSE = re.compile(r"</(script)", re.IGNORECASE)
 _SOURCE_MAP = re.compile(r"^//# sourceMappingURL=.*$", re.MULTILINE)
 _BLOB_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 
+#: ES modules every page gets after core.js (URL-fragment state, the iframe height message; docs/embedding.md).
+EMBED_MODULES = ("url_state.js", "embed_height.js")
+_ESM_IMPORT = re.compile(r'^import \{([^}]*)\} from "\./([A-Za-z0-9_]+)\.js";\s*$', re.MULTILINE)
+_ESM_EXPORT = re.compile(r"^export (?:async )?(?:function\*?|const|let|class) ([A-Za-z_$][\w$]*)", re.MULTILINE)
+
 
 def script_safe(text: str) -> str:
     """Make ``text`` safe inside an inline ``<script>``: ``</script`` -> ``<\\/script``, ``<!--`` -> ``<\\!--``.
@@ -91,6 +96,31 @@ def read_js(name: str, root: Path | None = None) -> str:
     return path.read_text(encoding="utf-8")
 
 
+def module_namespace(name: str) -> str:
+    """``NB`` property an ES module's exports get in a classic page script: embed_height.js -> embedHeight."""
+    head, *rest = Path(name).stem.split("_")
+    return head + "".join(w[:1].upper() + w[1:] for w in rest)
+
+
+def esm_as_script(name: str, source: str) -> str:
+    """An ES module of ours (``export function ...``, ``import {a} from "./x.js"``) as a classic script: its body
+    in a function scope, imports read from ``NB.<namespace>``, exports put on ``NB.<namespace>``. Files without
+    ``export`` are returned unchanged. (A bridge until the pages are bundled as modules.)"""
+    exports = _ESM_EXPORT.findall(source)
+    if not exports:
+        return source
+
+    def imported(m: re.Match) -> str:
+        ns = module_namespace(m.group(2))
+        return "".join(f"var {n.strip()} = NB.{ns}.{n.strip()};" for n in m.group(1).split(",") if n.strip())
+
+    body = _ESM_IMPORT.sub(imported, source)
+    body = re.sub(r"^export (?=(?:async )?(?:function|const|let|class) )", "", body, flags=re.MULTILINE)
+    names = ", ".join(f"{n}: {n}" for n in exports)
+    return (f"(function () {{\nvar NB = (window.NB = window.NB || {{}});\n{body.rstrip()}\n"
+            f"NB.{module_namespace(name)} = {{ {names} }};\n}})();")
+
+
 def read_shader(name: str, root: Path | None = None) -> str:
     path = (root or ROOT) / "static" / "glsl" / name
     if not path.is_file():
@@ -103,14 +133,15 @@ def read_css(root: Path | None = None) -> str:
 
 
 def bundle(js_modules: list[str], shaders: list[str], data: dict, root: Path | None = None) -> str:
-    """Our JS for one page as one script body: core.js first, then the declared modules in order, then the
+    """Our JS for one page as one script body: core.js and EMBED_MODULES first, then the declared modules in order
+    (ES modules through :func:`esm_as_script`), then the
     shaders (``NB.shaders[name] = "..."``) and page data (``NB.page``)."""
-    names = ["core.js"] + [m if m.endswith(".js") else m + ".js" for m in js_modules]
+    names = ["core.js", *EMBED_MODULES] + [m if m.endswith(".js") else m + ".js" for m in js_modules]
     seen: list[str] = []
     for n in names:
         if n not in seen:
             seen.append(n)
-    parts = [f"/* ---- static/js/{n} ---- */\n{read_js(n, root).rstrip()}\n" for n in seen]
+    parts = [f"/* ---- static/js/{n} ---- */\n{esm_as_script(n, read_js(n, root)).rstrip()}\n" for n in seen]
     for s in shaders:
         parts.append(f"NB.shaders[{js_string(s)}] = {js_string(read_shader(s, root))};\n")
     parts.append(f"NB.page = {js_string(data)};\n")

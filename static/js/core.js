@@ -10,6 +10,9 @@
  * NB.controls          real, labelled <button>/<select>/<input> controls
  * NB.animate           requestAnimationFrame loop that can be skipped (reduced motion / tests)
  * NB.onResize          ResizeObserver wrapper
+ * NB.stateInUrl(b)     the page's controls in the URL fragment: b = [[key, element | "#id" | {get, set}], ...]
+ *                      (url_state.js); in #embed mode inside a frame, NB.ready() starts the height messages
+ *                      (embed_height.js). docs/embedding.md lists every page's keys.
  */
 (function () {
   "use strict";
@@ -35,6 +38,9 @@
   NB.ready = function () {
     if (readyDone || root.dataset.ready === "error") return;
     readyDone = true;
+    if (NB.isEmbed() && window.parent !== window && NB.embedHeight) {
+      NB.embedHeight.startHeightReporter({ page: NB.page ? NB.page.slug : "" });
+    }
     root.dataset.ready = "true";
     var ev = new Event("nilmbuild:ready");
     window.dispatchEvent(ev);
@@ -68,13 +74,24 @@
 
   /* ---- embed mode ---- */
   NB.isEmbed = function () {
-    return /(^#|[#&])embed\b/.test(location.hash);
+    return /(^#|[#&])embed(&|$)/.test(location.hash);
   };
   function syncEmbed() {
     root.classList.toggle("nb-embed", NB.isEmbed());
   }
   syncEmbed();
   window.addEventListener("hashchange", syncEmbed);
+
+  /* ---- control state in the URL fragment ---- */
+  // Call once the controls exist and before NB.ready(): applies the fragment's values (validated by the controls,
+  // which fire their own change/input handlers), then keeps the fragment in step with every interaction.
+  NB.stateInUrl = function (bindings) {
+    var list = bindings.map(function (b) {
+      return [b[0], typeof b[1] === "string" ? document.querySelector(b[1]) : b[1]];
+    });
+    NB.urlBinding = NB.urlState.bindUrlState(list);
+    return NB.urlBinding;
+  };
 
   /* ---- numbers ---- */
   // Up to `digits` significant digits, trailing zeros dropped; exponent form for very large/small.

@@ -122,8 +122,8 @@ export function controlBinding(el) {
 
 function asBinding(b) { return b && typeof b.get === "function" && typeof b.set === "function" ? b : controlBinding(b); }
 
-// env: {win, doc} (defaults: window, document). Reads the fragment once now (apply), and rewrites it after every
-// user interaction with the page (input/change/click/keyup, after the page's own handlers ran) and on write().
+// env: {win, doc} (defaults: window, document). Reads the fragment once now (apply; a non-empty fragment is then
+// rewritten as the state it produced, clamped values included), and rewrites it after every user interaction with the page (input/change/click/keyup, after the page's own handlers ran) and on write().
 export function bindUrlState(bindings, env = {}) {
   const win = env.win || window, doc = env.doc || win.document;
   const list = bindings.filter(([, b]) => b).map(([k, b]) => [k, asBinding(b)]);
@@ -151,6 +151,7 @@ export function bindUrlState(bindings, env = {}) {
   function later() { if (!pending) pending = win.setTimeout(write, 0); }
 
   apply();
+  if (win.location.hash.length > 1) write();   // a link's fragment, rewritten as the state it opened on
   for (const type of ["input", "change", "click", "keyup"]) doc.addEventListener(type, later, true);
   win.addEventListener("hashchange", apply);
   return { apply, write, values, later };
