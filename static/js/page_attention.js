@@ -352,6 +352,8 @@
       }
     });
 
+    NB.stateInUrl([["sample", "#att-sample"], ["layer", "#att-layer"], ["head", headSel], ["mask", "#att-mask"],
+                   ["t", qIn], ["scale", "#att-scale"], ["cmap", "#att-cmap"]]);
     redraw();
     NB.onResize(canvas, function () { frame(); drawRow(); drawSplit(); });
     window.NB_TEST = {

@@ -165,6 +165,7 @@
     figButton("features-controls", fCanvas, "data-time-features.png", fPlot.draw);
 
     NB.pageData.plots = { raw: rawPlot, states: stPlot, features: fPlot };
+    NB.stateInUrl([["zoom", "#raw-zoom"], ["window", "#feature-sample"]]);
     NB.ready();
   }
   NB.pageData = { start: function () { try { start(); } catch (e) { NB.fail(e); } } };

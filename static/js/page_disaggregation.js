@@ -157,6 +157,7 @@
     if (hasDay && !day.metrics) document.getElementById("metrics-note").textContent = "This span has no ground truth: no metrics.";
 
     view.draw(1);
+    NB.stateInUrl([["view", modeSel], ["sample", sampleSel], ["step", stepSel]]);
     NB.ready();
     NB.pageDisaggregation.state = st;
     NB.pageDisaggregation.view = function () { return view; };

@@ -286,6 +286,7 @@
     NB.kit.onResize(stack, function () { if (hms.length) drawMaps(); drawRF(); if (inputPlot) inputPlot.draw(); });
     NB.kit.steps([drawRF, drawInput, function () { regl = NB.gl.create(glCanvas); if (!regl) throw new Error("WebGL is not available"); }, initMaps, readout], function () {
       window.NB_PAGE = { state: state, cap: cap, extra: extra, heatmaps: hms, boxes: function () { return boxes; }, setT: function (v) { tSlider.setValue(v); } };
+      NB.stateInUrl([["sample", "#ctl-sample"], ["t", tSlider], ["channel", chSel]]);
       NB.ready();
     });
   }

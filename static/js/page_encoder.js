@@ -284,6 +284,12 @@
       }
     });
 
+    var layerValues = tabButtons.map(function (b, i) { return String(i); });
+    NB.stateInUrl([["layer", { get: function () { return String(S.layer); }, set: function (raw) {
+      var v = NB.urlState.chooseOption(layerValues, raw);
+      if (v !== undefined && Number(v) !== S.layer) setLayer(Number(v));
+      return v !== undefined;
+    } }], ["sample", "#enc-sample"], ["t", posIn], ["scale", "#enc-scale"]]);
     frame();
     legend();
     drawFFN(); drawFiLM();

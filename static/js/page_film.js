@@ -372,6 +372,8 @@
     }, drawAblation], function () {
       window.NB_PAGE = { state: state, cap: cap, extra: extra, live: live0, setCell: function (f, t) { state.feature = f; state.t = t; live(); },
                          sliders: { gs: sGs, go: sGo, bs: sBs, bo: sBo }, liveHeatmaps: lHms, liveBoxes: function () { return lBoxes; } };
+      NB.stateInUrl([["sample", "#ctl-sample"], ["device", "#ctl-device"], ["layer", layerSel],
+                     ["gscale", sGs], ["goffset", sGo], ["bscale", sBs], ["boffset", sBo]]);
       NB.ready();
     });
   }

@@ -305,6 +305,7 @@
       S.stage = Math.max(0, Math.min(stages.length - 1, i));
       stageSel.value = S.stage;
       frame3d(); frameZoom(); info();
+      if (NB.urlBinding) NB.urlBinding.later();   // Play moves the stage without an input event
     }
 
     /* ---------- controls ---------- */
@@ -360,6 +361,7 @@
     canvas.addEventListener("mouseleave", function () { NB.tooltip.hide(); });
 
     select(0);
+    NB.stateInUrl([["sample", "#fwd-sample"], ["stage", stageSel]]);
     NB.onResize(canvas, function () { frame3d(); frameZoom(); });
     window.NB_TEST = { state: S, stages: stages, capture: cap, select: select, screenBox: screenBox,
                        zoomBox: function () { return ZB; }, zoomHeatmap: function () { return zhm[S.stage]; } };

@@ -264,6 +264,7 @@
     NB.kit.steps([function () { cur = recompute(cap, devs, state.dev, state.sample, state.threshold, state.mode); },
                   buildPlot, drawCurve, function () { updateReadout(); updateCheck(); }, updateTable], function () {
       window.NB_PAGE = { state: state, current: function () { return cur; }, update: update, cap: cap, extra: extra };
+      NB.stateInUrl([["sample", "#ctl-sample"], ["device", "#ctl-device"], ["mode", modeSel], ["threshold", thr]]);
       NB.ready();
     });
   }

@@ -289,6 +289,9 @@
 
     draw();
     setPlaying(false);
+    NB.stateInUrl([["sample", "#flow-sample"]]);
+    var box = document.getElementById("docs-box");
+    if (box && NB.docsBox) NB.docsBox.startDocsBox(box, { ownHref: NB.page.slug + ".html", ownState: NB.urlBinding.values, watch: controls });
     NB.ready();
     if (!NB.animationsOff()) setPlaying(true);
     NB.pageIndex.state = state;

@@ -113,6 +113,7 @@
     NB.saveButton(leg, vc, "training-validation.png", valPlot.draw);
 
     NB.pageTraining.pc = { hm: hm, draw: drawPc, matrix: matrix };
+    NB.stateInUrl([["component", "#loss-component"], ["epoch", "#pc-epoch"]]);
     NB.ready();
   }
   NB.pageTraining = { start: function (hasLog) { try { start(hasLog); } catch (e) { NB.fail(e); } } };
