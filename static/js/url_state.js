@@ -7,8 +7,11 @@
  *   parseHash("#embed&layer=1")            -> {embed: true, params: {layer: "1"}}
  *   formatHash(embed, [[key, value], ...]) -> "#embed&layer=1"
  *   controlBinding(el)                     -> {get(), set(raw) -> applied?} for a <select>/<input>
- *   bindUrlState(bindings, env)            -> {apply(), write(), values()}
+ *   bindUrlState(bindings, env)            -> {apply(), write(), values(), later()}
  *     bindings: [[key, element | {get, set}], ...] in the order they are applied
+ *   stateInUrl(bindings)                   -> the same, for this page; a binding may also be a "#id" selector.
+ *     A page calls it once its controls exist and before ready(); later() rewrites the fragment after a change
+ *     that no input event announces (an animation moving a control).
  */
 
 const FLAG = /^[A-Za-z][A-Za-z0-9_-]*$/;
@@ -155,4 +158,8 @@ export function bindUrlState(bindings, env = {}) {
   for (const type of ["input", "change", "click", "keyup"]) doc.addEventListener(type, later, true);
   win.addEventListener("hashchange", apply);
   return { apply, write, values, later };
+}
+
+export function stateInUrl(bindings) {
+  return bindUrlState(bindings.map(([k, b]) => [k, typeof b === "string" ? document.querySelector(b) : b]));
 }

@@ -72,10 +72,10 @@ def test_host_receives_height_and_deep_linked_head(nb, page_at, built_site, tmp_
     assert last >= 150 and frame.evaluate("document.documentElement.scrollHeight") <= last
     # the deep-linked state rendered (test hook, the head menu, and the big heatmap draws head 3)
     n_samples = frame.locator("#att-sample option").count()        # sample 5 exists only in a large enough capture
-    assert frame.evaluate("[NB_TEST.state.layer, NB_TEST.state.head, NB_TEST.state.sample]") == [1, 3, min(5, n_samples - 1)]
-    assert frame.evaluate("NB_TEST.heatmaps[0].head") == 3
+    assert frame.evaluate("[nilmbuild.test.state.layer, nilmbuild.test.state.head, nilmbuild.test.state.sample]") == [1, 3, min(5, n_samples - 1)]
+    assert frame.evaluate("nilmbuild.test.heatmaps[0].head") == 3
     assert frame.locator("#att-head").input_value() == "3"
-    assert frame.evaluate("NB.isEmbed()") and not frame.locator(".nb-header").is_visible()
+    assert frame.evaluate("document.documentElement.classList.contains('nb-embed')") and not frame.locator(".nb-header").is_visible()
     assert not frame.locator(".nb-footer").is_visible()
 
 
@@ -102,19 +102,19 @@ def test_no_message_outside_embed_mode(page_at, nb, built_site, tmp_path):
 
 #: slug -> (fragment, JS expression over the page's test hooks / DOM, expected value)
 DEEP_LINKS = {
-    "index": ("sample=1", "NB.pageIndex.state.sample", 1),
-    "data": ("zoom=3&window=1", "[document.getElementById('raw-zoom').value, NB.pageData.plots.raw.opts.x.min, "
+    "index": ("sample=1", "nilmbuild.test.state.sample", 1),
+    "data": ("zoom=3&window=1", "[document.getElementById('raw-zoom').value, nilmbuild.test.plots.raw.opts.x.min, "
              "document.getElementById('feature-sample').value]", ["3", 3, "1"]),
-    "forward": ("sample=1&stage=4", "[NB_TEST.state.sample, NB_TEST.state.stage]", [1, 4]),
-    "embedding": ("sample=1&t=100&channel=2", "[NB_PAGE.state.sample, NB_PAGE.state.t, NB_PAGE.state.ch]", [1, 100, 2]),
-    "encoder": ("layer=2&t=50&scale=shared", "[NB_TEST.state.layer, NB_TEST.state.pos, NB_TEST.state.scale, "
+    "forward": ("sample=1&stage=4", "[nilmbuild.test.state.sample, nilmbuild.test.state.stage]", [1, 4]),
+    "embedding": ("sample=1&t=100&channel=2", "[nilmbuild.test.state.sample, nilmbuild.test.state.t, nilmbuild.test.state.ch]", [1, 100, 2]),
+    "encoder": ("layer=2&t=50&scale=shared", "[nilmbuild.test.state.layer, nilmbuild.test.state.pos, nilmbuild.test.state.scale, "
                 "document.getElementById('enc-tab-2').getAttribute('aria-selected')]", [2, 50, "shared", "true"]),
-    "attention": ("layer=1&head=3&sample=1&mask=0&t=100", "[NB_TEST.state.layer, NB_TEST.state.head, "
-                  "NB_TEST.state.sample, NB_TEST.state.masked, NB_TEST.state.query]", [1, 3, 1, False, 100]),
-    "film": ("device=1&layer=1&gscale=1.5", "[NB_PAGE.state.dev, NB_PAGE.state.layer, NB_PAGE.state.p.gs]", [1, 1, 1.5]),
-    "gate": ("device=2&mode=soft&threshold=0.37", "[NB_PAGE.state.dev, NB_PAGE.state.mode, NB_PAGE.state.threshold]",
+    "attention": ("layer=1&head=3&sample=1&mask=0&t=100", "[nilmbuild.test.state.layer, nilmbuild.test.state.head, "
+                  "nilmbuild.test.state.sample, nilmbuild.test.state.masked, nilmbuild.test.state.query]", [1, 3, 1, False, 100]),
+    "film": ("device=1&layer=1&gscale=1.5", "[nilmbuild.test.state.dev, nilmbuild.test.state.layer, nilmbuild.test.state.p.gs]", [1, 1, 1.5]),
+    "gate": ("device=2&mode=soft&threshold=0.37", "[nilmbuild.test.state.dev, nilmbuild.test.state.mode, nilmbuild.test.state.threshold]",
              [2, "soft", 0.37]),
-    "disaggregation": ("view=day&step=1", "[NB.pageDisaggregation.state.mode, NB.pageDisaggregation.state.step]",
+    "disaggregation": ("view=day&step=1", "[nilmbuild.test.state.mode, nilmbuild.test.state.step]",
                        ["day", 1]),
     "training": ("component=total&epoch=2", "[document.getElementById('loss-component').value, "
                  "document.getElementById('pc-epoch').value]", ["total", "2"]),
@@ -151,7 +151,7 @@ def test_control_change_rewrites_hash_without_history(nb, page_at, built_site):
     # the rewritten fragment is a deep link to the same state
     page2 = page_at((built_site / "attention.html").resolve().as_uri() + h)
     nb.wait_ready(page2, timeout=60_000)
-    assert page2.evaluate("[NB_TEST.state.layer, NB_TEST.state.head, NB_TEST.state.query]") == [1, 4, 33]
+    assert page2.evaluate("[nilmbuild.test.state.layer, nilmbuild.test.state.head, nilmbuild.test.state.query]") == [1, 4, 33]
 
 
 def test_embed_flag_is_kept_and_hashchange_applies(nb, page_at, built_site):
@@ -159,9 +159,9 @@ def test_embed_flag_is_kept_and_hashchange_applies(nb, page_at, built_site):
     nb.wait_ready(page, timeout=60_000)
     page.select_option("#ctl-mode", "soft")
     page.wait_for_function("location.hash.includes('mode=soft')")
-    assert page.evaluate("location.hash").startswith("#embed&") and page.evaluate("NB.isEmbed()")
+    assert page.evaluate("location.hash").startswith("#embed&") and page.evaluate("document.documentElement.classList.contains('nb-embed')")
     page.evaluate("location.hash = '#embed&device=3'")          # a host switching the view
-    page.wait_for_function("NB_PAGE.state.dev === 3")
+    page.wait_for_function("nilmbuild.test.state.dev === 3")
 
 
 GARBAGE = ("#layer=99&head=-1&sample=abc&t=1e9&mask=maybe&%E0%A4%A=1&&=&scale=%3Cscript%3E&cmap=&head=2"
@@ -173,17 +173,17 @@ def test_garbage_in_the_hash_is_clamped_or_ignored(nb, page_at, built_site):
     nb.wait_ready(page, timeout=60_000)                 # page_at asserts no page error / console error at teardown
     n_layers = page.locator("#att-layer option").count()
     n_t = int(page.get_attribute("#att-query", "max"))
-    got = page.evaluate("[NB_TEST.state.layer, NB_TEST.state.head, NB_TEST.state.sample, NB_TEST.state.query, "
-                        "NB_TEST.state.masked, NB_TEST.state.mode, NB_TEST.state.cmap]")
+    got = page.evaluate("[nilmbuild.test.state.layer, nilmbuild.test.state.head, nilmbuild.test.state.sample, nilmbuild.test.state.query, "
+                        "nilmbuild.test.state.masked, nilmbuild.test.state.mode, nilmbuild.test.state.cmap]")
     assert got == [n_layers - 1, 0, 0, n_t, True, "log", "viridis"]   # clamped, clamped, ignored, clamped, ignored...
-    assert not page.evaluate("NB.isEmbed()")            # embed=zzz is not the embed flag
+    assert not page.evaluate("document.documentElement.classList.contains('nb-embed')")            # embed=zzz is not the embed flag
 
 
 @pytest.mark.parametrize("fragment", ["#layer", "#=", "#%", "#&&&", "#layer=1e400", "#head=0x3", "#t=NaN", "#" + "a=1&" * 500])
 def test_odd_fragments_do_not_throw(nb, page_at, built_site, fragment):
     page = page_at((built_site / "attention.html").resolve().as_uri() + fragment)
     nb.wait_ready(page, timeout=60_000)
-    assert page.evaluate("NB_TEST.state.head") == 0
+    assert page.evaluate("nilmbuild.test.state.head") == 0
 
 
 def test_overview_generates_snippets_for_the_state(nb, page_at, built_site, tmp_path):
@@ -212,7 +212,7 @@ def test_overview_generates_snippets_for_the_state(nb, page_at, built_site, tmp_
     last = settled_messages(hp)[-1]
     assert last["page"] == "attention"
     assert hp.locator("iframe").evaluate("f => f.style.height") == f"{last['height']}px"
-    assert frame.evaluate("NB_TEST.state.head") == 3
+    assert frame.evaluate("nilmbuild.test.state.head") == 3
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     page.click("#docs-copy")
     page.wait_for_function("document.getElementById('docs-status').textContent === 'Copied.'")

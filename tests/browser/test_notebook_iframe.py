@@ -17,7 +17,7 @@ def test_srcdoc_iframe_renders_in_embed_mode(browser, site_context, tmp_path):
         assert inner.evaluate("document.documentElement.dataset.ready") == "true"
         h = inner.evaluate("location.hash")              # the page rewrites it with its full state (docs/embedding.md)
         assert h.startswith("#embed&") and "threshold=0.5" in h.split("&")
-        assert inner.evaluate("NB_PAGE.state.threshold") == 0.5
+        assert inner.evaluate("nilmbuild.test.state.threshold") == 0.5
         assert inner.evaluate("document.documentElement.classList.contains('nb-embed')")
     finally:
         page.close()

@@ -1,19 +1,11 @@
 // node --test tests/js/: url_state.js, embed_height.js, embed_snippet.js (ES modules, no browser)
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
-// the modules are plain .js in a package without "type": "module": import copies from a folder that declares it
-const DIR = fs.mkdtempSync(path.join(os.tmpdir(), "nb-esm-"));
-fs.writeFileSync(path.join(DIR, "package.json"), '{"type": "module"}');
-for (const f of ["url_state.js", "embed_height.js", "embed_snippet.js"]) {
-  fs.copyFileSync(path.join(ROOT, "static", "js", f), path.join(DIR, f));
-}
-const load = (f) => import(pathToFileURL(path.join(DIR, f)).href);
+const load = (f) => import(pathToFileURL(path.join(ROOT, "static", "js", f)).href);
 const U = await load("url_state.js");
 const H = await load("embed_height.js");
 const S = await load("embed_snippet.js");
