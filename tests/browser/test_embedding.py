@@ -200,11 +200,17 @@ def test_overview_generates_snippets_for_the_state(nb, page_at, built_site, tmp_
     rst = page.input_value("#docs-snippet")
     assert rst.startswith(".. raw:: html\n\n   <iframe data-nilmbuild src=\"attention.html#embed&amp;layer=1")
     page.select_option("#docs-format", "html")
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.click("#docs-copy")
+    page.wait_for_function("document.getElementById('docs-status').textContent === 'Copied.'")
+    snippet = page.input_value("#docs-snippet")
+    assert page.nb_errors == []
+    page.close()                                   # the overview's animation would compete with the frame below
     # the generated snippet works: as a host page, it sizes the frame and opens on head 3
     host = tmp_path / "generated-host.html"
     host.write_text("<!doctype html><meta charset=utf-8><body style='margin:0;width:900px'>"
                     "<script>window.msgs = []; addEventListener('message', function (e) { msgs.push(e.data); });</script>"
-                    + page.input_value("#docs-snippet").replace('src="', 'src="' + built_site.resolve().as_uri() + "/"),
+                    + snippet.replace('src="', 'src="' + built_site.resolve().as_uri() + "/"),
                     encoding="utf-8")
     hp = open_host(page_at, host)
     frame = inner_frame(hp)
@@ -213,6 +219,3 @@ def test_overview_generates_snippets_for_the_state(nb, page_at, built_site, tmp_
     assert last["page"] == "attention"
     assert hp.locator("iframe").evaluate("f => f.style.height") == f"{last['height']}px"
     assert frame.evaluate("nilmbuild.test.state.head") == 3
-    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
-    page.click("#docs-copy")
-    page.wait_for_function("document.getElementById('docs-status').textContent === 'Copied.'")
