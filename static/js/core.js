@@ -14,7 +14,9 @@
  * animate              requestAnimationFrame loop that can be skipped (reduced motion / tests)
  * onResize             ResizeObserver wrapper
  * overlay2d(el, W, H)  a 2D canvas laid over another, sized W x H CSS px at devicePixelRatio -> its context
+ * In #embed mode inside a frame, ready() starts the nilmbuild:height messages (embed_height.js, docs/embedding.md).
  */
+import { startHeightReporter } from "./embed_height.js";
 
 /* ---- the page payload ---- */
 var pageCache = null;
@@ -45,6 +47,7 @@ export const ready = function () {
   var root = document.documentElement;
   if (readyDone || root.dataset.ready === "error") return;
   readyDone = true;
+  if (isEmbed() && window.parent !== window) startHeightReporter({ page: page().slug });
   root.dataset.ready = "true";
   var ev = new Event("nilmbuild:ready");
   window.dispatchEvent(ev);
@@ -82,7 +85,7 @@ export function catchErrors() {
 
 /* ---- embed mode ---- */
 export const isEmbed = function () {
-  return /(^#|[#&])embed\b/.test(location.hash);
+  return /(^#|[#&])embed(&|$)/.test(location.hash);
 };
 function syncEmbed() {
   document.documentElement.classList.toggle("nb-embed", isEmbed());

@@ -7,6 +7,7 @@
 import attWeightsFrag from "../glsl/attention_weights.frag";
 import attWeightsVert from "../glsl/attention_weights.vert";
 import { registerPage, testHook } from "./register.js";
+import { stateInUrl } from "./url_state.js";
 import { colormaps, legend, palette } from "./colormaps.js";
 import { blob, controls, fail, fmt, font, onResize, overlay2d, ready, saveButton } from "./core.js";
 import { decode } from "./decode.js";
@@ -353,6 +354,8 @@ function start(pg) {
     }
   });
 
+  stateInUrl([["sample", "#att-sample"], ["layer", "#att-layer"], ["head", headSel], ["mask", "#att-mask"],
+              ["t", qIn], ["scale", "#att-scale"], ["cmap", "#att-cmap"]]);
   redraw();
   onResize(canvas, function () { frame(); drawRow(); drawSplit(); });
   testHook({

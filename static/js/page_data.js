@@ -1,6 +1,7 @@
 /* page_data.js: the preprocessing figures of the Data page, from the "data" blob (nilmbuild/site/views/data.py). */
 import { decode as unpack } from "@msgpack/msgpack";
 import { registerPage, testHook } from "./register.js";
+import { stateInUrl } from "./url_state.js";
 import { palette } from "./colormaps.js";
 import { FONT_FAMILY, blob, controls, fail, fmt, onResize, ready, saveButton } from "./core.js";
 import { deviceColors } from "./disaggregation_watts.js";
@@ -169,6 +170,7 @@ function start() {
   figButton("features-controls", fCanvas, "data-time-features.png", fPlot.draw);
 
   testHook({ plots: { raw: rawPlot, states: stPlot, features: fPlot } });
+  stateInUrl([["zoom", "#raw-zoom"], ["window", "#feature-sample"]]);
   ready();
 }
 

@@ -4,6 +4,7 @@
  */
 import { decode as unpack } from "@msgpack/msgpack";
 import { registerPage, testHook } from "./register.js";
+import { stateInUrl } from "./url_state.js";
 import { animate, blob, controls, fail, fmt, ready, saveButton, tooltip } from "./core.js";
 import { decode } from "./decode.js";
 import { lanes } from "./disaggregation_lanes.js";
@@ -161,6 +162,7 @@ function start(pg) {
   if (hasDay && !day.metrics) document.getElementById("metrics-note").textContent = "This span has no ground truth: no metrics.";
 
   view.draw(1);
+  stateInUrl([["view", modeSel], ["sample", sampleSel], ["step", stepSel]]);
   ready();
   testHook({ state: st, view: function () { return view; } });
 }

@@ -4,6 +4,7 @@
  * WebGL context (viewports), with a 2D label overlay. Shapes and names come from the capture records.
  */
 import { registerPage, testHook } from "./register.js";
+import { stateInUrl } from "./url_state.js";
 import { legend, palette } from "./colormaps.js";
 import { controls, fail, fmt, ready } from "./core.js";
 import { kit } from "./film_kit.js";
@@ -287,6 +288,7 @@ function run() {
   kit.onResize(stack, function () { if (hms.length) drawMaps(); drawRF(); if (inputPlot) inputPlot.draw(); });
   kit.steps([drawRF, drawInput, function () { regl = gl.create(glCanvas); if (!regl) throw new Error("WebGL is not available"); }, initMaps, readout], function () {
     testHook({ state: state, cap: cap, extra: extra, heatmaps: hms, boxes: function () { return boxes; }, setT: function (v) { tSlider.setValue(v); } });
+    stateInUrl([["sample", "#ctl-sample"], ["t", tSlider], ["channel", chSel]]);
     ready();
   });
 }

@@ -5,6 +5,7 @@
  * Record names come from page().data.steps; shapes and axes from the blob's records.
  */
 import { registerPage, testHook } from "./register.js";
+import { chooseOption, stateInUrl } from "./url_state.js";
 import { colormaps, legend, palette } from "./colormaps.js";
 import { blob, controls, fail, fmt, font, onResize, overlay2d, ready, saveButton } from "./core.js";
 import { decode } from "./decode.js";
@@ -282,6 +283,12 @@ function start(pg) {
     }
   });
 
+  var layerValues = tabButtons.map(function (b, i) { return String(i); });
+  stateInUrl([["layer", { get: function () { return String(S.layer); }, set: function (raw) {
+    var v = chooseOption(layerValues, raw);
+    if (v !== undefined && Number(v) !== S.layer) setLayer(Number(v));
+    return v !== undefined;
+  } }], ["sample", "#enc-sample"], ["t", posIn], ["scale", "#enc-scale"]]);
   frame();
   drawLegend();
   drawFFN(); drawFiLM();

@@ -5,6 +5,7 @@
  * captured encoder.L.film; FiLM on/off ablation (plot2d).
  */
 import { registerPage, testHook } from "./register.js";
+import { stateInUrl } from "./url_state.js";
 import { colormaps, legend, palette } from "./colormaps.js";
 import { controls, fail, fmt, ready, tooltip } from "./core.js";
 import { kit } from "./film_kit.js";
@@ -373,6 +374,8 @@ function run() {
   }, drawAblation], function () {
     testHook({ state: state, cap: cap, extra: extra, live: live0, setCell: function (f, t) { state.feature = f; state.t = t; live(); },
                        sliders: { gs: sGs, go: sGo, bs: sBs, bo: sBo }, liveHeatmaps: lHms, liveBoxes: function () { return lBoxes; }, filmValue: filmValue });
+    stateInUrl([["sample", "#ctl-sample"], ["device", "#ctl-device"], ["layer", layerSel],
+                ["gscale", sGs], ["goffset", sGo], ["bscale", sBs], ["boffset", sBo]]);
     ready();
   });
 }

@@ -9,6 +9,7 @@ import { decode as unpack } from "@msgpack/msgpack";
 import boxFrag from "../glsl/forward_box.frag";
 import boxVert from "../glsl/forward_box.vert";
 import { registerPage, testHook } from "./register.js";
+import { stateInUrl } from "./url_state.js";
 import { colormaps, legend } from "./colormaps.js";
 import { animationsOff, blob, controls, fail, fmt, font, onResize, overlay2d, ready, saveButton, tooltip } from "./core.js";
 import { decode, decodeF16 } from "./decode.js";
@@ -88,7 +89,7 @@ function apply(m, p) { return [0, 1, 2, 3].map(function (r) { return m[r * 4] * 
 function start(pg) {
   var P = pg.data, cap = decode(blob("capture")), binned = unpack(blob("binned"));
   var stages = P.stages.map(function (st) { return makeStage(st, cap, binned); });
-  var S = { sample: 0, stage: 0, playing: null };
+  var S = { sample: 0, stage: 0, playing: null }, urlState = null;
 
   /* ---------- geometry ---------- */
   var ya = -0.17, xa = 0.5;
@@ -304,6 +305,7 @@ function start(pg) {
     S.stage = Math.max(0, Math.min(stages.length - 1, i));
     stageSel.value = S.stage;
     frame3d(); frameZoom(); info();
+    if (urlState) urlState.later();   // Play moves the stage without an input event
   }
 
   /* ---------- controls ---------- */
@@ -359,6 +361,7 @@ function start(pg) {
   canvas.addEventListener("mouseleave", function () { tooltip.hide(); });
 
   select(0);
+  urlState = stateInUrl([["sample", "#fwd-sample"], ["stage", stageSel]]);
   onResize(canvas, function () { frame3d(); frameZoom(); });
   testHook({ state: S, stages: stages, capture: cap, select: select, screenBox: screenBox,
                      zoomBox: function () { return ZB; }, zoomHeatmap: function () { return zhm[S.stage]; } });

@@ -8,6 +8,7 @@
  * captured heads.<dev>.power (hard, threshold from the checkpoint) or ablation.soft_gate.output.power (soft).
  */
 import { registerPage, testHook } from "./register.js";
+import { stateInUrl } from "./url_state.js";
 import { palette } from "./colormaps.js";
 import { controls, fail, fmt, page, ready } from "./core.js";
 import { kit } from "./film_kit.js";
@@ -265,6 +266,7 @@ function run() {
                 buildPlot, drawCurve, function () { updateReadout(); updateCheck(); }, updateTable], function () {
     testHook({ state: state, current: function () { return cur; }, update: update, cap: cap, extra: extra,
                 gate: { recompute: recompute, captured: captured, same: same, smooth32: smooth32, film32: film32 } });
+    stateInUrl([["sample", "#ctl-sample"], ["device", "#ctl-device"], ["mode", modeSel], ["threshold", thr]]);
     ready();
   });
 }

@@ -7,6 +7,8 @@
  */
 import { decode as unpack } from "@msgpack/msgpack";
 import { registerPage, testHook } from "./register.js";
+import { startDocsBox } from "./docs_box.js";
+import { stateInUrl } from "./url_state.js";
 import { FONT_FAMILY, animationsOff, blob, controls, fail, fmt, onResize, ready, saveButton, tooltip } from "./core.js";
 import { decode } from "./decode.js";
 import { deviceColors, phaseColors, watts } from "./disaggregation_watts.js";
@@ -292,6 +294,9 @@ function start(pg) {
 
   draw();
   setPlaying(false);
+  var urlState = stateInUrl([["sample", "#flow-sample"]]);
+  var box = document.getElementById("docs-box");
+  if (box) startDocsBox(box, { ownHref: "index.html", ownState: urlState.values, watch: controlsEl });
   ready();
   if (!animationsOff()) setPlaying(true);
   testHook({ state: state, series: function () { return data; } });

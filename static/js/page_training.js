@@ -1,6 +1,7 @@
 /* page_training.js: the training log of the checkpoint (blob "train", nilmbuild/site/views/training.py). */
 import { decode as unpack } from "@msgpack/msgpack";
 import { registerPage, testHook } from "./register.js";
+import { stateInUrl } from "./url_state.js";
 import { legend } from "./colormaps.js";
 import { blob, controls, fail, fmt, ready, saveButton } from "./core.js";
 import { deviceColors } from "./disaggregation_watts.js";
@@ -119,6 +120,7 @@ function start(pg) {
   saveButton(leg, vc, "training-validation.png", valPlot.draw);
 
   testHook({ pc: { hm: hm, draw: drawPc, matrix: matrix } });
+  stateInUrl([["component", "#loss-component"], ["epoch", "#pc-epoch"]]);
   ready();
 }
 

@@ -1,0 +1,95 @@
+// node --test tests/js/: url_state.js, embed_height.js, embed_snippet.js (ES modules, no browser)
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+const load = (f) => import(pathToFileURL(path.join(ROOT, "static", "js", f)).href);
+const U = await load("url_state.js");
+const H = await load("embed_height.js");
+const S = await load("embed_snippet.js");
+
+test("parseHash: embed flag, params, first value wins, garbage skipped", () => {
+  assert.deepEqual(U.parseHash("#embed&layer=1&head=3&sample=5"),
+    { embed: true, params: { layer: "1", head: "3", sample: "5" } });
+  assert.deepEqual(U.parseHash(""), { embed: false, params: {} });
+  assert.deepEqual(U.parseHash("#layer=1&layer=2&note=a+b%26c"), { embed: false, params: { layer: "1", note: "a b&c" } });
+  const bad = U.parseHash("#%E0%A4%A=1&=3&&embed=zzz&head=%ZZ&1x=2&<script>=1&t=%E2%82%AC");
+  assert.deepEqual(bad, { embed: false, params: { embed: "zzz", t: "€" } });
+});
+
+test("formatHash round-trips through parseHash", () => {
+  const h = U.formatHash(true, [["layer", 1], ["note", "a b&c"], ["skip", undefined]]);
+  assert.equal(h, "#embed&layer=1&note=a+b%26c");
+  assert.deepEqual(U.parseHash(h), { embed: true, params: { layer: "1", note: "a b&c" } });
+  assert.equal(U.formatHash(false, []), "");
+});
+
+test("chooseOption: exact value, nearest numeric option, or nothing", () => {
+  assert.equal(U.chooseOption(["0", "1", "2"], "1"), "1");
+  assert.equal(U.chooseOption(["0", "1", "2"], "99"), "2");
+  assert.equal(U.chooseOption(["0", "1", "2"], "-4"), "0");
+  assert.equal(U.chooseOption(["0", "1", "2"], "abc"), undefined);
+  assert.equal(U.chooseOption(["log", "sqrt"], "linear"), undefined);
+  assert.equal(U.chooseOption(["log", "sqrt"], "sqrt"), "sqrt");
+  assert.equal(U.chooseOption([], "1"), undefined);
+});
+
+test("clampToRange: clamps, snaps to the step, rejects non-numbers", () => {
+  assert.equal(U.clampToRange("240", 0, 479, 1), 240);
+  assert.equal(U.clampToRange("1e9", 0, 479, 1), 479);
+  assert.equal(U.clampToRange("-3", 0, 479, 1), 0);
+  assert.equal(U.clampToRange("0.337", 0, 1, 0.01), 0.34);
+  assert.equal(U.clampToRange("Infinity", 0, 1, 0.01), undefined);
+  assert.equal(U.clampToRange("12px", 0, 1, 0.01), undefined);
+  assert.equal(U.clampToRange("", 0, 1, 0.01), undefined);
+  assert.equal(U.clampToRange("2.5", 0, NaN, NaN), 2.5);
+});
+
+test("parseBool", () => {
+  assert.equal(U.parseBool("1"), true);
+  assert.equal(U.parseBool("false"), false);
+  assert.equal(U.parseBool("maybe"), undefined);
+});
+
+test("heightMessage shape", () => {
+  assert.deepEqual(H.heightMessage("attention", 612.2),
+    { type: "nilmbuild:height", page: "attention", height: 613, version: 1 });
+});
+
+test("startHeightReporter posts once per distinct height, only to a frame's parent", () => {
+  let h = 400;
+  const listeners = {};
+  const doc = { documentElement: { get scrollHeight() { return h; }, getBoundingClientRect: () => ({ height: 10 }) },
+                body: { scrollHeight: 0 }, querySelectorAll: () => [] };
+  const sent = [];
+  const win = { document: doc, setTimeout: (f) => f(), addEventListener: (t, f) => { listeners[t] = f; },
+                removeEventListener() {} };
+  win.parent = { postMessage: (m, o) => sent.push([m, o]) };
+  const r = H.startHeightReporter({ page: "gate", win, doc });
+  listeners.resize();
+  h = 520; listeners.resize();
+  assert.deepEqual(sent.map(([m]) => m.height), [400, 520]);
+  assert.equal(sent[0][1], "*");
+  r.stop(); h = 600; r.post();
+  assert.equal(sent.length, 2);
+  const top = { document: doc, setTimeout: (f) => f(), addEventListener() {}, removeEventListener() {} };
+  top.parent = top;                                    // not in a frame: nothing to tell
+  H.startHeightReporter({ page: "gate", win: top, doc });
+  assert.equal(sent.length, 2);
+});
+
+test("snippets: iframe with the state, the sizing listener, per format", () => {
+  const o = { src: S.embedSrc("attention.html#old", [["layer", 1], ["head", 3]]), title: "Attention \"x\"", height: 480 };
+  assert.equal(o.src, "attention.html#embed&layer=1&head=3");
+  const html = S.snippet("html", o);
+  assert.ok(html.startsWith('<iframe data-nilmbuild src="attention.html#embed&amp;layer=1&amp;head=3" title="Attention &quot;x&quot;"'));
+  assert.ok(html.includes('d.type !== "nilmbuild:height"'));
+  assert.ok(S.snippet("mkdocs", o).endsWith(html));
+  const rst = S.snippet("sphinx", o).split("\n");
+  assert.equal(rst[0], ".. raw:: html");
+  assert.equal(rst[1], "");
+  assert.ok(rst.slice(2).every((l) => l === "" || l.startsWith("   ")));
+  assert.throws(() => S.snippet("latex", o), /unknown snippet format/);
+});
