@@ -80,6 +80,9 @@ def landscape(checkpoint, trajectory, epochs_upto, grid, span, seed, batch) -> N
     the training trajectory onto the plane. The result goes into the checkpoint (extra["landscape"],
     rewritten atomically), where the Training page reads it; `nilmbuild site` never recomputes it.
 
+    Cost: GRID^2 + (epochs) forward passes of BATCH windows; for the default model, 16 windows take
+    about 2 s on one busy CPU core, so the default 21 x 21 grid is about a quarter of an hour.
+
     \b
     Examples:
       nilmbuild landscape -c runs/model.pt                      # trajectory: runs/model.trajectory.pt
