@@ -112,8 +112,38 @@
     devs.forEach(function (d, k) { var s = document.createElement("span"); s.className = "nb-field"; s.innerHTML = "<i style='display:inline-block;width:14px;height:3px;background:" + NB.deviceColors[k % 5] + "'></i>"; s.appendChild(document.createTextNode(pretty(d))); leg.appendChild(s); });
     NB.saveButton(leg, vc, "training-validation.png", valPlot.draw);
 
+    // ---- 5. loss landscape (stored by `nilmbuild landscape`; absent: the template says how to compute it) ----
+    if (T.landscape) NB.pageTraining.landscape = landscape(T.landscape);
+
     NB.pageTraining.pc = { hm: hm, draw: drawPc, matrix: matrix };
     NB.ready();
   }
+  function landscape(L) {
+    var canvas = document.getElementById("landscape"), map = NB.landscapeMap.create(canvas, document.getElementById("landscape-axes"), L);
+    if (!map) return null;
+    NB.legend(document.getElementById("landscape-legend"), "viridis", map.range.lo, map.range.hi, "log₁₀ validation loss", 5);
+    var out = document.getElementById("landscape-readout"), pts = L.trajectory || [];
+    function near(px, py) {
+      for (var k = 0; k < pts.length; k++) {
+        var q = map.toPixel(pts[k].alpha, pts[k].beta);
+        if (Math.abs(q.x - px) < 6 && Math.abs(q.y - py) < 6) return pts[k];
+      }
+      return null;
+    }
+    canvas.addEventListener("mousemove", function (e) {
+      var r = canvas.getBoundingClientRect(), px = e.clientX - r.left, py = e.clientY - r.top, p = near(px, py), v;
+      var t = p ? "epoch " + p.epoch + ": projected at α = " + NB.fmt(p.alpha, 4) + ", β = " + NB.fmt(p.beta, 4) + "; " +
+                  NB.fmt(100 * p.in_plane, 3) + "% of its squared distance to the checkpoint lies in the plane; true loss " + NB.fmt(p.loss, 5)
+            : (v = map.valueAt(px, py)) ? "α = " + NB.fmt(v.alpha, 4) + ", β = " + NB.fmt(v.beta, 4) + ": loss " + NB.fmt(v.loss, 5) : "";
+      out.textContent = t;
+      if (t) NB.tooltip.show(t, e.clientX, e.clientY); else NB.tooltip.hide();
+    });
+    canvas.addEventListener("mouseleave", function () { NB.tooltip.hide(); });
+    out.textContent = "checkpoint loss " + NB.fmt(L.centre_loss, 5) + "; lowest grid point " + NB.fmt(L.min.loss, 5) + " at α = " +
+      NB.fmt(L.min.alpha, 4) + ", β = " + NB.fmt(L.min.beta, 4) + (map.outside ? "; " + map.outside + " epoch point(s) lie outside the plotted span" : "");
+    NB.saveButton(document.getElementById("landscape-controls"), canvas, "training-loss-landscape.png", map.draw);
+    return map;
+  }
+
   NB.pageTraining = { start: function (hasLog) { try { start(hasLog); } catch (e) { NB.fail(e); } } };
 })();

@@ -3,6 +3,8 @@ rebuilt on the GPU from the captured q, k and lse, the masked model run vs the u
 
 from __future__ import annotations
 
+import numpy as np
+
 from nilmbuild.site.build import PageSpec
 
 from ._common import aggregate_watts_affine, pick_varied_samples, window_starts
@@ -18,18 +20,29 @@ def records(n_layers: int) -> list[str]:
         names += [f"encoder.{l}.attn.q", f"encoder.{l}.attn.k", f"encoder.{l}.attn.v", f"encoder.{l}.attn.lse",
                   f"encoder.{l}.attn.weights",
                   f"ablation.no_mask.encoder.{l}.attn.weights"]
-    return names
+    return names + ["ablation.heads.delta_w", "ablation.heads.sample"]
+
+
+def page_samples(ctx) -> list[int]:
+    """The varied samples, plus any sample where a head's ablation effect is largest (the capture ablates the
+    same varied samples, so normally none is added)."""
+    samples = set(pick_varied_samples(ctx, N_SAMPLES))
+    rec = ctx.capture.records.get("ablation.heads.sample")
+    if rec is not None:
+        samples |= {int(v) for v in np.unique(rec.tensor)}
+    return sorted(samples)
 
 
 def build(ctx) -> PageSpec:
     n_layers = int(ctx.loaded.cfg.n_encoder_layers)
-    samples = pick_varied_samples(ctx, N_SAMPLES)
+    samples = page_samples(ctx)
     blob = ctx.blob(records(n_layers), samples)
     return PageSpec(
         slug=SLUG,
         title=TITLE,
         template="attention.html",
-        js_modules=("decode.js", "colormaps.js", "gl.js", "plot2d.js", "page_attention.js"),
+        js_modules=("decode.js", "colormaps.js", "gl.js", "plot2d.js", "head_matrix.js", "attention_arcs.js",
+                    "attention_layers.js", "page_attention.js"),
         shaders=("attention_weights.vert", "attention_weights.frag"),
         blobs={"capture": blob},
         context={
@@ -38,6 +51,7 @@ def build(ctx) -> PageSpec:
             "sample_labels": window_starts(ctx, samples),
             "aggregate_affine": aggregate_watts_affine(ctx),
             "notes": ctx.notes_for(SLUG),
+            "head_ablation": ctx.capture.meta.get("head_ablation"),
         },
         summary="Q/K/V and the 8-head split, every head's 480 x 480 attention weights, masked vs unmasked.",
         section="7",
