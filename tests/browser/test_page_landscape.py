@@ -53,16 +53,16 @@ def test_grid_points_have_their_loss_colour_and_hover_value(nb, page_at, landsca
     logs = np.log10(np.array(ls["loss"]))
     lo, hi = logs.min(), logs.max()
     for i, j in ((2, 2), (0, 4), (4, 1)):                  # centre, beta=-span/alpha=+span, another
-        p = page.evaluate(f"NB.pageTraining.landscape.toPixel({ls['alpha'][j]}, {ls['beta'][i]})")
+        p = page.evaluate(f"nilmbuild.test.landscape.toPixel({ls['alpha'][j]}, {ls['beta'][i]})")
         x, y = int(round(p["x"])), int(round(p["y"]))
         x += -1 if j == 4 else 1                            # stay inside the plotted square at its edges
         y += 1 if i == 4 else -1
-        want = page.evaluate(f"NB.colormaps.map('viridis', {(logs[i, j] - lo) / (hi - lo)})")
+        want = page.evaluate(f"nilmbuild.test.colormaps.map('viridis', {(logs[i, j] - lo) / (hi - lo)})")
         got = nb.canvas_pixel(page, "#landscape", x, y)
         assert _on_segment_to_white(got, want), (i, j, got, want)
-    c = page.evaluate("NB.pageTraining.landscape.toPixel(0, 0)")
+    c = page.evaluate("nilmbuild.test.landscape.toPixel(0, 0)")
     box = page.locator("#landscape").bounding_box()
     page.mouse.move(box["x"] + c["x"], box["y"] + c["y"])
-    want = page.evaluate(f"NB.fmt({ls['centre_loss']}, 5)")
+    want = page.evaluate(f"nilmbuild.test.fmt({ls['centre_loss']}, 5)")
     assert f"loss {want}" in page.locator("#landscape-readout").text_content()
     assert not math.isnan(ls["centre_loss"])
