@@ -5,7 +5,6 @@
  * attentionArcs.draw(canvas, {query, weights, k, agg, unit, colour, title}) -> the arcs drawn
  */
 import { fmt, font } from "./core.js";
-import { gl } from "./gl.js";
 import { plot2d } from "./plot2d.js";
 var PAD = { l: 64, r: 16, t: 24, b: 40 };
 
@@ -14,6 +13,11 @@ function strongest(w, k) {
   for (var j = 0; j < w.length; j++) if (w[j] > 0) idx.push(j);
   idx.sort(function (a, b) { return w[b] - w[a] || a - b; });
   return idx.slice(0, k).map(function (j) { return { key: j, weight: w[j] }; });
+}
+
+function fit(canvas) {
+  var dpr = window.devicePixelRatio || 1, w = Math.round(canvas.clientWidth * dpr), h = Math.round(canvas.clientHeight * dpr);
+  if (canvas.width !== w || canvas.height !== h) { canvas.width = w; canvas.height = h; }
 }
 
 function signal(g, agg, x, y0, h) {
@@ -27,7 +31,7 @@ function signal(g, agg, x, y0, h) {
 }
 
 function draw(canvas, o) {
-  gl.fitCanvas(canvas);
+  fit(canvas);
   var dpr = window.devicePixelRatio || 1, W = canvas.clientWidth, H = canvas.clientHeight, L = o.weights.length;
   var g = canvas.getContext("2d");
   g.setTransform(dpr, 0, 0, dpr, 0, 0); g.fillStyle = "#fff"; g.fillRect(0, 0, W, H);
