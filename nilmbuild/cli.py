@@ -78,10 +78,11 @@ def _register() -> None:
     main.add_command(disaggregate)
     main.add_command(evaluate)
 
-    from nilmbuild.train.cli import calibrate, train
+    from nilmbuild.train.cli import calibrate, landscape, train
 
     main.add_command(train)
     main.add_command(calibrate)
+    main.add_command(landscape)
 
 
 _register()

@@ -410,6 +410,7 @@ def capture_batch(loaded_or_model, x, y=None, t0=None, *, ablations: bool = True
     x = torch.as_tensor(x, dtype=torch.float32)
     B = int(x.shape[0])
     planner = _Planner()
+    head_meta = None
     try:
         _weights(planner, model)
         trace = _run(model, x, gate_mode="hard", attention=lambda l, parts: planner.attention(
@@ -425,6 +426,9 @@ def capture_batch(loaded_or_model, x, y=None, t0=None, *, ablations: bool = True
                           "ground-truth ON/OFF state per device")
         if ablations:
             _ablations(planner, model, x)
+            if loaded is not None and (loaded.scalers or {}).get("appliances"):
+                from .head_ablation import store_head_ablation
+                head_meta = store_head_ablation(planner, model, x, loaded.scalers)
     finally:
         model.train(was_training)
     records = _order(planner, trace_order)
@@ -442,6 +446,8 @@ def capture_batch(loaded_or_model, x, y=None, t0=None, *, ablations: bool = True
         "tolerances": {"attention_weights_abs": ATTN_WEIGHTS_TOL, "derived_rel_to_max": REL_TOL_DERIVED,
                        "f16_rel": F16_EPS},
     }
+    if head_meta is not None:
+        m["head_ablation"] = head_meta
     if loaded is not None:
         m["scalers"] = loaded.scalers
         m["provenance"] = loaded.provenance

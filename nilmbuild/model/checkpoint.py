@@ -78,6 +78,14 @@ def save_checkpoint(path, model: NILMFormer, *, scalers: dict | None = None, tra
     atomic_write_bytes(path, lambda f: torch.save(payload, f))
 
 
+def update_extra(path, key: str, value) -> None:
+    """Set extra[key] = value in the checkpoint file at `path`, rewriting it atomically (weights untouched)."""
+    load_checkpoint(path)                                   # one-line UserError for anything unreadable
+    payload = torch.load(Path(path), map_location="cpu", weights_only=True)
+    payload["extra"] = {**(payload.get("extra") or {}), key: value}
+    atomic_write_bytes(path, lambda f: torch.save(payload, f))
+
+
 def load_checkpoint(path=None) -> Loaded:
     path = Path(path) if path is not None else default_checkpoint_path()
     if not path.is_file():

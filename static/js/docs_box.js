@@ -39,7 +39,7 @@ export function startDocsBox(root, opts) {
     const [href, params] = state();
     const opt = Array.from(pageSel.options).find((o) => o.value === href);
     const title = (opt ? opt.dataset.title : href) + " (NILMFormer, nilmbuild)";
-    return snippet(formatSel.value, { src: embedSrc(href, params), title: title, height: 480 });
+    return snippet(formatSel.value, { src: embedSrc(href, params), title: title });
   }
   function update() {
     const fromLink = linkState(link.value, hrefs);

@@ -14,6 +14,9 @@ import { decode } from "./decode.js";
 import { watts } from "./disaggregation_watts.js";
 import { gl } from "./gl.js";
 import { plot2d } from "./plot2d.js";
+import { headMatrix as makeHeadMatrix } from "./head_matrix.js";
+import { attentionArcs } from "./attention_arcs.js";
+import { attentionLayers } from "./attention_layers.js";
 
 var LOG_MIN = -4, LOG_MAX = 0;   // log10 colour domain: 1e-4 .. 1
 
@@ -298,19 +301,31 @@ function start(pg) {
     var bar = el.querySelector(".nb-legend"); if (bar) bar.dataset.mode = S.mode;
   }
 
+  /* ---------- arcs at the selected query, and the head across layers ---------- */
+  var arcsCanvas = document.getElementById("att-arcs"), arcs = [], ARCS_K = 8;
+  function drawArcs() {
+    arcs = attentionArcs.draw(arcsCanvas, { query: S.query, weights: row(S.head, S.query), k: ARCS_K, agg: agg(),
+      unit: affine ? "W" : "(scaled)", colour: headColour(S.head),
+      title: "layer " + S.layer + ", head " + S.head + (S.masked ? "" : " (mask off)") + ": the " + ARCS_K + " strongest keys of query t = " + S.query + " min" });
+  }
+  var layersView = attentionLayers.create(document.getElementById("att-layers"), document.getElementById("att-layers-axes"), cap,
+                                          { layers: nLayers, head: S.head, sample: S.sample });
+
   function redraw(all) {
     frame(); drawLegend();
-    if (all !== false) { drawRow(); drawSplit(); }
+    if (all !== false) { drawRow(); drawSplit(); drawArcs(); if (layersView) layersView.draw(S.head, S.sample); }
     readout();
   }
 
   /* ---------- controls ---------- */
   var ctl = document.getElementById("nb-controls");
-  controls.select(ctl, "Sample", P.samples.map(function (s, i) {
+  var sampleSel = controls.select(ctl, "Sample", P.samples.map(function (s, i) {
     return { value: i, label: "batch sample " + s + " · " + P.sample_labels[i] };
-  }), 0, function (v) { S.sample = Number(v); redraw(); }).id = "att-sample";
+  }), 0, function (v) { S.sample = Number(v); redraw(); });
+  sampleSel.id = "att-sample";
   var layers = []; for (var l = 0; l < nLayers; l++) layers.push({ value: l, label: "layer " + l });
-  controls.select(ctl, "Layer", layers, 0, function (v) { S.layer = Number(v); redraw(); }).id = "att-layer";
+  var layerSel = controls.select(ctl, "Layer", layers, 0, function (v) { S.layer = Number(v); redraw(); });
+  layerSel.id = "att-layer";
   var heads = []; for (var hh = 0; hh < H; hh++) heads.push({ value: hh, label: "head " + hh });
   var headSel = controls.select(ctl, "Head", heads, 0, function (v) { S.head = Number(v); redraw(); });
   headSel.id = "att-head";
@@ -327,11 +342,12 @@ function start(pg) {
   saveButton(ctl, canvas, "attention-heads.png", function () { frame(); });
   saveButton(document.getElementById("att-row-controls"), rowCanvas, "attention-row.png");
   saveButton(document.getElementById("att-split-controls"), splitCanvas, "attention-head-split.png");
+  saveButton(document.getElementById("att-arcs-controls"), arcsCanvas, "attention-arcs.png");
 
   function setQuery(t) {
     S.query = Math.max(0, Math.min(L - 1, t | 0));
     qIn.value = S.query;
-    drawAxes(); drawRow(); drawSplit(); readout();
+    drawAxes(); drawRow(); drawSplit(); drawArcs(); readout();
   }
 
   /* ---------- hover, keyboard, click ---------- */
@@ -354,13 +370,32 @@ function start(pg) {
     }
   });
 
+  /* ---------- head ablation matrix: click a cell -> that head on the sample where its effect is largest ---------- */
+  function openHead(layer, head, sample, c) {
+    S.layer = layer; S.head = head; S.sample = Math.max(0, P.samples.indexOf(sample));
+    layerSel.value = layer; headSel.value = head; sampleSel.value = S.sample;
+    redraw();
+    document.getElementById("att-heads-readout").textContent = "Opened layer " + layer + ", head " + head + " on batch sample " +
+      sample + ": zeroing it changes " + c.deviceName + " by " + fmt(c.value, 4) + " W on average over the ablated samples.";
+    canvas.scrollIntoView({ block: "nearest" });
+  }
+  var headMatrix = null;
+  if (P.head_ablation && cap.has("ablation.heads.delta_w")) {
+    headMatrix = makeHeadMatrix.create(document.getElementById("att-heads"), document.getElementById("att-heads-axes"), cap,
+      { onPick: function (l, h, s, c) { c.deviceName = String(cap.meta.devices[c.device]).replace(/_/g, " "); openHead(l, h, s, c); } });
+    if (headMatrix) legend(document.getElementById("att-heads-legend"), "viridis", 0, headMatrix.vmax,
+                           "mean |change in the device's watts| when the head is zeroed (W)");
+  }
+
   stateInUrl([["sample", "#att-sample"], ["layer", "#att-layer"], ["head", headSel], ["mask", "#att-mask"],
               ["t", qIn], ["scale", "#att-scale"], ["cmap", "#att-cmap"]]);
   redraw();
-  onResize(canvas, function () { frame(); drawRow(); drawSplit(); });
+  onResize(canvas, function () { frame(); drawRow(); drawSplit(); drawArcs(); });
   testHook({
     state: S, capture: cap, heatmaps: heatmaps, layout: function () { return LAY; }, row: row,
-    frame: frame, rowPlot: function () { return rowPlot; },
+    frame: frame, rowPlot: function () { return rowPlot; }, headMatrix: headMatrix,
+    arcs: function () { return arcs.map(function (a) { return { query: S.query, key: a.key, weight: a.weight }; }); },
+    layers: layersView,
   });
   ready();
 }

@@ -7,6 +7,8 @@ import { blob, controls, fail, fmt, ready, saveButton } from "./core.js";
 import { deviceColors } from "./disaggregation_watts.js";
 import { gl } from "./gl.js";
 import { plot2d } from "./plot2d.js";
+import { landscapeMap } from "./landscape_map.js";
+import { tooltip } from "./core.js";
 
 var COMP_COLORS = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#882255", "#999999", "#117733", "#000000"];
 function pretty(s) { return s.replace(/_/g, " "); }
@@ -119,9 +121,39 @@ function start(pg) {
   devs.forEach(function (d, k) { var s = document.createElement("span"); s.className = "nb-field"; s.innerHTML = "<i style='display:inline-block;width:14px;height:3px;background:" + deviceColors[k % 5] + "'></i>"; s.appendChild(document.createTextNode(pretty(d))); leg.appendChild(s); });
   saveButton(leg, vc, "training-validation.png", valPlot.draw);
 
-  testHook({ pc: { hm: hm, draw: drawPc, matrix: matrix } });
+  // ---- 5. loss landscape (stored by `nilmbuild landscape`; absent: the template says how to compute it) ----
+  var land = T.landscape ? landscape(T.landscape) : null;
+
+  testHook({ pc: { hm: hm, draw: drawPc, matrix: matrix }, landscape: land });
   stateInUrl([["component", "#loss-component"], ["epoch", "#pc-epoch"]]);
   ready();
+}
+
+function landscape(L) {
+  var canvas = document.getElementById("landscape"), map = landscapeMap.create(canvas, document.getElementById("landscape-axes"), L);
+  if (!map) return null;
+  legend(document.getElementById("landscape-legend"), "viridis", map.range.lo, map.range.hi, "log₁₀ validation loss", 5);
+  var out = document.getElementById("landscape-readout"), pts = L.trajectory || [];
+  function near(px, py) {
+    for (var k = 0; k < pts.length; k++) {
+      var q = map.toPixel(pts[k].alpha, pts[k].beta);
+      if (Math.abs(q.x - px) < 6 && Math.abs(q.y - py) < 6) return pts[k];
+    }
+    return null;
+  }
+  canvas.addEventListener("mousemove", function (e) {
+    var r = canvas.getBoundingClientRect(), px = e.clientX - r.left, py = e.clientY - r.top, p = near(px, py), v;
+    var t = p ? "epoch " + p.epoch + ": projected at α = " + fmt(p.alpha, 4) + ", β = " + fmt(p.beta, 4) + "; " +
+                fmt(100 * p.in_plane, 3) + "% of its squared distance to the checkpoint lies in the plane; true loss " + fmt(p.loss, 5)
+          : (v = map.valueAt(px, py)) ? "α = " + fmt(v.alpha, 4) + ", β = " + fmt(v.beta, 4) + ": loss " + fmt(v.loss, 5) : "";
+    out.textContent = t;
+    if (t) tooltip.show(t, e.clientX, e.clientY); else tooltip.hide();
+  });
+  canvas.addEventListener("mouseleave", function () { tooltip.hide(); });
+  out.textContent = "checkpoint loss " + fmt(L.centre_loss, 5) + "; lowest grid point " + fmt(L.min.loss, 5) + " at α = " +
+    fmt(L.min.alpha, 4) + ", β = " + fmt(L.min.beta, 4) + (map.outside ? "; " + map.outside + " epoch point(s) lie outside the plotted span" : "");
+  saveButton(document.getElementById("landscape-controls"), canvas, "training-loss-landscape.png", map.draw);
+  return map;
 }
 
 registerPage({ slug: "training", start: start });

@@ -174,3 +174,44 @@ def test_blob_budget(site_context):
     # 2.69 MB with the previous checkpoint, 3.29 MB with the retrained one (its attention compresses less);
     # shrinking it back under 3 MB is part of the speed/size issue
     assert sum(len(b) for b in spec.blobs.values()) < 3_500_000
+
+
+def test_head_ablation_matrix_colours_and_click_opens_the_head(nb, page_at, built_site, reader):
+    delta, sample = reader.get("ablation.heads.delta_w"), reader.get("ablation.heads.sample")
+    page = _open(nb, page_at, built_site)
+    page.locator("#att-heads").scroll_into_view_if_needed()
+    hm = page.evaluate("(() => { const m = nilmbuild.test.headMatrix; return {box: m.box(), vmax: m.vmax}; })()")
+    b, vmax = hm["box"], hm["vmax"]
+    assert vmax == pytest.approx(float(delta.max()), rel=1e-6)
+    Ly, H, D = delta.shape
+    l, h, d = np.unravel_index(int(np.argmax(delta)), delta.shape)
+    rows = Ly * H
+    for (ll, hh, dd) in ((l, h, d), (0, 0, 0), (Ly - 1, H - 1, D - 1)):
+        r = ll * H + hh
+        x, y = b["x"] + (dd + 0.5) * b["width"] / D, b["y"] + (r + 0.5) * b["height"] / rows
+        want = page.evaluate(f"nilmbuild.test.colormaps.map('viridis', {float(delta[ll, hh, dd]) / vmax})")
+        got = nb.canvas_pixel(page, "#att-heads", x, y)
+        assert all(abs(g - w) <= 3 for g, w in zip(got, want)), ((ll, hh, dd), got, want)
+    # click the strongest cell: the page opens that layer and head on the sample where the effect is largest
+    X, Y, rr, cc = nb.client_point(page, "#att-heads", b, l * H + h, d, rows, D)
+    assert (rr, cc) == (l * H + h, d)
+    page.mouse.click(X, Y)
+    st = page.evaluate("({layer: nilmbuild.test.state.layer, head: nilmbuild.test.state.head, sample: nilmbuild.test.page().data.samples[nilmbuild.test.state.sample]})")
+    assert st == {"layer": int(l), "head": int(h), "sample": int(sample[l, h, d])}
+    assert f"layer {l}, head {h} on batch sample {int(sample[l, h, d])}" in page.locator("#att-heads-readout").text_content()
+
+
+def test_arcs_end_at_the_strongest_keys_of_the_captured_weights(nb, page_at, built_site, reader):
+    page = _open(nb, page_at, built_site)
+    for layer, head, query in ((0, 0, 100), (2, 5, 333)):
+        page.select_option("#att-layer", str(layer))
+        page.select_option("#att-head", str(head))
+        page.locator("#att-query").fill(str(query))
+        page.locator("#att-query").dispatch_event("input")
+        arcs = page.evaluate("nilmbuild.test.arcs()")
+        w = weights_row(reader, layer, 0, head, query)
+        order = np.argsort(-w.astype(np.float64), kind="stable")
+        assert len(arcs) == 8 and all(a["query"] == query for a in arcs)
+        assert arcs[0]["key"] == int(order[0]) and arcs[0]["key"] != query        # the argmax key, never the masked self
+        assert {a["key"] for a in arcs} == {int(k) for k in order[:8]}
+        assert [a["weight"] for a in arcs] == pytest.approx([float(w[a["key"]]) for a in arcs], abs=2e-3)

@@ -17,7 +17,8 @@ def test_loads_offline(training, site_context):
         assert training.locator("#loss-plot").count() == 0 and training.locator("#pc-canvas").count() == 0
     else:
         assert training.locator("#no-log").count() == 0
-        assert training.locator("button.nb-save-png").count() == 4
+        has_landscape = bool((site_context.loaded.extra or {}).get("landscape"))
+        assert training.locator("button.nb-save-png").count() == 4 + has_landscape
 
 
 def test_pcgrad_heatmap_cell_and_epoch_slider(nb, training, site_context):

@@ -47,14 +47,12 @@ def _num(x: float):
 def pick_varied_samples(ctx, n: int) -> list[int]:
     """n batch samples with the most varied aggregate (std of input channel 0), in batch order.
 
-    Busy windows show more structure than flat night-time ones; the choice is deterministic.
+    Busy windows show more structure than flat night-time ones; the choice is deterministic (the head
+    ablation in the capture uses the same rule, so its samples are among the attention page's).
     """
-    x = np.asarray(ctx.x)
-    B = x.shape[0]
-    if B <= n:
-        return list(range(B))
-    order = np.argsort(-x[:, 0, :].std(axis=1), kind="stable")
-    return sorted(int(i) for i in order[:n])
+    from nilmbuild.capture.head_ablation import varied_samples
+
+    return varied_samples(ctx.x, n)
 
 
 def window_starts(ctx, samples) -> list[str]:

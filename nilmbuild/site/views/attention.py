@@ -3,6 +3,8 @@ rebuilt on the GPU from the captured q, k and lse, the masked model run vs the u
 
 from __future__ import annotations
 
+import numpy as np
+
 from nilmbuild.model.names import ablation, attn
 from nilmbuild.site.build import PageSpec
 
@@ -18,25 +20,37 @@ def records(n_layers: int) -> list[str]:
     for l in range(n_layers):
         names += [attn(l, p) for p in ("q", "k", "v", "lse", "weights")]
         names.append(ablation("no_mask", attn(l, "weights")))
-    return names
+    return names + ["ablation.heads.delta_w", "ablation.heads.sample"]
+
+
+def page_samples(ctx) -> list[int]:
+    """The varied samples, plus any sample where a head's ablation effect is largest (the capture ablates the
+    same varied samples, so normally none is added)."""
+    samples = set(pick_varied_samples(ctx, N_SAMPLES))
+    rec = ctx.capture.records.get("ablation.heads.sample")
+    if rec is not None:
+        samples |= {int(v) for v in np.unique(rec.tensor)}
+    return sorted(samples)
 
 
 def build(ctx) -> PageSpec:
     n_layers = int(ctx.loaded.cfg.n_encoder_layers)
-    samples = pick_varied_samples(ctx, N_SAMPLES)
+    samples = page_samples(ctx)
     blob = ctx.blob(records(n_layers), samples)
     return PageSpec(
         slug=SLUG,
         title=TITLE,
         template="attention.html",
         entry="page_attention.js",
-        data={"samples": samples, "sample_labels": window_starts(ctx, samples), "n_layers": n_layers},
+        data={"samples": samples, "sample_labels": window_starts(ctx, samples), "n_layers": n_layers,
+              "head_ablation": ctx.capture.meta.get("head_ablation")},
         blobs={"capture": blob},
         context={
             "n_layers": n_layers,
             "samples": samples,
             "sample_labels": window_starts(ctx, samples),
             "notes": ctx.notes_for(SLUG),
+            "head_ablation": ctx.capture.meta.get("head_ablation"),
         },
         summary="Q/K/V and the 8-head split, every head's 480 x 480 attention weights, masked vs unmasked.",
         section="7",

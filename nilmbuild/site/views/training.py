@@ -49,9 +49,18 @@ def train_summary(loaded) -> dict:
         "baseline_val": log.get("baseline_val") or {},
         "device_types": extra.get("device_types") or {},
         "best_epoch": extra.get("best_epoch"), "best_val_loss": extra.get("best_val_loss"),
+        "landscape": extra.get("landscape"),       # `nilmbuild landscape` (nilmbuild/train/landscape.py), or None
         "train_config": {k: v for k, v in (extra.get("train_config") or {}).items()
                          if k in ("epochs", "batch_size", "lr", "weight_decay", "grad_clip", "pcgrad", "days", "seed", "source")},
     })
+
+
+def _landscape_context(ls: dict | None) -> dict | None:
+    """What the template states about the landscape (grid, seed, batch, trajectory) without the surface."""
+    if not ls:
+        return None
+    return {k: ls.get(k) for k in ("grid", "span", "seed", "batch", "method", "centre_loss", "min", "epochs_upto",
+                                   "trajectory_file")} | {"n_points": len(ls.get("trajectory") or [])}
 
 
 def build(ctx) -> PageSpec:
@@ -64,5 +73,6 @@ def build(ctx) -> PageSpec:
         blobs={"train": msgpack.packb(summary, use_bin_type=True)},
         context={"has_log": has_log, "n_epochs": len(summary["epochs"]), "device_types": summary["device_types"],
                  "checkpoint_path": ctx.checkpoint_label, "notes": ctx.notes_for(SLUG),
-                 "train_config": summary["train_config"], "best_epoch": summary["best_epoch"]},
+                 "train_config": summary["train_config"], "best_epoch": summary["best_epoch"],
+                 "landscape": _landscape_context(summary["landscape"])},
     )

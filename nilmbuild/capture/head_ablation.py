@@ -1,0 +1,87 @@
+"""Which attention heads serve which device: one ablation run per (layer, head) of the same weights.
+
+For head h of layer l, the head's context (its E columns of the concatenated heads, just before the output
+projection Wo) is set to zero and the model is re-run (eval, hard gate: the inference output). The effect on
+device d is the mean over the window of |watts(ablated) - watts(model)|, per sample; the matrix keeps the
+mean over the ablated samples and the sample where the effect is largest. Watts are the scaler's inverse of
+the power output, clipped at 0 as at inference.
+
+Cost: n_layers * n_head forward passes of HEAD_ABLATION_SAMPLES windows (the attention page's samples, so
+the page can open the head's map on the sample where the effect is largest).
+
+How far to trust it: it is a single-head knock-out, measured on a handful of windows. Zeroing is not the
+head's "average" behaviour (mean-ablation would differ), heads that back each other up show little effect
+alone, and through the hard gate a small change can flip a device on or off, so large cells can come from
+a few gate flips. It says what the output needs, on these windows, not what a head "means".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+HEAD_ABLATION_SAMPLES = 2
+METHOD = ("zero one head's context before the output projection Wo, re-run the same weights (eval, hard gate); "
+          "effect = mean over the window of |change in the device's watts|, averaged over the ablated samples")
+
+
+def varied_samples(x, n: int) -> list[int]:
+    """n batch samples with the most varied aggregate (std of input channel 0), in batch order (deterministic)."""
+    x = np.asarray(x)
+    B = x.shape[0]
+    if B <= n:
+        return list(range(B))
+    order = np.argsort(-x[:, 0, :].std(axis=1), kind="stable")
+    return sorted(int(i) for i in order[:n])
+
+
+def to_watts(power: torch.Tensor, scalers: dict, devices: list[str]) -> np.ndarray:
+    """(B, D, L) scaled power -> watts, clipped at 0 (as at inference)."""
+    from nilmbuild.data.preprocess import scaler_from_dict
+
+    p = power.detach().float().cpu().numpy()
+    out = np.empty_like(p, dtype=np.float64)
+    for i, d in enumerate(devices):
+        out[:, i] = np.clip(scaler_from_dict(scalers["appliances"][d]).inverse(p[:, i]), 0, None)
+    return out
+
+
+def _zero_head(h: int, E: int):
+    def hook(module, args):
+        merged = args[0].clone()                          # (B, L, H * E): head h is columns h*E .. h*E+E-1
+        merged[..., h * E:(h + 1) * E] = 0.0
+        return (merged,)
+    return hook
+
+
+@torch.no_grad()
+def head_ablation(model, x, scalers: dict, samples: list[int]) -> dict:
+    """-> {"delta_w": (layers, heads, devices) mean |dW|, "sample": same shape, batch index of the largest effect,
+    "per_sample": (layers, heads, devices, S), "samples": samples}."""
+    cfg = model.cfg
+    devices = cfg.device_names
+    xs = torch.as_tensor(np.asarray(x)[samples], dtype=torch.float32)
+    base = to_watts(model(xs, gate_mode="hard").power, scalers, devices)
+    per = np.zeros((cfg.n_encoder_layers, cfg.n_head, len(devices), len(samples)))
+    for l, layer in enumerate(model.layers):
+        for h in range(cfg.n_head):
+            handle = layer.attn.wo.register_forward_pre_hook(_zero_head(h, layer.attn.head_dim))
+            try:
+                w = to_watts(model(xs, gate_mode="hard").power, scalers, devices)
+            finally:
+                handle.remove()
+            per[l, h] = np.abs(w - base).mean(axis=2).T            # (D, S)
+    best = np.asarray(samples)[per.argmax(axis=3)]
+    return {"delta_w": per.mean(axis=3), "sample": best, "per_sample": per, "samples": list(samples)}
+
+
+def store_head_ablation(planner, model, x, scalers: dict) -> dict:
+    """Run `head_ablation` on the varied samples and plan its records; returns the meta entry."""
+    samples = varied_samples(x, HEAD_ABLATION_SAMPLES)
+    r = head_ablation(model, x, scalers, samples)
+    axes = ("layer", "head", "device")
+    planner.store("ablation.heads.delta_w", r["delta_w"], axes, "7b", "architecture.md appendix",
+                  "mean |change in the device's watts| over the window when this head's context is zeroed", encoding="f32")
+    planner.store("ablation.heads.sample", r["sample"].astype(np.float32), axes, "7b", "architecture.md appendix",
+                  "batch index (of the full captured batch) where that change is largest", encoding="f32")
+    return {"samples": samples, "method": METHOD, "unit": "W"}

@@ -1,0 +1,83 @@
+/* head_matrix.js: which heads serve which device (records ablation.heads.*, nilmbuild/capture/head_ablation.py).
+ * headMatrix.create(canvas, cap, opts) draws the (layer x head) x device matrix of the mean |change in watts|
+ * when one head's context is zeroed, with row/column labels on a 2D overlay; opts.onPick(layer, head, sample)
+ * is called on click / Enter with the batch sample where that cell's effect is largest.
+ */
+import { fmt, font, onResize } from "./core.js";
+import { gl } from "./gl.js";
+var PAD = { l: 118, t: 64, r: 8, b: 8 };
+
+function pretty(s) { return String(s).replace(/_/g, " "); }
+
+// rows: layer-major (layer l, head h) -> row l * H + h; columns: devices in model order
+function matrixOf(cap) {
+  var r = cap.record("ablation.heads.delta_w");
+  return { data: cap.get("ablation.heads.delta_w"), sample: cap.get("ablation.heads.sample"),
+           layers: r.shape[0], heads: r.shape[1], devices: r.shape[2] };
+}
+
+function labels(overlay, m, devices, box) {
+  var dpr = window.devicePixelRatio || 1, W = overlay.clientWidth, Hh = overlay.clientHeight;
+  overlay.width = Math.round(W * dpr); overlay.height = Math.round(Hh * dpr);
+  var g = overlay.getContext("2d");
+  g.setTransform(dpr, 0, 0, dpr, 0, 0); g.clearRect(0, 0, W, Hh);
+  g.font = font(12); g.fillStyle = "#1b1f24";
+  var rh = box.height / (m.layers * m.heads), cw = box.width / m.devices;
+  g.textAlign = "center"; g.textBaseline = "bottom";
+  for (var d = 0; d < m.devices; d++) g.fillText(pretty(devices[d]), box.x + (d + 0.5) * cw, box.y - 6);
+  g.fillText("device whose output changes →", box.x + box.width / 2, box.y - 24);
+  g.textAlign = "right"; g.textBaseline = "middle";
+  for (var l = 0; l < m.layers; l++) for (var h = 0; h < m.heads; h++) {
+    var y = box.y + (l * m.heads + h + 0.5) * rh;
+    g.fillText((h === 0 ? "layer " + l + " · " : "") + "head " + h, box.x - 6, y);
+  }
+  g.strokeStyle = "#1b1f24"; g.lineWidth = 1.5;
+  for (l = 1; l < m.layers; l++) {
+    var yl = box.y + l * m.heads * rh;
+    g.beginPath(); g.moveTo(box.x - 100, yl); g.lineTo(box.x + box.width, yl); g.stroke();
+  }
+}
+
+export const headMatrix = {
+  create: function (canvas, overlay, cap, opts) {
+    var m = matrixOf(cap), devices = cap.meta.devices, vmax = 0;
+    for (var i = 0; i < m.data.length; i++) vmax = Math.max(vmax, m.data[i]);
+    gl.fitCanvas(canvas);
+    var regl = gl.create(canvas);
+    if (!regl) return null;
+    var hm = gl.heatmap(regl, { data: m.data, rows: m.layers * m.heads, cols: m.devices, vmin: 0, vmax: vmax || 1,
+                                   cmap: "viridis" });
+    function box() {
+      return { x: PAD.l, y: PAD.t, width: canvas.clientWidth - PAD.l - PAD.r, height: canvas.clientHeight - PAD.t - PAD.b };
+    }
+    function draw() {
+      gl.fitCanvas(canvas); regl.poll(); regl.clear({ color: [1, 1, 1, 1] });
+      var b = box(); hm.draw(b);
+      overlay.style.width = canvas.clientWidth + "px"; overlay.style.height = canvas.clientHeight + "px";
+      labels(overlay, m, devices, b);
+    }
+    function cell(row, col) {
+      return { layer: Math.floor(row / m.heads), head: row % m.heads, device: col,
+               value: m.data[row * m.devices + col], sample: m.sample[row * m.devices + col] };
+    }
+    function pick(row, col) { var c = cell(row, col); if (opts.onPick) opts.onPick(c.layer, c.head, c.sample, c); }
+    var cursor = gl.hover(canvas, [hm], {
+      ariaLabel: "head ablation matrix: rows are (layer, head), columns are devices; Enter opens the head's attention map",
+      label: function (h, r, c, v) {
+        var x = cell(r, c);
+        return "layer " + x.layer + ", head " + x.head + " zeroed\n" + pretty(devices[c]) + ": mean |Δ| = " + fmt(v, 4) +
+          " W\nlargest on batch sample " + x.sample + " (click to open)";
+      },
+    });
+    canvas.addEventListener("click", function (e) {
+      var r = canvas.getBoundingClientRect(), c = hm.cellAt(e.clientX - r.left, e.clientY - r.top);
+      if (c) { cursor.row = c.row; cursor.col = c.col; pick(c.row, c.col); }
+    });
+    canvas.addEventListener("keydown", function (e) {
+      if (e.key === "Enter" || e.key === " ") { e.preventDefault(); pick(cursor.row, cursor.col); }
+    });
+    draw();
+    onResize(canvas, draw);
+    return { heatmap: hm, matrix: m, vmax: vmax, cell: cell, draw: draw, box: box };
+  },
+};

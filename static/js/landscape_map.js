@@ -1,0 +1,123 @@
+/* landscape_map.js: the loss landscape stored in the checkpoint by `nilmbuild landscape` (extra["landscape"]).
+ * landscapeMap.create(canvas, overlay, L) draws log10(loss) on the (alpha, beta) plane as a WebGL height map
+ * with contours (landscape.vert/.frag), and on a 2D overlay the axes, the checkpoint (centre), the grid minimum
+ * and the training trajectory projected onto the plane (one point per epoch). Returns
+ * {draw, toPixel(alpha, beta) -> {x, y} CSS px, valueAt(px, py) -> {alpha, beta, loss} | null}.
+ */
+import landscapeFrag from "../glsl/landscape.frag";
+import landscapeVert from "../glsl/landscape.vert";
+import { colormaps } from "./colormaps.js";
+import { fmt, font, onResize } from "./core.js";
+import { gl } from "./gl.js";
+import { plot2d } from "./plot2d.js";
+var PAD = { l: 64, t: 16, r: 16, b: 52 }, LEVELS = 14;
+
+function box(canvas) {
+  var W = canvas.clientWidth, H = canvas.clientHeight, s = Math.min(W - PAD.l - PAD.r, H - PAD.t - PAD.b);
+  return { x: PAD.l, y: PAD.t, width: s, height: s };
+}
+
+function range(L) {
+  var lo = Infinity, hi = -Infinity;
+  L.loss.forEach(function (row) { row.forEach(function (v) { var g = Math.log10(v); lo = Math.min(lo, g); hi = Math.max(hi, g); }); });
+  return { lo: lo, hi: hi > lo ? hi : lo + 1e-6 };
+}
+
+function texData(L) {        // row i = beta index, column j = alpha index; values log10(loss)
+  var n = L.grid, d = new Float32Array(n * n);
+  for (var i = 0; i < n; i++) for (var j = 0; j < n; j++) d[i * n + j] = Math.log10(L.loss[i][j]);
+  return d;
+}
+
+function marker(g, p, kind, colour) {
+  g.strokeStyle = colour; g.fillStyle = colour; g.lineWidth = 2;
+  if (kind === "x") {
+    g.beginPath(); g.moveTo(p.x - 6, p.y - 6); g.lineTo(p.x + 6, p.y + 6); g.moveTo(p.x + 6, p.y - 6); g.lineTo(p.x - 6, p.y + 6); g.stroke();
+  } else {
+    g.beginPath(); g.arc(p.x, p.y, 6, 0, 2 * Math.PI); g.stroke();
+  }
+}
+
+function axes(g, b, L) {
+  g.font = font(12); g.fillStyle = "#1b1f24"; g.strokeStyle = "#57606a"; g.lineWidth = 1;
+  var ticks = plot2d.ticks(-L.span, L.span, 5);
+  g.textAlign = "center"; g.textBaseline = "top";
+  ticks.forEach(function (t) {
+    var x = b.x + ((t + L.span) / (2 * L.span)) * b.width;
+    g.beginPath(); g.moveTo(x, b.y + b.height); g.lineTo(x, b.y + b.height + 4); g.stroke(); g.fillText(fmt(t, 3), x, b.y + b.height + 6);
+  });
+  g.fillText("α: steps along direction 1 (1 = each filter moved by its own norm)", b.x + b.width / 2, b.y + b.height + 24);
+  g.textAlign = "right"; g.textBaseline = "middle";
+  ticks.forEach(function (t) {
+    var y = b.y + (1 - (t + L.span) / (2 * L.span)) * b.height;
+    g.beginPath(); g.moveTo(b.x - 4, y); g.lineTo(b.x, y); g.stroke(); g.fillText(fmt(t, 3), b.x - 6, y);
+  });
+  g.save(); g.translate(14, b.y + b.height / 2); g.rotate(-Math.PI / 2); g.textAlign = "center";
+  g.fillText("β: steps along direction 2", 0, 0); g.restore();
+}
+
+function trajectory(g, pts, toPixel, b) {
+  if (!pts.length) return 0;
+  var outside = 0;
+  g.save(); g.beginPath(); g.rect(b.x, b.y, b.width, b.height); g.clip();
+  g.strokeStyle = "#D55E00"; g.lineWidth = 2; g.beginPath();
+  pts.forEach(function (p, k) { var q = toPixel(p.alpha, p.beta); if (k) g.lineTo(q.x, q.y); else g.moveTo(q.x, q.y); });
+  g.stroke();
+  pts.forEach(function (p, k) {
+    var q = toPixel(p.alpha, p.beta);
+    if (q.x < b.x || q.x > b.x + b.width || q.y < b.y || q.y > b.y + b.height) outside++;
+    g.fillStyle = "#D55E00"; g.beginPath(); g.arc(q.x, q.y, 3, 0, 2 * Math.PI); g.fill();
+    if (k === 0 || k === pts.length - 1) {
+      g.fillStyle = "#1b1f24"; g.font = font(11, 600); g.textAlign = "left"; g.textBaseline = "bottom";
+      g.fillText("epoch " + p.epoch, q.x + 5, q.y - 3);
+    }
+  });
+  g.restore();
+  return outside;
+}
+
+export const landscapeMap = {
+  create: function (canvas, overlay, L) {
+    gl.fitCanvas(canvas);
+    var regl = gl.create(canvas);
+    if (!regl) return null;
+    if (!regl.hasExtension("oes_texture_float")) throw new Error("the landscape needs WebGL float textures (OES_texture_float)");
+    var n = L.grid, R = range(L), B = box(canvas);
+    var lossTex = regl.texture({ width: n, height: n, data: texData(L), format: "luminance", type: "float", min: "nearest", mag: "nearest" });
+    var lut = regl.texture({ width: 256, height: 1, data: colormaps.lut("viridis"), min: "nearest", mag: "nearest" });
+    var cmd = regl({
+      vert: landscapeVert, frag: landscapeFrag,
+      attributes: { position: [-1, -1, 1, -1, -1, 1, -1, 1, 1, -1, 1, 1] }, count: 6,
+      uniforms: { lossTex: lossTex, lut: lut, n: n, lo: R.lo, hi: R.hi, levels: LEVELS, pxStep: regl.prop("pxStep") },
+      viewport: regl.prop("viewport"), depth: { enable: false },
+    });
+    function toPixel(a, b) {
+      return { x: B.x + ((a + L.span) / (2 * L.span)) * B.width, y: B.y + (1 - (b + L.span) / (2 * L.span)) * B.height };
+    }
+    function draw() {
+      gl.fitCanvas(canvas); B = box(canvas); regl.poll(); regl.clear({ color: [1, 1, 1, 1] });
+      var sx = canvas.width / canvas.clientWidth, sy = canvas.height / canvas.clientHeight;
+      var vp = { x: Math.round(B.x * sx), y: Math.round(canvas.height - (B.y + B.height) * sy),
+                 width: Math.round(B.width * sx), height: Math.round(B.height * sy) };
+      cmd({ viewport: vp, pxStep: [(n - 1) / vp.width, (n - 1) / vp.height] });
+      var dpr = window.devicePixelRatio || 1;
+      overlay.style.width = canvas.clientWidth + "px"; overlay.style.height = canvas.clientHeight + "px";
+      overlay.width = Math.round(canvas.clientWidth * dpr); overlay.height = Math.round(canvas.clientHeight * dpr);
+      var g = overlay.getContext("2d");
+      g.setTransform(dpr, 0, 0, dpr, 0, 0); g.clearRect(0, 0, canvas.clientWidth, canvas.clientHeight);
+      axes(g, B, L);
+      api.outside = trajectory(g, L.trajectory || [], toPixel, B);
+      marker(g, toPixel(L.min.alpha, L.min.beta), "x", "#ffffff");
+      marker(g, toPixel(0, 0), "o", "#ffffff");
+    }
+    function valueAt(px, py) {
+      if (px < B.x || py < B.y || px >= B.x + B.width || py >= B.y + B.height) return null;
+      var j = Math.round(((px - B.x) / B.width) * (n - 1)), i = Math.round((1 - (py - B.y) / B.height) * (n - 1));
+      return { alpha: L.alpha[j], beta: L.beta[i], loss: L.loss[i][j], i: i, j: j };
+    }
+    var api = { draw: draw, toPixel: toPixel, valueAt: valueAt, range: R, outside: 0 };
+    draw();
+    onResize(canvas, draw);
+    return api;
+  },
+};
