@@ -123,3 +123,27 @@ def blob_html(name: str, payload: bytes) -> str:
         raise UserError(f"blob name {name!r}: use letters, digits, '.', '_' or '-' only")
     b64 = base64.b64encode(bytes(payload)).decode("ascii")
     return f'<script type="application/octet-stream" id="nb-blob-{name}">{b64}</script>'
+
+
+def json_script(element_id: str, value: object) -> str:
+    """``<script type="application/json" id=ID>JSON</script>`` (script-safe)."""
+    return f'<script type="application/json" id="{element_id}">{js_string(value)}</script>'
+
+
+def esbuild_bundle(entry: str, root: Path | None = None) -> str:
+    """An ES-module entry in static/js bundled by esbuild (npm devDependency) into one IIFE, script-safe."""
+    import subprocess
+    import tempfile
+
+    root = root or ROOT
+    exe = root / "node_modules" / ".bin" / "esbuild"
+    if not exe.exists():
+        raise UserError("esbuild missing from node_modules: run `npm ci` (or `make site`)")
+    with tempfile.TemporaryDirectory(prefix="nilmbuild-esbuild-") as tmp:
+        out = Path(tmp) / "out.js"
+        r = subprocess.run([str(exe), f"static/js/{entry}", "--bundle", "--format=iife", "--target=es2020",
+                            "--minify-whitespace", "--log-level=error", f"--outfile={out}"],
+                           cwd=root, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise UserError(f"esbuild could not bundle {entry}: {r.stderr.strip()}")
+        return script_safe(out.read_text(encoding="utf-8"))

@@ -53,6 +53,11 @@ class PageSpec:
     vendor: third-party scripts to inline (``"regl"``, ``"msgpack"``), see assets.VENDOR_FILES.
     summary: one line for the index and ``<meta name=description>``.
     section: the spec section the page shows (e.g. ``"4.2"``), shown next to the title.
+    entry: an ES-module entry in static/js bundled by esbuild with what it imports (live_page.js reads
+        ``data`` and the blobs); None: the classic js_modules bundle.
+    data: JSON-able values for an entry page's JS.
+    files: extra site files the page needs beside it (relative path -> bytes, e.g. the live model's runtime);
+        pages that name the same file must give the same bytes.
     """
 
     slug: str
@@ -65,6 +70,9 @@ class PageSpec:
     vendor: tuple[str, ...] = ("regl", "msgpack")
     summary: str = ""
     section: str = ""
+    entry: str | None = None
+    data: dict = field(default_factory=dict)
+    files: dict[str, bytes] = field(default_factory=dict)
 
     @property
     def filename(self) -> str:
@@ -112,7 +120,13 @@ def render_page(
             vendor_cache[v] = assets.vendor_script(v)
     data = {"slug": page.slug, "title": page.title, "section": page.section, "blobs": sorted(page.blobs)}
     scripts = [vendor_cache[v].html() for v in page.vendor]
-    scripts.append("<script>\n" + assets.bundle(list(page.js_modules), list(page.shaders), data) + "</script>")
+    if page.entry:
+        if page.entry not in vendor_cache:
+            vendor_cache[page.entry] = assets.esbuild_bundle(page.entry)
+        scripts.append(assets.json_script("nb-page", {**data, "data": page.data}))
+        scripts.append("<script>\n" + vendor_cache[page.entry] + "\n</script>")
+    else:
+        scripts.append("<script>\n" + assets.bundle(list(page.js_modules), list(page.shaders), data) + "</script>")
     blobs = [assets.blob_html(name, page.blobs[name]) for name in sorted(page.blobs)]
     nav = [
         {"slug": p.slug, "title": p.title, "href": p.filename, "current": p.slug == page.slug, "summary": p.summary,
@@ -135,6 +149,17 @@ def render_page(
         return env.get_template(page.template).render(**variables)
     except jinja2.TemplateNotFound as e:
         raise UserError(f"page {page.slug!r}: template {e.name!r} not found in templates/") from None
+
+
+def _page_files(pages: list[PageSpec]) -> dict[str, bytes]:
+    """The extra files the pages need (PageSpec.files), each once; a name with two contents is an error."""
+    files: dict[str, bytes] = {}
+    for p in pages:
+        for rel, data in p.files.items():
+            if rel in files and files[rel] != data:
+                raise UserError(f"page {p.slug!r}: file {rel!r} differs from another page's copy")
+            files[rel] = data
+    return files
 
 
 def _read_manifest(out_dir: Path) -> dict[str, str]:
@@ -205,6 +230,7 @@ def build_site(
     for page in it:
         rendered[page.filename] = render_page(env, page, pages, ctx, vendor_cache).encode("utf-8")
     rendered[".nojekyll"] = b""
+    rendered.update(_page_files(selected))
 
     old = _read_manifest(out_dir)
     partial = build_only is not None

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from nilmbuild.site.build import BuildResult, PageSpec, build_site
 
-NAV_ORDER = ("index", "data", "forward", "embedding", "encoder", "attention", "film", "gate",
+NAV_ORDER = ("index", "data", "forward", "embedding", "encoder", "attention", "film", "gate", "playground",
              "disaggregation", "training")
 
 
