@@ -9,11 +9,9 @@ probability sits within 1e-4 of the device's hard-gate threshold, where the hard
 
 import numpy as np
 import pytest
-import torch
 
 import nilmbuild
-from nilmbuild.live.export import OUTPUTS, STAGES, LiveModel, onnx_bytes
-from nilmbuild.model.trace import Trace
+from nilmbuild.live.export import OUTPUTS, onnx_bytes, torch_reference
 
 ort = pytest.importorskip("onnxruntime")
 ATOL = {"attention": 1e-4, "gate_prob": 1e-4, "watts": 0.25}
@@ -42,18 +40,7 @@ def windows(model):
 
 
 def reference(model, x, head):
-    """The PyTorch model's tensors for the graph's outputs, from the Trace (not from LiveModel)."""
-    trace = Trace()
-    with torch.no_grad():
-        model.loaded.model.eval()(torch.from_numpy(x), gate_mode="hard", trace=trace)
-    apps = model.loaded.scalers["appliances"]
-    from nilmbuild.infer.postprocess import denormalise
-
-    ref = {g: trace[t][0].numpy() for g, t in STAGES.items()}
-    ref["watts"] = np.stack([denormalise(ref["power_scaled"][i], apps[d]) for i, d in enumerate(model.devices)])
-    ref["attention"] = np.stack([trace[f"encoder.{l}.attn.weights"][0, head].numpy()
-                                 for l in range(model.loaded.cfg.n_encoder_layers)])
-    return ref
+    return torch_reference(model.loaded, x, head)
 
 
 def check(model, session, x, head):

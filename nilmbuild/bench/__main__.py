@@ -2,7 +2,7 @@
 
 Every speed is reported as a ratio against a reference measured in the same run on the same machine,
 because absolute times on shared machines are noise. Options: --quick (fewer repeats, no torch.compile),
---skip model,train,infer,build,pages.
+--skip model,train,infer,build,pages,live.
 """
 
 from __future__ import annotations
@@ -84,6 +84,9 @@ def main(argv=None) -> int:
     built = section("build", bench_build)
     if built is not None:
         section("pages", lambda: bench_pages(built[2], repeats=3 if a.quick else 5))
+        from nilmbuild.bench.live import bench_live
+
+        section("live", lambda: bench_live(built[2], repeats=3 if a.quick else 7))
     print("\n=== all results ===")
     print_table(rows)
     print(f"\n{json.dumps(env())}")

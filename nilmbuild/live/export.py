@@ -72,6 +72,22 @@ class LiveModel(nn.Module):
         return (watts, attention, *(trace[name][0] for name in STAGES.values()))
 
 
+def torch_reference(loaded, x: np.ndarray, head: int) -> dict[str, np.ndarray]:
+    """What each graph output should be, from a Trace of the PyTorch model (hard gate) on x (1, 7, W) and
+    the appliance scalers (nilmbuild.infer.postprocess.denormalise), independently of LiveModel."""
+    from nilmbuild.infer.postprocess import denormalise
+
+    trace = Trace()
+    with torch.no_grad():
+        loaded.model.eval()(torch.from_numpy(np.asarray(x, np.float32)), gate_mode="hard", trace=trace)
+    ref = {g: trace[t][0].numpy() for g, t in STAGES.items()}
+    apps = loaded.scalers["appliances"]
+    ref["watts"] = np.stack([denormalise(ref["power_scaled"][i], apps[d]) for i, d in enumerate(loaded.devices)])
+    ref["attention"] = np.stack([trace[f"encoder.{l}.attn.weights"][0, head].numpy()
+                                 for l in range(loaded.cfg.n_encoder_layers)])
+    return ref
+
+
 def strip_metadata(model_proto) -> None:
     """Drop the exporter's per-node stack traces and doc strings (~1.2 MB; the output is unchanged)."""
     graphs = [model_proto.graph] + [f for f in model_proto.functions]

@@ -15,12 +15,11 @@ import json
 from pathlib import Path
 
 from nilmbuild.errors import UserError
+from nilmbuild.site.assets import VENDOR_FILES
 
 RUNTIME_FILE = "nilmbuild-runtime.js"
-PACKAGE = "onnxruntime-web"
-ORT_JS = "dist/ort.wasm.min.js"
-GLUE = "dist/ort-wasm-simd-threaded.mjs"
-WASM = "dist/ort-wasm-simd-threaded.wasm"
+PACKAGE, ORT_JS = VENDOR_FILES["ort"]          # the files are listed there so that the wheel carries them
+GLUE, WASM = VENDOR_FILES["ort-glue"][1], VENDOR_FILES["ort-wasm"][1]
 
 
 def _read(root: Path, rel: str) -> bytes:

@@ -25,6 +25,10 @@ ROOT = PACKAGED if (PACKAGED / "templates").is_dir() else Path(__file__).resolve
 VENDOR_FILES: dict[str, tuple[str, str]] = {
     "regl": ("regl", "dist/regl.min.js"),
     "msgpack": ("@msgpack/msgpack", "dist.umd/msgpack.min.js"),
+    # the live model's runtime (nilmbuild/live/runtime.py writes them into nilmbuild-runtime.js, never a page)
+    "ort": ("onnxruntime-web", "dist/ort.wasm.min.js"),
+    "ort-glue": ("onnxruntime-web", "dist/ort-wasm-simd-threaded.mjs"),
+    "ort-wasm": ("onnxruntime-web", "dist/ort-wasm-simd-threaded.wasm"),
 }
 
 NPM_MISSING = "JS dependencies missing: run `npm ci` (or `make site`)"
