@@ -39,11 +39,11 @@ BURD = {      # RdBu_r(i / 255): entries 0, 51, 102, 153, 204, 255 are ColorBrew
 }
 
 NODE_SCRIPT = """
-global.window = {};
-require(process.argv[1]);
-const NB = window.NB, out = {};
-for (const n of NB.colormaps.names) out[n] = Array.from(NB.colormaps.lut(n));
-out.map = [0, 0.1, 0.5, 0.998, 1, -3, 7].map(t => NB.colormaps.map("viridis", t));
+const { pathToFileURL } = await import("node:url");
+const { colormaps } = await import(pathToFileURL(process.argv[1]).href);
+const out = {};
+for (const n of colormaps.names) out[n] = Array.from(colormaps.lut(n));
+out.map = [0, 0.1, 0.5, 0.998, 1, -3, 7].map(t => colormaps.map("viridis", t));
 console.log(JSON.stringify(out));
 """
 
@@ -54,7 +54,7 @@ def js():
         if os.environ.get("CI"):
             pytest.fail("node is missing: install Node.js 20+")
         pytest.skip("node is not installed")
-    res = subprocess.run(["node", "-e", NODE_SCRIPT, str(ROOT / "static" / "js" / "colormaps.js")],
+    res = subprocess.run(["node", "--input-type=module", "-e", NODE_SCRIPT, str(ROOT / "static" / "js" / "colormaps.js")],
                          capture_output=True, text=True, timeout=60, check=True)
     out = json.loads(res.stdout)
     luts = {k: np.array(v, dtype=int).reshape(256, 4) for k, v in out.items() if k != "map"}

@@ -25,9 +25,9 @@ NASTY = "</script><script>alert(1)</script><!-- x -->"
 
 def _pages(blob: bytes = b"\x00\x01</script>\xff", extra: str = NASTY) -> list[PageSpec]:
     return [
-        PageSpec(slug="index", title="Overview", template="index.html", vendor=(), summary="s"),
+        PageSpec(slug="index", title="Overview", template="index.html", summary="s"),
         PageSpec(slug="fixture", title="Fixture", template="fixture_heatmap.html",
-                 js_modules=("colormaps.js", "gl.js", "plot2d.js"), shaders=("heatmap.vert", "heatmap.frag"),
+                 entry="tests/browser/fixtures/fixture_heatmap.js",
                  blobs={"matrix": blob, "note": NASTY.encode()}, context={"explain": extra}, section="1.2"),
     ]
 
@@ -48,17 +48,22 @@ def test_page_is_self_contained(tmp_path):
     # no external resources of any kind
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)
     assert "<link" not in html and "@import" not in html and "url(" not in html
-    # vendor scripts named with versions from their package.json
+    # one bundle per page, by esbuild, naming the npm packages it took in, with their package.json versions
     for pkg in ("regl", "@msgpack/msgpack"):
         version = json.loads((assets.ROOT / "node_modules" / pkg / "package.json").read_text())["version"]
-        assert f"/* {pkg} {version} (npm, inlined verbatim) */" in html
+        assert f"{pkg} {version}" in html.split(" bundled by esbuild ", 1)[1].split("*/", 1)[0]
+    assert html.count(" bundled by esbuild ") == 1
+    assert "/* tests/browser/fixtures/fixture_heatmap.js bundled by esbuild " in html
     assert "sourceMappingURL" not in html
-    # our JS in declared order after core.js, shaders as NB.shaders[...]
-    order = [html.index(f"static/js/{n} ----") for n in ("core.js", "colormaps.js", "gl.js", "plot2d.js")]
-    assert order == sorted(order)
-    assert 'NB.shaders["heatmap.frag"] = "' in html
-    # the index page needs no vendor code
-    assert "createREGL" not in (tmp_path / "site" / "index.html").read_text()
+    # modules the entry imports (plot2d.js, gl.js) and shaders, as text from static/glsl
+    assert "function axisTitle(ax)" in html
+    assert json.dumps((assets.ROOT / "static" / "glsl" / "heatmap.frag").read_text())[1:40] in html
+    payload = json.loads(re.search(r'<script type="application/json" id="nb-page">(.*?)</script>', html).group(1))
+    assert payload == {"slug": "fixture", "title": "Fixture", "section": "1.2", "blobs": ["matrix", "note"],
+                       "data": {}}
+    # a page without an entry module gets no bundle, only the ready flag
+    index = (tmp_path / "site" / "index.html").read_text()
+    assert "esbuild" not in index and 'id="nb-page"' not in index and "dataset.ready" in index
 
 
 def test_escaping(tmp_path):
@@ -66,7 +71,7 @@ def test_escaping(tmp_path):
     html = (tmp_path / "site" / "fixture.html").read_text()
     # exactly the script elements we wrote: nothing closed early by '</script' in blobs, context or JS
     n_open = len(re.findall(r"<script\b", html))
-    assert n_open == len(re.findall(r"</script>", html)) == 7  # embed switch, 2 blobs, 2 vendor, our bundle, page script
+    assert n_open == len(re.findall(r"</script>", html)) == 5  # embed switch, 2 blobs, page payload, page bundle
     assert "alert(1)" not in html.replace("&lt;/script&gt;&lt;script&gt;alert(1)", "")
     blob = re.search(r'<script type="application/octet-stream" id="nb-blob-matrix">([^<]*)</script>', html).group(1)
     assert base64.b64decode(blob) == b"\x00\x01</script>\xff"
@@ -202,7 +207,7 @@ def test_site_command_end_to_end(tmp_path):
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 0, r.output
     html = (out / "index.html").read_text()
-    assert 'data-slug="index"' in html and "NB.ready()" in html
+    assert 'data-slug="index"' in html and 'registerPage({slug:"index"' in html
     assert (out / ".nojekyll").exists() and (out / "mine.txt").read_text() == "not nilmbuild's"
 
 

@@ -1,5 +1,6 @@
-"""The wheel carries everything a site build needs (templates, static JS/GLSL/CSS, the npm-locked regl and
-@msgpack/msgpack builds), so an installed wheel builds pages from any folder with no checkout and no Node.js."""
+"""The wheel carries everything a site build needs (templates, static JS/GLSL/CSS, every page's JS bundled by
+esbuild with the npm-locked regl and @msgpack/msgpack inside), so an installed wheel builds pages from any folder
+with no checkout and no Node.js."""
 
 import os
 import subprocess
@@ -32,10 +33,13 @@ def test_wheel_contents(wheel):
     for f in ("nilmbuild/__main__.py", "nilmbuild/checkpoints/default.pt",
               "nilmbuild/_assets/templates/base.html", "nilmbuild/_assets/static/js/core.js",
               "nilmbuild/_assets/static/glsl/heatmap.frag", "nilmbuild/_assets/static/css/site.css",
-              "nilmbuild/_assets/node_modules/regl/dist/regl.min.js", "nilmbuild/_assets/node_modules/regl/LICENSE",
-              "nilmbuild/_assets/node_modules/@msgpack/msgpack/dist.umd/msgpack.min.js"):
+              "nilmbuild/_assets/licenses/regl/LICENSE", "nilmbuild/_assets/licenses/@msgpack/msgpack/LICENSE"):
         assert f in names, f
-    assert not [n for n in names if n.endswith(".map") or "/src/" in n]      # only the inlined files
+    pages = sorted(p.name for p in (REPO / "static" / "js").glob("page_*.js"))
+    assert len(pages) == 10
+    for p in pages:
+        assert f"nilmbuild/_assets/bundles/{p}" in names, p
+    assert not [n for n in names if n.endswith(".map") or "/src/" in n or "node_modules" in n]
 
 
 @pytest.mark.slow
@@ -52,7 +56,8 @@ def test_installed_wheel_builds_pages_elsewhere_without_node(wheel, tmp_path):
     pages = sorted(p.name for p in (elsewhere / "out").glob("*.html"))
     assert pages == ["attention.html", "index.html"], r.stderr
     html = (elsewhere / "out" / "attention.html").read_text(encoding="utf-8")
-    assert "/* regl 2.1.1 (npm, inlined verbatim) */" in html and "@msgpack/msgpack" in html
+    assert "/* static/js/page_attention.js bundled by esbuild " in html
+    assert "regl 2.1.1" in html and "@msgpack/msgpack 3.1.3" in html
     assert str(REPO) not in html
 
 

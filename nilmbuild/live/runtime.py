@@ -15,11 +15,13 @@ import json
 from pathlib import Path
 
 from nilmbuild.errors import UserError
-from nilmbuild.site.assets import VENDOR_FILES
 
 RUNTIME_FILE = "nilmbuild-runtime.js"
-PACKAGE, ORT_JS = VENDOR_FILES["ort"]          # the files are listed there so that the wheel carries them
-GLUE, WASM = VENDOR_FILES["ort-glue"][1], VENDOR_FILES["ort-wasm"][1]
+PACKAGE = "onnxruntime-web"
+ORT_JS = "dist/ort.wasm.min.js"
+GLUE = "dist/ort-wasm-simd-threaded.mjs"
+WASM = "dist/ort-wasm-simd-threaded.wasm"
+FILES = ("package.json", ORT_JS, GLUE, WASM)     # what setup.py copies into the wheel
 
 
 def _read(root: Path, rel: str) -> bytes:
@@ -33,11 +35,9 @@ def runtime_script(root: Path) -> bytes:
     """The runtime file's bytes (deterministic for the same node_modules and worker source)."""
     import re
 
-    from nilmbuild.site.assets import read_js
-
     version = json.loads(_read(root, "package.json"))["version"]
     ort_js = re.sub(r"^//# sourceMappingURL=.*$", "", _read(root, ORT_JS).decode("utf-8"), flags=re.M)
-    worker = ort_js + "\n" + read_js("live_worker.js", root)
+    worker = ort_js + "\n" + (root / "static" / "js" / "live_worker.js").read_text(encoding="utf-8")
     wasm = base64.b64encode(gzipped_wasm(root)).decode("ascii")
     payload = {"version": version, "worker": worker, "glue": _read(root, GLUE).decode("utf-8")}
     head = (f"/* nilmbuild live-model runtime: {PACKAGE} {version} (npm, MIT licence), wasm build, inlined "

@@ -46,16 +46,14 @@ class PageSpec:
 
     slug: file name without ``.html`` (``"index"`` -> ``index.html``); letters, digits, ``-``, ``_``.
     template: Jinja template name (extends ``base.html``).
-    js_modules: our scripts from static/js, in load order (``core.js`` is always first, implicitly).
-    shaders: GLSL files from static/glsl, available as ``NB.shaders[name]``.
-    blobs: name -> bytes, available as ``NB.blob(name) -> Uint8Array``.
+    entry: the page's entry module in static/js (``"page_attention.js"``; a path with a folder is taken
+        relative to the repository root), bundled with everything it imports (see bundle.py); None: no JS
+        (the page is marked ready at once).
+    data: JSON-able values for the page's JS, read there as ``page().data`` (core.js).
+    blobs: name -> bytes, available as ``blob(name) -> Uint8Array`` (core.js).
     context: extra template variables (must not be named site/page/nav/assets).
-    vendor: third-party scripts to inline (``"regl"``, ``"msgpack"``), see assets.VENDOR_FILES.
     summary: one line for the index and ``<meta name=description>``.
     section: the spec section the page shows (e.g. ``"4.2"``), shown next to the title.
-    entry: an ES-module entry in static/js bundled by esbuild with what it imports (live_page.js reads
-        ``data`` and the blobs); None: the classic js_modules bundle.
-    data: JSON-able values for an entry page's JS.
     files: extra site files the page needs beside it (relative path -> bytes, e.g. the live model's runtime);
         pages that name the same file must give the same bytes.
     """
@@ -63,15 +61,12 @@ class PageSpec:
     slug: str
     title: str
     template: str
-    js_modules: tuple[str, ...] = ()
-    shaders: tuple[str, ...] = ()
-    blobs: dict[str, bytes] = field(default_factory=dict)
-    context: dict = field(default_factory=dict)
-    vendor: tuple[str, ...] = ("regl", "msgpack")
-    summary: str = ""
-    section: str = ""
     entry: str | None = None
     data: dict = field(default_factory=dict)
+    blobs: dict[str, bytes] = field(default_factory=dict)
+    context: dict = field(default_factory=dict)
+    summary: str = ""
+    section: str = ""
     files: dict[str, bytes] = field(default_factory=dict)
 
     @property
@@ -111,22 +106,25 @@ def make_env(template_dirs: Iterable[Path] = ()) -> jinja2.Environment:
     )
 
 
+NO_JS = "<script>document.documentElement.dataset.ready = \"true\";</script>"  # a page without an entry
+
+
+def page_scripts(page: PageSpec, script_cache: dict) -> list[str]:
+    """The page's JSON payload and its bundled JS as inline script elements."""
+    if page.entry is None:
+        return [NO_JS]
+    if page.entry not in script_cache:
+        script_cache[page.entry] = assets.page_script(page.entry)
+    payload = {"slug": page.slug, "title": page.title, "section": page.section, "blobs": sorted(page.blobs),
+               "data": page.data}
+    return [assets.page_payload_html(payload), "<script>\n" + script_cache[page.entry] + "\n</script>"]
+
+
 def render_page(
-    env: jinja2.Environment, page: PageSpec, pages: list[PageSpec], context: dict, vendor_cache: dict
+    env: jinja2.Environment, page: PageSpec, pages: list[PageSpec], context: dict, script_cache: dict
 ) -> str:
     """The HTML of one page (a str; deterministic)."""
-    for v in page.vendor:
-        if v not in vendor_cache:
-            vendor_cache[v] = assets.vendor_script(v)
-    data = {"slug": page.slug, "title": page.title, "section": page.section, "blobs": sorted(page.blobs)}
-    scripts = [vendor_cache[v].html() for v in page.vendor]
-    if page.entry:
-        if page.entry not in vendor_cache:
-            vendor_cache[page.entry] = assets.esbuild_bundle(page.entry)
-        scripts.append(assets.json_script("nb-page", {**data, "data": page.data}))
-        scripts.append("<script>\n" + vendor_cache[page.entry] + "\n</script>")
-    else:
-        scripts.append("<script>\n" + assets.bundle(list(page.js_modules), list(page.shaders), data) + "</script>")
+    scripts = page_scripts(page, script_cache)
     blobs = [assets.blob_html(name, page.blobs[name]) for name in sorted(page.blobs)]
     nav = [
         {"slug": p.slug, "title": p.title, "href": p.filename, "current": p.slug == page.slug, "summary": p.summary,
@@ -220,7 +218,7 @@ def build_site(
         selected = [p for p in pages if p.slug in wanted]
 
     env = make_env(template_dirs)
-    vendor_cache: dict = {}
+    script_cache: dict = {}
     rendered: dict[str, bytes] = {}
     it = selected
     if progress:
@@ -228,7 +226,7 @@ def build_site(
 
         it = tqdm(selected, desc="rendering pages", unit="page", file=sys.stderr)
     for page in it:
-        rendered[page.filename] = render_page(env, page, pages, ctx, vendor_cache).encode("utf-8")
+        rendered[page.filename] = render_page(env, page, pages, ctx, script_cache).encode("utf-8")
     rendered[".nojekyll"] = b""
     rendered.update(_page_files(selected))
 

@@ -1,270 +1,285 @@
-/* core.js: the global NB namespace and what every page needs.
- * NB.blob(name)        -> Uint8Array of the page's inlined blob (base64 in the script element #nb-blob-NAME)
- * NB.ready()           first frame drawn: <html data-ready="true"> + "nilmbuild:ready" event (once)
- * NB.fail(err)         readable message in #nb-error, <html data-ready="error">
- * NB.isEmbed()         the page was opened with #embed (only the visual is shown)
- * NB.savePNG / NB.saveButton   download a canvas as PNG
- * NB.tooltip           show(text, clientX, clientY) / hide(); element #nb-tooltip
- * NB.fmt(x)            compact, exact-enough number formatting
- * NB.gridCursor        arrow-key cursor over a focused grid (heatmaps)
- * NB.controls          real, labelled <button>/<select>/<input> controls
- * NB.animate           requestAnimationFrame loop that can be skipped (reduced motion / tests)
- * NB.onResize          ResizeObserver wrapper
+/* core.js: what every page needs (ES module; no side effects on import, so node can load it).
+ * page()               the page's payload from Python (<script type="application/json" id="nb-page">):
+ *                      slug, title, section, blobs (names) and data (the view's JSON for its JS)
+ * registerPage({slug, start})   the one way a page starts: see register.js
+ * blob(name)           -> Uint8Array of the page's inlined blob (base64 in the script element #nb-blob-NAME)
+ * ready()              first frame drawn: <html data-ready="true"> + "nilmbuild:ready" event (once)
+ * fail(err)            readable message in #nb-error, <html data-ready="error">
+ * isEmbed()            the page was opened with #embed (only the visual is shown)
+ * savePNG / saveButton download a canvas as PNG
+ * tooltip              show(text, clientX, clientY) / hide(); element #nb-tooltip
+ * fmt(x)               compact, exact-enough number formatting
+ * gridCursor           arrow-key cursor over a focused grid (heatmaps)
+ * controls             real, labelled <button>/<select>/<input> controls
+ * animate              requestAnimationFrame loop that can be skipped (reduced motion / tests)
+ * onResize             ResizeObserver wrapper
  */
-(function () {
-  "use strict";
-  var NB = (window.NB = window.NB || {});
-  NB.shaders = NB.shaders || {};
 
-  /* ---- blobs ---- */
-  var blobCache = {};
-  NB.blob = function (name) {
-    if (blobCache[name]) return blobCache[name];
-    var el = document.getElementById("nb-blob-" + name);
-    if (!el) throw new Error("blob '" + name + "' is not part of this page");
-    var bin = atob(el.textContent.trim());
-    var out = new Uint8Array(bin.length);
-    for (var i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
-    blobCache[name] = out;
-    return out;
-  };
+/* ---- the page payload ---- */
+var pageCache = null;
+export function page() {
+  if (!pageCache) {
+    var el = document.getElementById("nb-page");
+    pageCache = el ? JSON.parse(el.textContent) : { slug: "nilmbuild", title: "", section: "", blobs: [], data: {} };
+  }
+  return pageCache;
+}
 
-  /* ---- ready / fail ---- */
+/* ---- blobs ---- */
+var blobCache = {};
+export const blob = function (name) {
+  if (blobCache[name]) return blobCache[name];
+  var el = document.getElementById("nb-blob-" + name);
+  if (!el) throw new Error("blob '" + name + "' is not part of this page");
+  var bin = atob(el.textContent.trim());
+  var out = new Uint8Array(bin.length);
+  for (var i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  blobCache[name] = out;
+  return out;
+};
+
+/* ---- ready / fail ---- */
+var readyDone = false;
+export const ready = function () {
   var root = document.documentElement;
-  var readyDone = false;
-  NB.ready = function () {
-    if (readyDone || root.dataset.ready === "error") return;
-    readyDone = true;
-    root.dataset.ready = "true";
-    var ev = new Event("nilmbuild:ready");
-    window.dispatchEvent(ev);
-    document.dispatchEvent(new Event("nilmbuild:ready"));
-  };
+  if (readyDone || root.dataset.ready === "error") return;
+  readyDone = true;
+  root.dataset.ready = "true";
+  var ev = new Event("nilmbuild:ready");
+  window.dispatchEvent(ev);
+  document.dispatchEvent(new Event("nilmbuild:ready"));
+};
 
-  NB.fail = function (err) {
-    var msg = err && err.message ? err.message : String(err);
-    if (root.dataset.ready === "error") return; // keep the first (root-cause) message
-    root.dataset.ready = "error";
-    var box = document.getElementById("nb-error");
-    if (!box) {
-      box = document.createElement("div");
-      box.id = "nb-error";
-      box.className = "nb-error";
-      box.setAttribute("role", "alert");
-      document.body.insertBefore(box, document.body.firstChild);
-    }
-    box.textContent = "This view could not be shown: " + msg;
-    box.hidden = false;
-    if (window.console) console.warn("nilmbuild:", err); // warn, not error: the message is on the page
-    window.dispatchEvent(new CustomEvent("nilmbuild:error", { detail: msg }));
-  };
+export const fail = function (err) {
+  var root = document.documentElement;
+  var msg = err && err.message ? err.message : String(err);
+  if (root.dataset.ready === "error") return; // keep the first (root-cause) message
+  root.dataset.ready = "error";
+  var box = document.getElementById("nb-error");
+  if (!box) {
+    box = document.createElement("div");
+    box.id = "nb-error";
+    box.className = "nb-error";
+    box.setAttribute("role", "alert");
+    document.body.insertBefore(box, document.body.firstChild);
+  }
+  box.textContent = "This view could not be shown: " + msg;
+  box.hidden = false;
+  if (window.console) console.warn("nilmbuild:", err); // warn, not error: the message is on the page
+  window.dispatchEvent(new CustomEvent("nilmbuild:error", { detail: msg }));
+};
 
+// Uncaught errors and rejections end up in #nb-error (called once, by registerPage).
+export function catchErrors() {
   window.addEventListener("error", function (e) {
-    NB.fail(e.error || e.message || "unknown script error");
+    fail(e.error || e.message || "unknown script error");
   });
   window.addEventListener("unhandledrejection", function (e) {
-    NB.fail(e.reason || "unhandled promise rejection");
+    fail(e.reason || "unhandled promise rejection");
   });
+}
 
-  /* ---- embed mode ---- */
-  NB.isEmbed = function () {
-    return /(^#|[#&])embed\b/.test(location.hash);
-  };
-  function syncEmbed() {
-    root.classList.toggle("nb-embed", NB.isEmbed());
-  }
+/* ---- embed mode ---- */
+export const isEmbed = function () {
+  return /(^#|[#&])embed\b/.test(location.hash);
+};
+function syncEmbed() {
+  document.documentElement.classList.toggle("nb-embed", isEmbed());
+}
+// Keep <html class="nb-embed"> in step with the URL hash (called once, by registerPage).
+export function followEmbed() {
   syncEmbed();
   window.addEventListener("hashchange", syncEmbed);
+}
 
-  /* ---- numbers ---- */
-  // Up to `digits` significant digits, trailing zeros dropped; exponent form for very large/small.
-  // The canvas font stack (the CSS one, minus fonts canvas text never picks here): one place for every page.
-  NB.FONT_FAMILY = 'system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif';
-  NB.font = function (px, weight) { return (weight ? weight + " " : "") + px + "px " + NB.FONT_FAMILY; };
+/* ---- numbers ---- */
+// Up to `digits` significant digits, trailing zeros dropped; exponent form for very large/small.
+// The canvas font stack (the CSS one, minus fonts canvas text never picks here): one place for every page.
+export const FONT_FAMILY = 'system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif';
+export const font = function (px, weight) { return (weight ? weight + " " : "") + px + "px " + FONT_FAMILY; };
 
-  NB.fmt = function (x, digits) {
-    digits = digits || 4;
-    if (x === null || x === undefined) return "–";
-    if (Number.isNaN(x)) return "NaN";
-    if (!Number.isFinite(x)) return x > 0 ? "∞" : "-∞";
-    if (x === 0) return "0";
-    var a = Math.abs(x);
-    if (a >= 1e5 || a < 1e-3) {
-      return x.toExponential(digits - 1).replace(/\.?0+e/, "e").replace("e+", "e");
-    }
-    if (a >= Math.pow(10, digits)) return String(Math.round(x));  // 2000 -> "2000", not toPrecision's "2.00e+3"
-    var s = x.toPrecision(digits);
-    if (s.indexOf(".") >= 0) s = s.replace(/0+$/, "").replace(/\.$/, "");
-    return s;
-  };
-
-  /* ---- tooltip ---- */
-  NB.tooltip = {
-    el: function () {
-      var t = document.getElementById("nb-tooltip");
-      if (!t) {
-        t = document.createElement("div");
-        t.id = "nb-tooltip";
-        t.className = "nb-tooltip";
-        t.setAttribute("role", "tooltip");
-        document.body.appendChild(t);
-      }
-      return t;
-    },
-    // clientX/Y: viewport coordinates of the point the text describes
-    show: function (text, clientX, clientY) {
-      var t = this.el();
-      t.textContent = text;
-      t.hidden = false;
-      var w = t.offsetWidth, h = t.offsetHeight;
-      var x = clientX + 12, y = clientY + 12;
-      if (x + w > window.innerWidth - 4) x = Math.max(4, clientX - w - 12);
-      if (y + h > window.innerHeight - 4) y = Math.max(4, clientY - h - 12);
-      t.style.left = x + "px";
-      t.style.top = y + "px";
-    },
-    hide: function () {
-      var t = document.getElementById("nb-tooltip");
-      if (t) t.hidden = true;
-    },
-  };
-
-  /* ---- PNG export ---- */
-  // Canvases made by NB.gl.create keep their drawing buffer, so toBlob sees the last frame. `render`
-  // (optional) redraws first, for canvases that do not.
-  NB.savePNG = function (canvas, filename, render) {
-    if (render) render();
-    filename = filename || (NB.page ? NB.page.slug : "nilmbuild") + ".png";
-    var url = canvas.toDataURL("image/png");
-    var a = document.createElement("a");
-    a.href = url;
-    a.download = filename;
-    document.body.appendChild(a);
-    a.click();
-    a.remove();
-  };
-  // A standard "Save PNG" button in `container`; getCanvas: a canvas or a function returning one.
-  NB.saveButton = function (container, getCanvas, filename, render) {
-    var b = NB.controls.button(container, "Save PNG", function () {
-      var c = typeof getCanvas === "function" ? getCanvas() : getCanvas;
-      NB.savePNG(c, filename, render);
-    });
-    b.classList.add("nb-save-png");
-    b.title = "Download this view as a PNG image";
-    return b;
-  };
-
-  /* ---- controls: real, labelled form elements ---- */
-  var uid = 0;
-  function field(container, label, input) {
-    var id = input.id || "nb-ctl-" + ++uid;
-    input.id = id;
-    var wrap = document.createElement("span");
-    wrap.className = "nb-field";
-    var l = document.createElement("label");
-    l.htmlFor = id;
-    l.textContent = label;
-    wrap.appendChild(l);
-    wrap.appendChild(input);
-    container.appendChild(wrap);
-    return input;
+export const fmt = function (x, digits) {
+  digits = digits || 4;
+  if (x === null || x === undefined) return "–";
+  if (Number.isNaN(x)) return "NaN";
+  if (!Number.isFinite(x)) return x > 0 ? "∞" : "-∞";
+  if (x === 0) return "0";
+  var a = Math.abs(x);
+  if (a >= 1e5 || a < 1e-3) {
+    return x.toExponential(digits - 1).replace(/\.?0+e/, "e").replace("e+", "e");
   }
-  NB.controls = {
-    button: function (container, label, onClick) {
-      var b = document.createElement("button");
-      b.type = "button";
-      b.className = "nb-btn";
-      b.textContent = label;
-      b.addEventListener("click", onClick);
-      container.appendChild(b);
-      return b;
-    },
-    // options: array of values or of {value, label}
-    select: function (container, label, options, value, onChange) {
-      var s = document.createElement("select");
-      options.forEach(function (o) {
-        var opt = document.createElement("option");
-        opt.value = typeof o === "object" ? o.value : o;
-        opt.textContent = typeof o === "object" ? o.label : o;
-        s.appendChild(opt);
-      });
-      if (value !== undefined) s.value = value;
-      s.addEventListener("change", function () { onChange(s.value); });
-      return field(container, label, s);
-    },
-    range: function (container, label, min, max, step, value, onInput) {
-      var r = document.createElement("input");
-      r.type = "range";
-      r.min = min; r.max = max; r.step = step; r.value = value;
-      r.addEventListener("input", function () { onInput(Number(r.value)); });
-      return field(container, label, r);
-    },
-    checkbox: function (container, label, checked, onChange) {
-      var c = document.createElement("input");
-      c.type = "checkbox";
-      c.checked = !!checked;
-      c.addEventListener("change", function () { onChange(c.checked); });
-      return field(container, label, c);
-    },
-  };
+  if (a >= Math.pow(10, digits)) return String(Math.round(x));  // 2000 -> "2000", not toPrecision's "2.00e+3"
+  var s = x.toPrecision(digits);
+  if (s.indexOf(".") >= 0) s = s.replace(/0+$/, "").replace(/\.$/, "");
+  return s;
+};
 
-  /* ---- keyboard cursor over a grid ---- */
-  // Makes `el` focusable; arrow keys / Home / End / PageUp / PageDown move a (row, col) cursor and call
-  // onMove(row, col). Returns {row, col, set(row, col)}.
-  NB.gridCursor = function (el, rows, cols, onMove, label) {
-    var cur = { row: 0, col: 0 };
-    if (!el.hasAttribute("tabindex")) el.tabIndex = 0;
-    el.setAttribute("role", "application");
-    el.setAttribute("aria-roledescription", "grid cursor");
-    if (label) el.setAttribute("aria-label", label + " (arrow keys move the cursor)");
-    cur.set = function (r, c) {
-      cur.row = Math.max(0, Math.min(rows - 1, r));
-      cur.col = Math.max(0, Math.min(cols - 1, c));
-      onMove(cur.row, cur.col);
-    };
-    el.addEventListener("keydown", function (e) {
-      var r = cur.row, c = cur.col, step = e.shiftKey ? 10 : 1;
-      switch (e.key) {
-        case "ArrowUp": r -= step; break;
-        case "ArrowDown": r += step; break;
-        case "ArrowLeft": c -= step; break;
-        case "ArrowRight": c += step; break;
-        case "Home": c = 0; break;
-        case "End": c = cols - 1; break;
-        case "PageUp": r = 0; break;
-        case "PageDown": r = rows - 1; break;
-        default: return;
-      }
-      e.preventDefault();
-      cur.set(r, c);
-    });
-    el.addEventListener("focus", function () { cur.set(cur.row, cur.col); });
-    return cur;
-  };
-
-  /* ---- animation that tests and reduced-motion users can skip ---- */
-  NB.animationsOff = function () {
-    return !!window.NB_NO_ANIMATION ||
-      (window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches);
-  };
-  // step(t in [0,1]) is called per frame for `ms`; when animations are off it is called once with t=1.
-  NB.animate = function (ms, step, done) {
-    if (NB.animationsOff() || !ms) { step(1); if (done) done(); return { cancel: function () {} }; }
-    var t0 = null, id = 0, stopped = false;
-    function frame(now) {
-      if (stopped) return;
-      if (t0 === null) t0 = now;
-      var t = Math.min(1, (now - t0) / ms);
-      step(t);
-      if (t < 1) id = requestAnimationFrame(frame); else if (done) done();
+/* ---- tooltip ---- */
+export const tooltip = {
+  el: function () {
+    var t = document.getElementById("nb-tooltip");
+    if (!t) {
+      t = document.createElement("div");
+      t.id = "nb-tooltip";
+      t.className = "nb-tooltip";
+      t.setAttribute("role", "tooltip");
+      document.body.appendChild(t);
     }
-    id = requestAnimationFrame(frame);
-    return { cancel: function () { stopped = true; cancelAnimationFrame(id); step(1); if (done) done(); } };
-  };
+    return t;
+  },
+  // clientX/Y: viewport coordinates of the point the text describes
+  show: function (text, clientX, clientY) {
+    var t = this.el();
+    t.textContent = text;
+    t.hidden = false;
+    var w = t.offsetWidth, h = t.offsetHeight;
+    var x = clientX + 12, y = clientY + 12;
+    if (x + w > window.innerWidth - 4) x = Math.max(4, clientX - w - 12);
+    if (y + h > window.innerHeight - 4) y = Math.max(4, clientY - h - 12);
+    t.style.left = x + "px";
+    t.style.top = y + "px";
+  },
+  hide: function () {
+    var t = document.getElementById("nb-tooltip");
+    if (t) t.hidden = true;
+  },
+};
 
-  /* ---- resize ---- */
-  NB.onResize = function (el, fn) {
-    if (!window.ResizeObserver) { window.addEventListener("resize", fn); return; }
-    new ResizeObserver(function () { fn(); }).observe(el);
+/* ---- PNG export ---- */
+// Canvases made by gl.create keep their drawing buffer, so toBlob sees the last frame. `render`
+// (optional) redraws first, for canvases that do not.
+export const savePNG = function (canvas, filename, render) {
+  if (render) render();
+  filename = filename || page().slug + ".png";
+  var url = canvas.toDataURL("image/png");
+  var a = document.createElement("a");
+  a.href = url;
+  a.download = filename;
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+};
+// A standard "Save PNG" button in `container`; getCanvas: a canvas or a function returning one.
+export const saveButton = function (container, getCanvas, filename, render) {
+  var b = controls.button(container, "Save PNG", function () {
+    var c = typeof getCanvas === "function" ? getCanvas() : getCanvas;
+    savePNG(c, filename, render);
+  });
+  b.classList.add("nb-save-png");
+  b.title = "Download this view as a PNG image";
+  return b;
+};
+
+/* ---- controls: real, labelled form elements ---- */
+var uid = 0;
+function field(container, label, input) {
+  var id = input.id || "nb-ctl-" + ++uid;
+  input.id = id;
+  var wrap = document.createElement("span");
+  wrap.className = "nb-field";
+  var l = document.createElement("label");
+  l.htmlFor = id;
+  l.textContent = label;
+  wrap.appendChild(l);
+  wrap.appendChild(input);
+  container.appendChild(wrap);
+  return input;
+}
+export const controls = {
+  button: function (container, label, onClick) {
+    var b = document.createElement("button");
+    b.type = "button";
+    b.className = "nb-btn";
+    b.textContent = label;
+    b.addEventListener("click", onClick);
+    container.appendChild(b);
+    return b;
+  },
+  // options: array of values or of {value, label}
+  select: function (container, label, options, value, onChange) {
+    var s = document.createElement("select");
+    options.forEach(function (o) {
+      var opt = document.createElement("option");
+      opt.value = typeof o === "object" ? o.value : o;
+      opt.textContent = typeof o === "object" ? o.label : o;
+      s.appendChild(opt);
+    });
+    if (value !== undefined) s.value = value;
+    s.addEventListener("change", function () { onChange(s.value); });
+    return field(container, label, s);
+  },
+  range: function (container, label, min, max, step, value, onInput) {
+    var r = document.createElement("input");
+    r.type = "range";
+    r.min = min; r.max = max; r.step = step; r.value = value;
+    r.addEventListener("input", function () { onInput(Number(r.value)); });
+    return field(container, label, r);
+  },
+  checkbox: function (container, label, checked, onChange) {
+    var c = document.createElement("input");
+    c.type = "checkbox";
+    c.checked = !!checked;
+    c.addEventListener("change", function () { onChange(c.checked); });
+    return field(container, label, c);
+  },
+};
+
+/* ---- keyboard cursor over a grid ---- */
+// Makes `el` focusable; arrow keys / Home / End / PageUp / PageDown move a (row, col) cursor and call
+// onMove(row, col). Returns {row, col, set(row, col)}.
+export const gridCursor = function (el, rows, cols, onMove, label) {
+  var cur = { row: 0, col: 0 };
+  if (!el.hasAttribute("tabindex")) el.tabIndex = 0;
+  el.setAttribute("role", "application");
+  el.setAttribute("aria-roledescription", "grid cursor");
+  if (label) el.setAttribute("aria-label", label + " (arrow keys move the cursor)");
+  cur.set = function (r, c) {
+    cur.row = Math.max(0, Math.min(rows - 1, r));
+    cur.col = Math.max(0, Math.min(cols - 1, c));
+    onMove(cur.row, cur.col);
   };
-})();
+  el.addEventListener("keydown", function (e) {
+    var r = cur.row, c = cur.col, step = e.shiftKey ? 10 : 1;
+    switch (e.key) {
+      case "ArrowUp": r -= step; break;
+      case "ArrowDown": r += step; break;
+      case "ArrowLeft": c -= step; break;
+      case "ArrowRight": c += step; break;
+      case "Home": c = 0; break;
+      case "End": c = cols - 1; break;
+      case "PageUp": r = 0; break;
+      case "PageDown": r = rows - 1; break;
+      default: return;
+    }
+    e.preventDefault();
+    cur.set(r, c);
+  });
+  el.addEventListener("focus", function () { cur.set(cur.row, cur.col); });
+  return cur;
+};
+
+/* ---- animation that tests and reduced-motion users can skip ---- */
+export const animationsOff = function () {
+  return !!(window.nilmbuild && window.nilmbuild.test && window.nilmbuild.test.noAnimation) ||
+    (window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches);
+};
+// step(t in [0,1]) is called per frame for `ms`; when animations are off it is called once with t=1.
+export const animate = function (ms, step, done) {
+  if (animationsOff() || !ms) { step(1); if (done) done(); return { cancel: function () {} }; }
+  var t0 = null, id = 0, stopped = false;
+  function frame(now) {
+    if (stopped) return;
+    if (t0 === null) t0 = now;
+    var t = Math.min(1, (now - t0) / ms);
+    step(t);
+    if (t < 1) id = requestAnimationFrame(frame); else if (done) done();
+  }
+  id = requestAnimationFrame(frame);
+  return { cancel: function () { stopped = true; cancelAnimationFrame(id); step(1); if (done) done(); } };
+};
+
+/* ---- resize ---- */
+export const onResize = function (el, fn) {
+  if (!window.ResizeObserver) { window.addEventListener("resize", fn); return; }
+  new ResizeObserver(function () { fn(); }).observe(el);
+};

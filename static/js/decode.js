@@ -1,7 +1,6 @@
-/* nilmbuild capture blob decoder (docs/format.md). Plain script: concatenated at build time after
- * @msgpack/msgpack's UMD build (global MessagePack). Attaches NB.decode(bytes) -> Capture.
+/* nilmbuild capture blob decoder (docs/format.md). ES module; msgpack from @msgpack/msgpack (npm). Exports decode(bytes) -> Capture.
  *
- *   var cap = NB.decode(uint8array);
+ *   var cap = decode(uint8array);
  *   cap.meta; cap.names(); cap.record(name);          // metadata: name, shape, axes, stage, section, doc, stats, ...
  *   cap.get(name)          -> Float32Array, row-major, materialised on demand and cached (do not mutate)
  *   cap.slice(name, i)     -> Float32Array view of entry i along axis 0
@@ -11,243 +10,235 @@
  * Derived ops are implemented exactly as nilmbuild/capture/format.py materialise() does (float64
  * arithmetic, rounded to float32 once at the end).
  */
-(function (root) {
-  "use strict";
-  var NB = (root.NB = root.NB || {});
+import { decode as msgpackDecode } from "@msgpack/msgpack";
 
-  // ------------------------------------------------------------------ float16
-  var HALF_TABLE = null;
-  function halfToFloat(h) {
-    var s = h & 0x8000 ? -1 : 1;
-    var e = (h >> 10) & 0x1f;
-    var f = h & 0x3ff;
-    if (e === 0) return s * f * Math.pow(2, -24);            // zero / subnormal
-    if (e === 31) return f ? NaN : s * Infinity;
-    return s * (1 + f / 1024) * Math.pow(2, e - 15);
+// ------------------------------------------------------------------ float16
+var HALF_TABLE = null;
+function halfToFloat(h) {
+  var s = h & 0x8000 ? -1 : 1;
+  var e = (h >> 10) & 0x1f;
+  var f = h & 0x3ff;
+  if (e === 0) return s * f * Math.pow(2, -24);            // zero / subnormal
+  if (e === 31) return f ? NaN : s * Infinity;
+  return s * (1 + f / 1024) * Math.pow(2, e - 15);
+}
+function halfTable() {
+  if (!HALF_TABLE) {
+    HALF_TABLE = new Float32Array(65536);
+    for (var i = 0; i < 65536; i++) HALF_TABLE[i] = halfToFloat(i);
   }
-  function halfTable() {
-    if (!HALF_TABLE) {
-      HALF_TABLE = new Float32Array(65536);
-      for (var i = 0; i < 65536; i++) HALF_TABLE[i] = halfToFloat(i);
-    }
-    return HALF_TABLE;
+  return HALF_TABLE;
+}
+function u16le(bytes, n) {
+  var out = new Uint16Array(n);
+  for (var i = 0, j = 0; i < n; i++, j += 2) out[i] = bytes[j] | (bytes[j + 1] << 8);
+  return out;
+}
+function decodeF16(bytes, n, useNative) {
+  var native = useNative !== false && typeof globalThis.Float16Array === "function";
+  if (native && LITTLE) {
+    var copy = bytes.slice(0, 2 * n);                       // aligned copy
+    return Float32Array.from(new globalThis.Float16Array(copy.buffer, 0, n));
   }
-  function u16le(bytes, n) {
-    var out = new Uint16Array(n);
-    for (var i = 0, j = 0; i < n; i++, j += 2) out[i] = bytes[j] | (bytes[j + 1] << 8);
-    return out;
+  var t = halfTable(), h = u16le(bytes, n), out = new Float32Array(n);
+  for (var i = 0; i < n; i++) out[i] = t[h[i]];
+  return out;
+}
+var LITTLE = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+function decodeF32(bytes, n) {
+  if (LITTLE) return new Float32Array(bytes.slice(0, 4 * n).buffer);
+  var dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), out = new Float32Array(n);
+  for (var i = 0; i < n; i++) out[i] = dv.getFloat32(4 * i, true);
+  return out;
+}
+function decodeBits(bytes, n) {
+  var out = new Float32Array(n);
+  for (var i = 0; i < n; i++) out[i] = (bytes[i >> 3] >> (i & 7)) & 1;
+  return out;
+}
+function decodeF16z(bytes, n) {
+  var nm = (n + 7) >> 3, t = halfTable(), out = new Float32Array(n), j = nm;
+  for (var i = 0; i < n; i++) {
+    if ((bytes[i >> 3] >> (i & 7)) & 1) { out[i] = t[bytes[j] | (bytes[j + 1] << 8)]; j += 2; }
   }
-  function decodeF16(bytes, n, useNative) {
-    var native = useNative !== false && typeof root.Float16Array === "function";
-    if (native && LITTLE) {
-      var copy = bytes.slice(0, 2 * n);                       // aligned copy
-      return Float32Array.from(new root.Float16Array(copy.buffer, 0, n));
-    }
-    var t = halfTable(), h = u16le(bytes, n), out = new Float32Array(n);
-    for (var i = 0; i < n; i++) out[i] = t[h[i]];
-    return out;
-  }
-  var LITTLE = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
-  function decodeF32(bytes, n) {
-    if (LITTLE) return new Float32Array(bytes.slice(0, 4 * n).buffer);
-    var dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), out = new Float32Array(n);
-    for (var i = 0; i < n; i++) out[i] = dv.getFloat32(4 * i, true);
-    return out;
-  }
-  function decodeBits(bytes, n) {
-    var out = new Float32Array(n);
-    for (var i = 0; i < n; i++) out[i] = (bytes[i >> 3] >> (i & 7)) & 1;
-    return out;
-  }
-  function decodeF16z(bytes, n) {
-    var nm = (n + 7) >> 3, t = halfTable(), out = new Float32Array(n), j = nm;
-    for (var i = 0; i < n; i++) {
-      if ((bytes[i >> 3] >> (i & 7)) & 1) { out[i] = t[bytes[j] | (bytes[j + 1] << 8)]; j += 2; }
-    }
-    return out;
-  }
+  return out;
+}
 
-  // ------------------------------------------------------------------ numerics shared with format.py
-  function erfc(x) {                                          // Numerical Recipes erfcc, |rel err| < 1.2e-7
-    var z = Math.abs(x), t = 1 / (1 + 0.5 * z);
-    var ans = t * Math.exp(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 +
-      t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 +
-      t * 0.17087277)))))))));
-    return x >= 0 ? ans : 2 - ans;
+// ------------------------------------------------------------------ numerics shared with format.py
+function erfc(x) {                                          // Numerical Recipes erfcc, |rel err| < 1.2e-7
+  var z = Math.abs(x), t = 1 / (1 + 0.5 * z);
+  var ans = t * Math.exp(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 +
+    t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 +
+    t * 0.17087277)))))))));
+  return x >= 0 ? ans : 2 - ans;
+}
+function gelu(x) { return 0.5 * x * erfc(-x / Math.SQRT2); }
+function numel(shape) { var n = 1; for (var i = 0; i < shape.length; i++) n *= shape[i]; return n; }
+function strides(shape) {
+  var s = new Array(shape.length), acc = 1;
+  for (var i = shape.length - 1; i >= 0; i--) { s[i] = acc; acc *= shape[i]; }
+  return s;
+}
+
+// ------------------------------------------------------------------ Capture
+function Capture(bytes) {
+  var obj = msgpackDecode(bytes);
+  if (!obj || obj.format !== "nilmbuild-capture") throw new Error("not a nilmbuild capture blob");
+  if (obj.version !== 1) throw new Error("capture blob version " + obj.version + ", this page reads version 1");
+  this.meta = obj.meta;
+  this.version = obj.version;
+  this._order = [];
+  this._recs = {};
+  this._cache = {};
+  for (var i = 0; i < obj.records.length; i++) {
+    var r = obj.records[i];
+    this._order.push(r.name);
+    this._recs[r.name] = r;
   }
-  function gelu(x) { return 0.5 * x * erfc(-x / Math.SQRT2); }
-  function numel(shape) { var n = 1; for (var i = 0; i < shape.length; i++) n *= shape[i]; return n; }
-  function strides(shape) {
-    var s = new Array(shape.length), acc = 1;
-    for (var i = shape.length - 1; i >= 0; i--) { s[i] = acc; acc *= shape[i]; }
-    return s;
+}
+
+Capture.prototype.names = function () { return this._order.slice(); };
+Capture.prototype.has = function (name) { return Object.prototype.hasOwnProperty.call(this._recs, name); };
+Capture.prototype._rec = function (name) {
+  if (!this.has(name)) throw new Error("capture has no record " + JSON.stringify(name));
+  return this._recs[name];
+};
+Capture.prototype.record = function (name) {
+  var r = this._rec(name), out = {};
+  for (var k in r) if (k !== "data" && Object.prototype.hasOwnProperty.call(r, k)) out[k] = r[k];
+  return out;
+};
+
+Capture.prototype.get = function (name) {
+  if (this._cache[name]) return this._cache[name];
+  var r = this._rec(name), n = numel(r.shape), a;
+  switch (r.encoding) {
+    case "f16": a = decodeF16(r.data, n); break;
+    case "f32": a = decodeF32(r.data, n); break;
+    case "f16z": a = decodeF16z(r.data, n); break;
+    case "bits": a = decodeBits(r.data, n); break;
+    case "u8bool": a = new Float32Array(n); for (var i = 0; i < n; i++) a[i] = r.data[i] ? 1 : 0; break;
+    case "derived": a = this._derive(r, n); break;
+    default: throw new Error("record " + name + ": unknown encoding " + r.encoding);
   }
+  if (a.length !== n) throw new Error("record " + name + ": " + a.length + " values for shape " + r.shape);
+  this._cache[name] = a;
+  return a;
+};
 
-  // ------------------------------------------------------------------ Capture
-  function Capture(bytes) {
-    if (!root.MessagePack || typeof root.MessagePack.decode !== "function") {
-      throw new Error("NB.decode needs @msgpack/msgpack (global MessagePack) loaded first");
-    }
-    var obj = root.MessagePack.decode(bytes);
-    if (!obj || obj.format !== "nilmbuild-capture") throw new Error("not a nilmbuild capture blob");
-    if (obj.version !== 1) throw new Error("capture blob version " + obj.version + ", this page reads version 1");
-    this.meta = obj.meta;
-    this.version = obj.version;
-    this._order = [];
-    this._recs = {};
-    this._cache = {};
-    for (var i = 0; i < obj.records.length; i++) {
-      var r = obj.records[i];
-      this._order.push(r.name);
-      this._recs[r.name] = r;
-    }
-  }
+Capture.prototype.slice = function (name, i) {
+  var r = this._rec(name), a = this.get(name), m = a.length / r.shape[0];
+  if (!(i >= 0 && i < r.shape[0])) throw new Error(name + ": index " + i + " out of range " + r.shape[0]);
+  return a.subarray(i * m, (i + 1) * m);
+};
 
-  Capture.prototype.names = function () { return this._order.slice(); };
-  Capture.prototype.has = function (name) { return Object.prototype.hasOwnProperty.call(this._recs, name); };
-  Capture.prototype._rec = function (name) {
-    if (!this.has(name)) throw new Error("capture has no record " + JSON.stringify(name));
-    return this._recs[name];
-  };
-  Capture.prototype.record = function (name) {
-    var r = this._rec(name), out = {};
-    for (var k in r) if (k !== "data" && Object.prototype.hasOwnProperty.call(r, k)) out[k] = r[k];
-    return out;
-  };
-
-  Capture.prototype.get = function (name) {
-    if (this._cache[name]) return this._cache[name];
-    var r = this._rec(name), n = numel(r.shape), a;
-    switch (r.encoding) {
-      case "f16": a = decodeF16(r.data, n); break;
-      case "f32": a = decodeF32(r.data, n); break;
-      case "f16z": a = decodeF16z(r.data, n); break;
-      case "bits": a = decodeBits(r.data, n); break;
-      case "u8bool": a = new Float32Array(n); for (var i = 0; i < n; i++) a[i] = r.data[i] ? 1 : 0; break;
-      case "derived": a = this._derive(r, n); break;
-      default: throw new Error("record " + name + ": unknown encoding " + r.encoding);
-    }
-    if (a.length !== n) throw new Error("record " + name + ": " + a.length + " values for shape " + r.shape);
-    this._cache[name] = a;
-    return a;
-  };
-
-  Capture.prototype.slice = function (name, i) {
-    var r = this._rec(name), a = this.get(name), m = a.length / r.shape[0];
-    if (!(i >= 0 && i < r.shape[0])) throw new Error(name + ": index " + i + " out of range " + r.shape[0]);
-    return a.subarray(i * m, (i + 1) * m);
-  };
-
-  Capture.prototype._derive = function (r, n) {
-    var self = this, out = new Float32Array(n), i, j, c;
-    var src = function (f) { return self.get(r[f]); };
-    var shapeOf = function (f) { return self._rec(r[f]).shape; };
-    switch (r.op) {
-      case "alias": out.set(src("src")); return out;
-      case "add": { var a = src("a"), b = src("b"); for (i = 0; i < n; i++) out[i] = a[i] + b[i]; return out; }
-      case "mul": { var a2 = src("a"), b2 = src("b"); for (i = 0; i < n; i++) out[i] = a2[i] * b2[i]; return out; }
-      case "gelu": { var x = src("src"); for (i = 0; i < n; i++) out[i] = gelu(x[i]); return out; }
-      case "permute": {
-        var s = src("src"), ss = shapeOf("src"), st = strides(ss), perm = r.perm;
-        var pshape = perm.map(function (p) { return ss[p]; }), pst = perm.map(function (p) { return st[p]; });
-        var nd = pshape.length, idx = new Array(nd).fill(0), off = 0;
-        for (i = 0; i < n; i++) {
-          out[i] = s[off];
-          for (var d = nd - 1; d >= 0; d--) {                 // odometer over the permuted shape
-            idx[d]++; off += pst[d];
-            if (idx[d] < pshape[d]) break;
-            off -= pst[d] * pshape[d]; idx[d] = 0;
-          }
+Capture.prototype._derive = function (r, n) {
+  var self = this, out = new Float32Array(n), i, j, c;
+  var src = function (f) { return self.get(r[f]); };
+  var shapeOf = function (f) { return self._rec(r[f]).shape; };
+  switch (r.op) {
+    case "alias": out.set(src("src")); return out;
+    case "add": { var a = src("a"), b = src("b"); for (i = 0; i < n; i++) out[i] = a[i] + b[i]; return out; }
+    case "mul": { var a2 = src("a"), b2 = src("b"); for (i = 0; i < n; i++) out[i] = a2[i] * b2[i]; return out; }
+    case "gelu": { var x = src("src"); for (i = 0; i < n; i++) out[i] = gelu(x[i]); return out; }
+    case "permute": {
+      var s = src("src"), ss = shapeOf("src"), st = strides(ss), perm = r.perm;
+      var pshape = perm.map(function (p) { return ss[p]; }), pst = perm.map(function (p) { return st[p]; });
+      var nd = pshape.length, idx = new Array(nd).fill(0), off = 0;
+      for (i = 0; i < n; i++) {
+        out[i] = s[off];
+        for (var d = nd - 1; d >= 0; d--) {                 // odometer over the permuted shape
+          idx[d]++; off += pst[d];
+          if (idx[d] < pshape[d]) break;
+          off -= pst[d] * pshape[d]; idx[d] = 0;
         }
-        return out;
       }
-      case "select": {
-        var s2 = src("src"), sh = shapeOf("src"), ax = r.axis, k = r.index;
-        var outer = numel(sh.slice(0, ax)), inner = numel(sh.slice(ax + 1)), dim = sh[ax];
-        for (i = 0; i < outer; i++) out.set(s2.subarray((i * dim + k) * inner, (i * dim + k + 1) * inner), i * inner);
-        return out;
-      }
-      case "layernorm": {
-        var xl = src("src"), w = src("weight"), bl = src("bias"), F = w.length, rows = n / F, eps = r.eps;
-        for (i = 0; i < rows; i++) {
-          var o = i * F, mean = 0, v = 0;
-          for (j = 0; j < F; j++) mean += xl[o + j];
-          mean /= F;
-          for (j = 0; j < F; j++) { var dd = xl[o + j] - mean; v += dd * dd; }
-          var inv = 1 / Math.sqrt(v / F + eps);
-          for (j = 0; j < F; j++) out[o + j] = (xl[o + j] - mean) * inv * w[j] + bl[j];
-        }
-        return out;
-      }
-      case "linear": {
-        var xs = src("src"), xsh = shapeOf("src"), W = src("weight"), wsh = shapeOf("weight");
-        var Fo = wsh[0], Fi = numel(wsh) / Fo, bias = r.bias != null ? src("bias") : null;
-        var cf = r.axis === 1, B = xsh[0], Lr = cf ? xsh[2] : numel(xsh) / (B * Fi);
-        var heads = r.heads || 0, E = heads ? Fo / heads : 0, acc;
-        for (var bb = 0; bb < B; bb++) for (var t = 0; t < Lr; t++) for (var f = 0; f < Fo; f++) {
-          acc = 0;
-          if (cf) { for (c = 0; c < Fi; c++) acc += W[f * Fi + c] * xs[(bb * Fi + c) * Lr + t]; }
-          else { var xo = (bb * Lr + t) * Fi, wo = f * Fi; for (c = 0; c < Fi; c++) acc += W[wo + c] * xs[xo + c]; }
-          if (bias) acc += bias[f];
-          var dst;
-          if (cf) dst = (bb * Fo + f) * Lr + t;
-          else if (heads) dst = ((bb * heads + ((f / E) | 0)) * Lr + t) * E + (f % E);
-          else dst = (bb * Lr + t) * Fo + f;
-          out[dst] = acc;
-        }
-        return out;
-      }
-      case "film": {
-        var xf = src("src"), xsf = shapeOf("src"), g = src("gamma"), be = src("beta"), gsh = shapeOf("gamma");
-        var Bf = xsf[0], Lf = xsf[1], Ff = xsf[2], NL = gsh[1], li = r.index;
-        for (var b3 = 0; b3 < Bf; b3++) for (var t3 = 0; t3 < Lf; t3++) for (var f3 = 0; f3 < Ff; f3++) {
-          var gi = (b3 * NL + li) * Ff + f3, xi = (b3 * Lf + t3) * Ff + f3;
-          var y = (1 + g[gi]) * xf[xi] + be[gi];
-          if (y !== y) y = 0; else if (y === Infinity) y = 1e4; else if (y === -Infinity) y = -1e4;
-          out[xi] = y;
-        }
-        return out;
-      }
-      case "attention_scores":
-      case "attention_masked_scores":
-      case "attention_weights": {
-        var sh4 = r.shape, Bq = sh4[0], H = sh4[1], L = sh4[2];
-        for (var b4 = 0; b4 < Bq; b4++) for (var h = 0; h < H; h++) for (var q = 0; q < L; q++) {
-          out.set(this._attnRow(r, b4, h, q), ((b4 * H + h) * L + q) * L);
-        }
-        return out;
-      }
-      default: throw new Error("record " + r.name + ": unknown derived op " + r.op);
+      return out;
     }
-  };
-
-  // one row (query q of head h of sample b) of a derived attention matrix, as float32
-  Capture.prototype._attnRow = function (r, b, h, q) {
-    var Q = this.get(r.q), K = this.get(r.k), qs = this._rec(r.q).shape;
-    var H = qs[1], L = qs[2], E = qs[3], scale = r.scale, row = new Float32Array(L);
-    var qo = ((b * H + h) * L + q) * E, ko = (b * H + h) * L * E;
-    var masked = r.op === "attention_masked_scores" || (r.op === "attention_weights" && r.mask_diagonal);
-    var lse = r.op === "attention_weights" ? this.get(r.lse)[(b * H + h) * L + q] : 0;
-    for (var s = 0; s < L; s++) {
-      var acc = 0, o = ko + s * E;
-      for (var e = 0; e < E; e++) acc += Q[qo + e] * K[o + e];
-      var sc = acc * scale;
-      if (masked && s === q) sc = r.mask_value;
-      if (r.op === "attention_weights") row[s] = (masked && s === q) ? 0 : Math.exp(sc - lse);
-      else row[s] = sc;
+    case "select": {
+      var s2 = src("src"), sh = shapeOf("src"), ax = r.axis, k = r.index;
+      var outer = numel(sh.slice(0, ax)), inner = numel(sh.slice(ax + 1)), dim = sh[ax];
+      for (i = 0; i < outer; i++) out.set(s2.subarray((i * dim + k) * inner, (i * dim + k + 1) * inner), i * inner);
+      return out;
     }
-    return row;
-  };
+    case "layernorm": {
+      var xl = src("src"), w = src("weight"), bl = src("bias"), F = w.length, rows = n / F, eps = r.eps;
+      for (i = 0; i < rows; i++) {
+        var o = i * F, mean = 0, v = 0;
+        for (j = 0; j < F; j++) mean += xl[o + j];
+        mean /= F;
+        for (j = 0; j < F; j++) { var dd = xl[o + j] - mean; v += dd * dd; }
+        var inv = 1 / Math.sqrt(v / F + eps);
+        for (j = 0; j < F; j++) out[o + j] = (xl[o + j] - mean) * inv * w[j] + bl[j];
+      }
+      return out;
+    }
+    case "linear": {
+      var xs = src("src"), xsh = shapeOf("src"), W = src("weight"), wsh = shapeOf("weight");
+      var Fo = wsh[0], Fi = numel(wsh) / Fo, bias = r.bias != null ? src("bias") : null;
+      var cf = r.axis === 1, B = xsh[0], Lr = cf ? xsh[2] : numel(xsh) / (B * Fi);
+      var heads = r.heads || 0, E = heads ? Fo / heads : 0, acc;
+      for (var bb = 0; bb < B; bb++) for (var t = 0; t < Lr; t++) for (var f = 0; f < Fo; f++) {
+        acc = 0;
+        if (cf) { for (c = 0; c < Fi; c++) acc += W[f * Fi + c] * xs[(bb * Fi + c) * Lr + t]; }
+        else { var xo = (bb * Lr + t) * Fi, wo = f * Fi; for (c = 0; c < Fi; c++) acc += W[wo + c] * xs[xo + c]; }
+        if (bias) acc += bias[f];
+        var dst;
+        if (cf) dst = (bb * Fo + f) * Lr + t;
+        else if (heads) dst = ((bb * heads + ((f / E) | 0)) * Lr + t) * E + (f % E);
+        else dst = (bb * Lr + t) * Fo + f;
+        out[dst] = acc;
+      }
+      return out;
+    }
+    case "film": {
+      var xf = src("src"), xsf = shapeOf("src"), g = src("gamma"), be = src("beta"), gsh = shapeOf("gamma");
+      var Bf = xsf[0], Lf = xsf[1], Ff = xsf[2], NL = gsh[1], li = r.index;
+      for (var b3 = 0; b3 < Bf; b3++) for (var t3 = 0; t3 < Lf; t3++) for (var f3 = 0; f3 < Ff; f3++) {
+        var gi = (b3 * NL + li) * Ff + f3, xi = (b3 * Lf + t3) * Ff + f3;
+        var y = (1 + g[gi]) * xf[xi] + be[gi];
+        if (y !== y) y = 0; else if (y === Infinity) y = 1e4; else if (y === -Infinity) y = -1e4;
+        out[xi] = y;
+      }
+      return out;
+    }
+    case "attention_scores":
+    case "attention_masked_scores":
+    case "attention_weights": {
+      var sh4 = r.shape, Bq = sh4[0], H = sh4[1], L = sh4[2];
+      for (var b4 = 0; b4 < Bq; b4++) for (var h = 0; h < H; h++) for (var q = 0; q < L; q++) {
+        out.set(this._attnRow(r, b4, h, q), ((b4 * H + h) * L + q) * L);
+      }
+      return out;
+    }
+    default: throw new Error("record " + r.name + ": unknown derived op " + r.op);
+  }
+};
 
-  Capture.prototype.attentionRow = function (name, sample, head, query) {
-    var r = this._rec(name);
-    if (r.encoding === "derived" && /^attention_/.test(r.op)) return this._attnRow(r, sample, head, query);
-    var sh = r.shape, L = sh[3], a = this.get(name), o = ((sample * sh[1] + head) * sh[2] + query) * L;
-    return a.slice(o, o + L);
-  };
+// one row (query q of head h of sample b) of a derived attention matrix, as float32
+Capture.prototype._attnRow = function (r, b, h, q) {
+  var Q = this.get(r.q), K = this.get(r.k), qs = this._rec(r.q).shape;
+  var H = qs[1], L = qs[2], E = qs[3], scale = r.scale, row = new Float32Array(L);
+  var qo = ((b * H + h) * L + q) * E, ko = (b * H + h) * L * E;
+  var masked = r.op === "attention_masked_scores" || (r.op === "attention_weights" && r.mask_diagonal);
+  var lse = r.op === "attention_weights" ? this.get(r.lse)[(b * H + h) * L + q] : 0;
+  for (var s = 0; s < L; s++) {
+    var acc = 0, o = ko + s * E;
+    for (var e = 0; e < E; e++) acc += Q[qo + e] * K[o + e];
+    var sc = acc * scale;
+    if (masked && s === q) sc = r.mask_value;
+    if (r.op === "attention_weights") row[s] = (masked && s === q) ? 0 : Math.exp(sc - lse);
+    else row[s] = sc;
+  }
+  return row;
+};
 
-  NB.decode = function (bytes) { return new Capture(bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes)); };
-  NB.decode.halfToFloat = halfToFloat;
-  NB.decode.decodeF16 = decodeF16;
-  NB.decode.Capture = Capture;
-})(typeof window !== "undefined" ? window : globalThis);
+Capture.prototype.attentionRow = function (name, sample, head, query) {
+  var r = this._rec(name);
+  if (r.encoding === "derived" && /^attention_/.test(r.op)) return this._attnRow(r, sample, head, query);
+  var sh = r.shape, L = sh[3], a = this.get(name), o = ((sample * sh[1] + head) * sh[2] + query) * L;
+  return a.slice(o, o + L);
+};
+
+export const decode = function (bytes) { return new Capture(bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes)); };
+export { Capture, decodeF16, halfToFloat };

@@ -1,168 +1,168 @@
 /* film_kit.js: small helpers shared by the film, gate and embedding pages.
- * NB.kit.load()                   -> {cap, extra}: the page's capture (NB.decode) and its "extra" msgpack blob
- * NB.kit.sampleSelect(el, extra, onChange)   a labelled <select> of the blob's batch samples (index + window start)
- * NB.kit.select / range / radio   labelled controls with value readouts
- * NB.kit.watts(extra, key)        scaled value -> watts with the checkpoint's scaler (key: "aggregate" or a device)
- * NB.kit.f16round(x)              round a number to the nearest IEEE binary16 (ties to even), as float32 storage would
- * NB.kit.storage(cap, name)       encoding of the stored record behind `name` (follows alias / select / permute)
- * NB.kit.layered(canvasGL, canvas2D)  composite for "Save PNG": WebGL pixels + 2D labels in one canvas
- * NB.kit.saveView(section, getCanvas, name)  a "Save PNG" button in a view's header
+ * kit.load()                   -> {cap, extra}: the page's capture (decode) and its "extra" msgpack blob
+ * kit.sampleSelect(el, extra, onChange)   a labelled <select> of the blob's batch samples (index + window start)
+ * kit.select / range / radio   labelled controls with value readouts
+ * kit.watts(extra, key)        scaled value -> watts with the checkpoint's scaler (key: "aggregate" or a device)
+ * kit.f16round(x)              round a number to the nearest IEEE binary16 (ties to even), as float32 storage would
+ * kit.storage(cap, name)       encoding of the stored record behind `name` (follows alias / select / permute)
+ * kit.layered(canvasGL, canvas2D)  composite for "Save PNG": WebGL pixels + 2D labels in one canvas
+ * kit.saveView(section, getCanvas, name)  a "Save PNG" button in a view's header
  */
-(function () {
-  "use strict";
-  var NB = (window.NB = window.NB || {});
-  var kit = (NB.kit = {});
-  var loaded = null;
+import { decode as unpack } from "@msgpack/msgpack";
+import { blob, controls, fail, fmt, font, onResize, ready, saveButton } from "./core.js";
+import { decode } from "./decode.js";
 
-  kit.load = function () {
-    if (!loaded) loaded = { cap: NB.decode(NB.blob("capture")), extra: MessagePack.decode(NB.blob("extra")) };
-    return loaded;
-  };
+export const kit = {};
+var loaded = null;
 
-  kit.sampleLabel = function (extra, i) {
-    var t = extra.t0 && extra.t0[i] ? extra.t0[i].replace("T", " ").replace(/:00Z$|Z$/, "") + " UTC" : "";
-    return "batch #" + extra.samples[i] + (t ? " · " + t : "");
-  };
+kit.load = function () {
+  if (!loaded) loaded = { cap: decode(blob("capture")), extra: unpack(blob("extra")) };
+  return loaded;
+};
 
-  kit.sampleSelect = function (container, extra, onChange, value) {
-    var opts = extra.samples.map(function (s, i) { return { value: String(i), label: kit.sampleLabel(extra, i) }; });
-    var s = NB.controls.select(container, "Sample", opts, String(value || 0), function (v) { onChange(Number(v)); });
-    s.id = "ctl-sample";
-    return s;
-  };
+kit.sampleLabel = function (extra, i) {
+  var t = extra.t0 && extra.t0[i] ? extra.t0[i].replace("T", " ").replace(/:00Z$|Z$/, "") + " UTC" : "";
+  return "batch #" + extra.samples[i] + (t ? " · " + t : "");
+};
 
-  kit.deviceSelect = function (container, devices, onChange, value, id) {
-    var opts = devices.map(function (d, i) { return { value: String(i), label: kit.devName(d) }; });
-    var s = NB.controls.select(container, "Device", opts, String(value || 0), function (v) { onChange(Number(v)); });
-    s.id = id || "ctl-device";
-    return s;
-  };
+kit.sampleSelect = function (container, extra, onChange, value) {
+  var opts = extra.samples.map(function (s, i) { return { value: String(i), label: kit.sampleLabel(extra, i) }; });
+  var s = controls.select(container, "Sample", opts, String(value || 0), function (v) { onChange(Number(v)); });
+  s.id = "ctl-sample";
+  return s;
+};
 
-  kit.devName = function (d) { return String(d).replace(/_/g, " "); };
+kit.deviceSelect = function (container, devices, onChange, value, id) {
+  var opts = devices.map(function (d, i) { return { value: String(i), label: kit.devName(d) }; });
+  var s = controls.select(container, "Device", opts, String(value || 0), function (v) { onChange(Number(v)); });
+  s.id = id || "ctl-device";
+  return s;
+};
 
-  // A range input with a live <output> showing its value (formatted by fmt).
-  kit.range = function (container, id, label, min, max, step, value, fmt, onInput) {
-    var r = NB.controls.range(container, label, min, max, step, value, function (v) { out.value = fmt(v); onInput(v); });
-    r.id = id;
-    var out = document.createElement("output");
-    out.htmlFor = id; out.id = id + "-value"; out.className = "kit-out"; out.value = fmt(value);
-    r.parentElement.appendChild(out);
-    r.setValue = function (v) { r.value = v; out.value = fmt(Number(r.value)); onInput(Number(r.value)); };
-    return r;
-  };
+kit.devName = function (d) { return String(d).replace(/_/g, " "); };
 
-  // Scaled model units -> watts, with the checkpoint's scaler (architecture.md 2.2); identity if unknown.
-  kit.watts = function (extra, key) {
-    var sc = extra.scalers || {}, s = key === "aggregate" ? sc.aggregate : (sc.appliances || {})[key];
-    if (!s) return { f: function (z) { return z; }, unit: "scaled", desc: "no scaler in the checkpoint" };
-    var f;
-    switch (s.kind) {
-      case "max": f = function (z) { return z * s.max; }; break;
-      case "standard": f = function (z) { return z * s.std + s.mean; }; break;
-      case "minmax": f = function (z) { return z * (s.max - s.min) + s.min; }; break;
-      case "mean": f = function (z) { return z * s.mean; }; break;
-      default: f = function (z) { return z; };
-    }
-    var desc = Object.keys(s).filter(function (k) { return k !== "kind"; })
-      .map(function (k) { return k + " = " + NB.fmt(s[k], 6); }).join(", ");
-    return { f: f, unit: "W", desc: s.kind + " scaler (" + desc + ")", scaler: s };
-  };
+// A range input with a live <output> showing its value (formatted by fmt).
+kit.range = function (container, id, label, min, max, step, value, fmt, onInput) {
+  var r = controls.range(container, label, min, max, step, value, function (v) { out.value = fmt(v); onInput(v); });
+  r.id = id;
+  var out = document.createElement("output");
+  out.htmlFor = id; out.id = id + "-value"; out.className = "kit-out"; out.value = fmt(value);
+  r.parentElement.appendChild(out);
+  r.setValue = function (v) { r.value = v; out.value = fmt(Number(r.value)); onInput(Number(r.value)); };
+  return r;
+};
 
-  kit.mapArray = function (a, f) { var o = new Float32Array(a.length); for (var i = 0; i < a.length; i++) o[i] = f(a[i]); return o; };
+// Scaled model units -> watts, with the checkpoint's scaler (architecture.md 2.2); identity if unknown.
+kit.watts = function (extra, key) {
+  var sc = extra.scalers || {}, s = key === "aggregate" ? sc.aggregate : (sc.appliances || {})[key];
+  if (!s) return { f: function (z) { return z; }, unit: "scaled", desc: "no scaler in the checkpoint" };
+  var f;
+  switch (s.kind) {
+    case "max": f = function (z) { return z * s.max; }; break;
+    case "standard": f = function (z) { return z * s.std + s.mean; }; break;
+    case "minmax": f = function (z) { return z * (s.max - s.min) + s.min; }; break;
+    case "mean": f = function (z) { return z * s.mean; }; break;
+    default: f = function (z) { return z; };
+  }
+  var desc = Object.keys(s).filter(function (k) { return k !== "kind"; })
+    .map(function (k) { return k + " = " + fmt(s[k], 6); }).join(", ");
+  return { f: f, unit: "W", desc: s.kind + " scaler (" + desc + ")", scaler: s };
+};
 
-  // Nearest binary16 value of x (round half to even), returned as a JS number (exact in float32).
-  kit.f16round = function (x) {
-    if (x !== x || x === 0 || !isFinite(x)) return x;
-    var s = x < 0 ? -1 : 1, a = Math.abs(x);
-    if (a >= 65520) return s * Infinity;
-    var e = Math.floor(Math.log2(a));
-    if (Math.pow(2, e) > a) e--; else if (Math.pow(2, e + 1) <= a) e++;
-    if (e < -14) e = -14;                                   // subnormals share the smallest exponent
-    var q = Math.pow(2, e - 10), r = a / q, n = Math.floor(r), frac = r - n;
-    if (frac > 0.5 || (frac === 0.5 && n % 2 === 1)) n += 1;
-    return s * n * q;
-  };
+kit.mapArray = function (a, f) { var o = new Float32Array(a.length); for (var i = 0; i < a.length; i++) o[i] = f(a[i]); return o; };
 
-  // The stored encoding behind a record (derived alias/select/permute records point at one source).
-  kit.storage = function (cap, name) {
-    for (var k = 0; k < 8; k++) {
-      var r = cap.record(name);
-      if (r.encoding !== "derived") return r.encoding;
-      if (["alias", "select", "permute"].indexOf(r.op) < 0) return "derived:" + r.op;
-      name = r.src;
-    }
-    return "unknown";
-  };
+// Nearest binary16 value of x (round half to even), returned as a JS number (exact in float32).
+kit.f16round = function (x) {
+  if (x !== x || x === 0 || !isFinite(x)) return x;
+  var s = x < 0 ? -1 : 1, a = Math.abs(x);
+  if (a >= 65520) return s * Infinity;
+  var e = Math.floor(Math.log2(a));
+  if (Math.pow(2, e) > a) e--; else if (Math.pow(2, e + 1) <= a) e++;
+  if (e < -14) e = -14;                                   // subnormals share the smallest exponent
+  var q = Math.pow(2, e - 10), r = a / q, n = Math.floor(r), frac = r - n;
+  if (frac > 0.5 || (frac === 0.5 && n % 2 === 1)) n += 1;
+  return s * n * q;
+};
 
-  // Draw the WebGL canvas and the 2D overlay on top of each other into a fresh canvas (for Save PNG).
-  kit.layered = function (glCanvas, overlay) {
-    var c = document.createElement("canvas");
-    c.width = overlay.width; c.height = overlay.height;
-    var g = c.getContext("2d");
-    g.fillStyle = "#fff"; g.fillRect(0, 0, c.width, c.height);
-    var r1 = glCanvas.getBoundingClientRect(), r2 = overlay.getBoundingClientRect(), k = overlay.width / (r2.width || 1);
-    g.drawImage(glCanvas, (r1.left - r2.left) * k, (r1.top - r2.top) * k, r1.width * k, r1.height * k);
-    g.drawImage(overlay, 0, 0);
-    return c;
-  };
+// The stored encoding behind a record (derived alias/select/permute records point at one source).
+kit.storage = function (cap, name) {
+  for (var k = 0; k < 8; k++) {
+    var r = cap.record(name);
+    if (r.encoding !== "derived") return r.encoding;
+    if (["alias", "select", "permute"].indexOf(r.op) < 0) return "derived:" + r.op;
+    name = r.src;
+  }
+  return "unknown";
+};
 
-  kit.saveView = function (section, getCanvas, filename) {
-    var bar = section.querySelector(".kit-view-tools") || section;
-    var b = NB.saveButton(bar, getCanvas, filename);
-    b.setAttribute("aria-label", "Save PNG: " + (section.querySelector("h2") || {}).textContent);
-    return b;
-  };
+// Draw the WebGL canvas and the 2D overlay on top of each other into a fresh canvas (for Save PNG).
+kit.layered = function (glCanvas, overlay) {
+  var c = document.createElement("canvas");
+  c.width = overlay.width; c.height = overlay.height;
+  var g = c.getContext("2d");
+  g.fillStyle = "#fff"; g.fillRect(0, 0, c.width, c.height);
+  var r1 = glCanvas.getBoundingClientRect(), r2 = overlay.getBoundingClientRect(), k = overlay.width / (r2.width || 1);
+  g.drawImage(glCanvas, (r1.left - r2.left) * k, (r1.top - r2.top) * k, r1.width * k, r1.height * k);
+  g.drawImage(overlay, 0, 0);
+  return c;
+};
 
-  // 2D canvas sized to its CSS box at devicePixelRatio; returns the context with CSS-pixel transform.
-  kit.ctx2d = function (canvas) {
-    var dpr = window.devicePixelRatio || 1, W = canvas.clientWidth, H = canvas.clientHeight;
-    if (canvas.width !== Math.round(W * dpr) || canvas.height !== Math.round(H * dpr)) {
-      canvas.width = Math.round(W * dpr); canvas.height = Math.round(H * dpr);
-    }
-    var g = canvas.getContext("2d");
-    g.setTransform(dpr, 0, 0, dpr, 0, 0);
-    g.clearRect(0, 0, W, H);
-    g.font = NB.font(12);
-    g.textBaseline = "middle";
-    return { g: g, W: W, H: H };
-  };
+kit.saveView = function (section, getCanvas, filename) {
+  var bar = section.querySelector(".kit-view-tools") || section;
+  var b = saveButton(bar, getCanvas, filename);
+  b.setAttribute("aria-label", "Save PNG: " + (section.querySelector("h2") || {}).textContent);
+  return b;
+};
 
-  // Run fns one per task (setTimeout 0) so no single task blocks the main thread for long; then done().
-  // Errors go to NB.fail. The page calls NB.ready() in done, so "ready" still means every view is drawn.
-  kit.steps = function (fns, done) {
-    var k = 0;
-    function next() {
-      try {
-        var t0 = performance.now();
-        if (k < fns.length) { fns[k++](); (NB.kit.timings = NB.kit.timings || []).push(Math.round(performance.now() - t0)); setTimeout(next, 0); } else if (done) done();
-      } catch (e) { NB.fail(e); }
-    }
-    next();
-  };
+// 2D canvas sized to its CSS box at devicePixelRatio; returns the context with CSS-pixel transform.
+kit.ctx2d = function (canvas) {
+  var dpr = window.devicePixelRatio || 1, W = canvas.clientWidth, H = canvas.clientHeight;
+  if (canvas.width !== Math.round(W * dpr) || canvas.height !== Math.round(H * dpr)) {
+    canvas.width = Math.round(W * dpr); canvas.height = Math.round(H * dpr);
+  }
+  var g = canvas.getContext("2d");
+  g.setTransform(dpr, 0, 0, dpr, 0, 0);
+  g.clearRect(0, 0, W, H);
+  g.font = font(12);
+  g.textBaseline = "middle";
+  return { g: g, W: W, H: H };
+};
 
-  // Like NB.onResize, but only when the element's width really changed (no redraw on the observer's first call).
-  kit.onResize = function (el, fn) {
-    var w = el.clientWidth;
-    NB.onResize(el, function () { if (el.clientWidth !== w) { w = el.clientWidth; fn(); } });
-  };
+// Run fns one per task (setTimeout 0) so no single task blocks the main thread for long; then done().
+// Errors go to fail. The page calls ready() in done, so "ready" still means every view is drawn.
+kit.steps = function (fns, done) {
+  var k = 0;
+  function next() {
+    try {
+      var t0 = performance.now();
+      if (k < fns.length) { fns[k++](); (kit.timings = kit.timings || []).push(Math.round(performance.now() - t0)); setTimeout(next, 0); } else if (done) done();
+    } catch (e) { fail(e); }
+  }
+  next();
+};
 
-  kit.FONT = NB.font(12);
-  kit.BOLD = NB.font(12, 600);
-  kit.SMALL = NB.font(11);
+// Like onResize, but only when the element's width really changed (no redraw on the observer's first call).
+kit.onResize = function (el, fn) {
+  var w = el.clientWidth;
+  onResize(el, function () { if (el.clientWidth !== w) { w = el.clientWidth; fn(); } });
+};
 
-  kit.absmax = function (a) { var m = 0; for (var i = 0; i < a.length; i++) { var v = Math.abs(a[i]); if (v > m) m = v; } return m || 1; };
-  kit.extent = function (a) { var lo = Infinity, hi = -Infinity; for (var i = 0; i < a.length; i++) { if (a[i] < lo) lo = a[i]; if (a[i] > hi) hi = a[i]; } return [lo, hi]; };
+kit.FONT = font(12);
+kit.BOLD = font(12, 600);
+kit.SMALL = font(11);
 
-  // readout: a <dl> whose <dd data-key> elements carry data-value (full precision) and formatted text
-  kit.setReadout = function (el, rows) {
-    el.textContent = "";
-    rows.forEach(function (r) {
-      var dt = document.createElement("dt"), dd = document.createElement("dd");
-      dt.textContent = r[0];
-      dd.textContent = r[2] !== undefined ? r[2] : NB.fmt(r[1], 6);
-      if (r[3]) dd.dataset.key = r[3];
-      if (typeof r[1] === "number") dd.dataset.value = String(r[1]);
-      el.appendChild(dt); el.appendChild(dd);
-    });
-  };
-})();
+kit.absmax = function (a) { var m = 0; for (var i = 0; i < a.length; i++) { var v = Math.abs(a[i]); if (v > m) m = v; } return m || 1; };
+kit.extent = function (a) { var lo = Infinity, hi = -Infinity; for (var i = 0; i < a.length; i++) { if (a[i] < lo) lo = a[i]; if (a[i] > hi) hi = a[i]; } return [lo, hi]; };
+
+// readout: a <dl> whose <dd data-key> elements carry data-value (full precision) and formatted text
+kit.setReadout = function (el, rows) {
+  el.textContent = "";
+  rows.forEach(function (r) {
+    var dt = document.createElement("dt"), dd = document.createElement("dd");
+    dt.textContent = r[0];
+    dd.textContent = r[2] !== undefined ? r[2] : fmt(r[1], 6);
+    if (r[3]) dd.dataset.key = r[3];
+    if (typeof r[1] === "number") dd.dataset.value = String(r[1]);
+    el.appendChild(dt); el.appendChild(dd);
+  });
+};

@@ -2,164 +2,167 @@
  * and the stitched day (blob "day": nilmbuild.infer.disaggregate_series), with the split animation,
  * post-processing steps, seams and the metrics table.
  */
-(function () {
-  "use strict";
-  var NB = (window.NB = window.NB || {});
+import { decode as unpack } from "@msgpack/msgpack";
+import { registerPage, testHook } from "./register.js";
+import { animate, blob, controls, fail, fmt, ready, saveButton, tooltip } from "./core.js";
+import { decode } from "./decode.js";
+import { lanes } from "./disaggregation_lanes.js";
+import { deviceColors, watts } from "./disaggregation_watts.js";
 
-  function f32(bytes) { var c = bytes.slice(); return new Float32Array(c.buffer, 0, c.byteLength / 4); }
-  function u8(bytes) { return new Uint8Array(bytes); }
 
-  function start() {
-    var cap = NB.decode(NB.blob("capture"));
-    var hasDay = NB.page.blobs.indexOf("day") >= 0;
-    var day = hasDay ? MessagePack.decode(NB.blob("day")) : { shape: [0, 0], post_steps: [], post: {}, aggregate_w: new Uint8Array(4), valid: new Uint8Array(1), devices: [] };
-    var units = MessagePack.decode(NB.blob("units"));
-    var devices = cap.meta.devices, sc = units.scalers, samples = cap.meta.samples;
-    // devices with no channel in the data: no truth line, no metrics, and a label that says so
-    var noTruth = {};
-    (units.no_truth || []).concat(day.no_truth || []).forEach(function (d) { noTruth[d] = true; });
-    function laneName(d) { return noTruth[d] ? d + " (no ground truth in this data)" : d; }
-    var inRec = cap.record("input"), C = inRec.shape[1], Lw = inRec.shape[2];
-    var canvas = document.getElementById("lanes"), readout = document.getElementById("readout");
-    var st = { mode: "window", sample: 0, step: day.post_steps.length - 1, anim: null, split: 1 };
+function f32(bytes) { var c = bytes.slice(); return new Float32Array(c.buffer, 0, c.byteLength / 4); }
+function u8(bytes) { return new Uint8Array(bytes); }
 
-    var Ld = day.shape[1];
-    var dayArr = {
-      agg: f32(day.aggregate_w), valid: u8(day.valid), truth: day.truth_w ? f32(day.truth_w) : null,
-      post: {}, flags: {},
-    };
-    day.post_steps.forEach(function (s) { dayArr.post[s.key] = f32(day.post[s.key]); });
-    Object.keys(day.post_flags || {}).forEach(function (k) { dayArr.flags[k] = u8(day.post_flags[k]); });
-    var stepFlag = { short_w: "short_removed", long_off_w: "off_suppressed" };
-    if (day.cap_binds) {                  // the cap binds per step (T,): mark it on every device's lane
-      var cb = u8(day.cap_binds), all = new Uint8Array(cb.length * day.devices.length);
-      for (var di = 0; di < day.devices.length; di++) all.set(cb, di * cb.length);
-      dayArr.flags.cap_binds = all;
-      stepFlag.final_w = "cap_binds";
-    }
+function start(pg) {
+  var cap = decode(blob("capture"));
+  var hasDay = pg.blobs.indexOf("day") >= 0;
+  var day = hasDay ? unpack(blob("day")) : { shape: [0, 0], post_steps: [], post: {}, aggregate_w: new Uint8Array(4), valid: new Uint8Array(1), devices: [] };
+  var units = unpack(blob("units"));
+  var devices = cap.meta.devices, sc = units.scalers, samples = cap.meta.samples;
+  // devices with no channel in the data: no truth line, no metrics, and a label that says so
+  var noTruth = {};
+  (units.no_truth || []).concat(day.no_truth || []).forEach(function (d) { noTruth[d] = true; });
+  function laneName(d) { return noTruth[d] ? d + " (no ground truth in this data)" : d; }
+  var inRec = cap.record("input"), C = inRec.shape[1], Lw = inRec.shape[2];
+  var canvas = document.getElementById("lanes"), readout = document.getElementById("readout");
+  var st = { mode: "window", sample: 0, step: day.post_steps.length - 1, anim: null, split: 1 };
 
-    function windowOpts(b) {
-      var agg = NB.watts.inverse(sc.aggregate, cap.get("input").subarray(b * C * Lw, b * C * Lw + Lw));
-      return {
-        agg: agg, aggName: "aggregate (input, W)", step_min: 1, x0_min: 0,
-        xLabel: "time in window (min) · window #" + samples[b] + (cap.meta.t0 ? " starting " + String(cap.meta.t0[b]).replace("T", " ") : ""),
-        devices: devices.map(function (d, i) {
-          return { name: laneName(d), color: NB.deviceColors[i % 5],
-                   pred: NB.watts.inverse(sc.appliances[d], NB.watts.row(cap, "output.power", b, i)),
-                   truth: noTruth[d] ? null : NB.watts.inverse(sc.appliances[d], NB.watts.row(cap, "target.power", b, i)) };
-        }),
-      };
-    }
-    function dayOpts() {
-      var key = day.post_steps[st.step].key, P = dayArr.post[key], flag = dayArr.flags[stepFlag[key]];
-      var R = st.step > 0 ? dayArr.post[day.post_steps[0].key] : null;   // raw stitched, for before/after
-      return {
-        agg: dayArr.agg, aggName: "aggregate (W)", step_min: day.step_s / 60, x0_min: 0,
-        xLabel: "time (min) from " + day.t_start.replace("T", " ") + " · dashed: seq2subseq seams (every " + day.geometry.centre + " samples)",
-        seams: day.seams, centres: day.centres, valid: dayArr.valid, invalid: true,
-        marksLabel: key === "final_w" ? "devices scaled down here: their sum exceeded the aggregate" : null,
-        legendExtra: (R ? [["raw stitched (before)", "#6e7781", "dot"]] : []).concat(flag ? [[key === "final_w" ? "scaled down: the sum exceeded the aggregate" : "zeroed by this step", "#D55E00", "box"]] : []),
-        devices: day.devices.map(function (d, i) {
-          return { name: laneName(d), color: NB.deviceColors[i % 5], pred: P.subarray(i * Ld, (i + 1) * Ld),
-                   truth: dayArr.truth && !noTruth[d] ? dayArr.truth.subarray(i * Ld, (i + 1) * Ld) : null,
-                   marks: flag ? flag.subarray(i * Ld, (i + 1) * Ld) : null,
-                   before: R ? R.subarray(i * Ld, (i + 1) * Ld) : null };
-        }),
-      };
-    }
-    var view = NB.lanes.create(canvas, windowOpts(0));
-    // NB.lanes keeps opts by closure: recreate it when the data change
-    function remake() {
-      var o = st.mode === "window" ? windowOpts(st.sample) : dayOpts();
-      var cur = view.cursor, lane = view.lane;
-      view = NB.lanes.create(canvas, o); view.cursor = cur; view.lane = lane;
-      view.draw(st.split);
-      if (cur !== null) showReadout(lane, cur);
-    }
-
-    function showReadout(lane, i, clientX, clientY) {
-      var o = view.opts, t = i * o.step_min, lines = ["t = " + NB.fmt(t, 6) + " min", "aggregate: " + NB.fmt(o.agg[i], 5) + " W"];
-      if (lane > 0) {
-        var d = o.devices[lane - 1];
-        lines.push(d.name + " predicted: " + NB.fmt(d.pred[i], 5) + " W");
-        if (d.truth) lines.push(d.name + " truth: " + NB.fmt(d.truth[i], 5) + " W");
-        if (d.before) lines.push(d.name + " raw stitched: " + NB.fmt(d.before[i], 5) + " W");
-        if (d.marks && d.marks[i]) lines.push(o.marksLabel || "zeroed by this post-processing step");
-      } else {
-        var s = 0; o.devices.forEach(function (d) { s += Math.max(0, d.pred[i]); });
-        lines.push("sum of predictions: " + NB.fmt(s, 5) + " W");
-      }
-      readout.textContent = lines.join(" · ");
-      readout.dataset.lane = lane; readout.dataset.index = i;
-      if (clientX !== undefined) NB.tooltip.show(lines.join("\n"), clientX, clientY);
-    }
-    canvas.tabIndex = 0;
-    canvas.addEventListener("mousemove", function (e) {
-      var r = canvas.getBoundingClientRect(), h = view.hit(e.clientX - r.left, e.clientY - r.top);
-      if (!h || st.split < 1) { NB.tooltip.hide(); return; }
-      view.cursor = h.index; view.lane = h.lane; view.draw(1); showReadout(h.lane, h.index, e.clientX, e.clientY);
-    });
-    canvas.addEventListener("mouseleave", function () { NB.tooltip.hide(); });
-    canvas.addEventListener("keydown", function (e) {
-      var n = view.opts.agg.length, i = view.cursor === null ? 0 : view.cursor, lane = view.lane, step = e.shiftKey ? 30 : 1;
-      if (e.key === "ArrowRight") i = Math.min(n - 1, i + step); else if (e.key === "ArrowLeft") i = Math.max(0, i - step);
-      else if (e.key === "ArrowDown") lane = Math.min(view.opts.devices.length, lane + 1); else if (e.key === "ArrowUp") lane = Math.max(0, lane - 1);
-      else if (e.key === "Home") i = 0; else if (e.key === "End") i = n - 1; else return;
-      e.preventDefault(); view.cursor = i; view.lane = lane; view.draw(1);
-      var c = view.cellCenter(lane, i), r = canvas.getBoundingClientRect();
-      showReadout(lane, i, r.left + c.x, r.top + c.y);
-    });
-    canvas.addEventListener("blur", function () { NB.tooltip.hide(); });
-
-    // controls
-    var ctl = document.getElementById("nb-controls");
-    var modeSel = NB.controls.select(ctl, "View", [{ value: "window", label: "example window (480 min)" }, { value: "day", label: "full day, stitched" }], "window", function (v) {
-      st.mode = v; sampleSel.disabled = v !== "window"; stepSel.disabled = v !== "day"; playBtn.disabled = false;
-      document.getElementById("metrics-box").hidden = v !== "day"; remake();
-    });
-    modeSel.id = "mode";
-    if (!hasDay) { modeSel.disabled = true; modeSel.title = document.getElementById("day-error").textContent; }
-    var sampleSel = NB.controls.select(ctl, "Window", samples.map(function (s, i) { return { value: i, label: "#" + s + (cap.meta.t0 ? " · " + String(cap.meta.t0[i]).slice(5, 16).replace("T", " ") : "") }; }), 0, function (v) {
-      st.sample = Number(v); remake();
-    });
-    sampleSel.id = "sample";
-    var stepSel = NB.controls.select(ctl, "Post-processing", (hasDay ? day.post_steps : [{ label: "(no day)" }]).map(function (s, i) { return { value: i, label: (i + 1) + ". " + s.label }; }), st.step, function (v) {
-      st.step = Number(v); remake();
-    });
-    stepSel.id = "post-step"; stepSel.disabled = true;
-    var playBtn = NB.controls.button(ctl, "Play split", function () {
-      if (st.anim) { st.anim.cancel(); return; }
-      playBtn.textContent = "Skip animation";
-      st.anim = NB.animate(2200, function (t) { st.split = t < 0.15 ? 0 : (t - 0.15) / 0.85; view.draw(st.split); }, function () {
-        st.anim = null; st.split = 1; view.draw(1); playBtn.textContent = "Play split";
-      });
-    });
-    playBtn.id = "play-split";
-    playBtn.title = "Animate the aggregate splitting into the predicted device powers";
-    NB.saveButton(ctl, canvas, "nilmformer-disaggregation.png", function () { view.draw(st.split); });
-
-    // metrics table (day span)
-    var names = JSON.parse(document.getElementById("metrics-box").dataset.metrics);
-    var thead = document.querySelector("#metrics thead tr"), tbody = document.querySelector("#metrics tbody");
-    ["device", "output"].concat(names).forEach(function (m) { var th = document.createElement("th"); th.textContent = m === "mae" || m === "rmse" ? m.toUpperCase() + " (W)" : m.toUpperCase(); thead.appendChild(th); });
-    day.devices.forEach(function (d, i) {
-      [["post-processed", day.metrics], ["raw", day.raw_metrics]].forEach(function (pair, k) {
-        if (!pair[1]) return;
-        var tr = document.createElement("tr"), m = pair[1][d] || {};
-        [k === 0 ? d.replace("_", " ") : "", pair[0]].concat(names.map(function (n) { return m[n] === null || m[n] === undefined ? "–" : NB.fmt(m[n], 4); })).forEach(function (t, j) {
-          var td = document.createElement(j === 0 ? "th" : "td"); td.textContent = t; if (j === 0) td.scope = "row";
-          if (j === 0) td.style.color = NB.deviceColors[i % 5]; tr.appendChild(td);
-        });
-        if (k === 1) tr.className = "nb-muted";
-        tbody.appendChild(tr);
-      });
-    });
-    if (hasDay && !day.metrics) document.getElementById("metrics-note").textContent = "This span has no ground truth: no metrics.";
-
-    view.draw(1);
-    NB.ready();
-    NB.pageDisaggregation.state = st;
-    NB.pageDisaggregation.view = function () { return view; };
+  var Ld = day.shape[1];
+  var dayArr = {
+    agg: f32(day.aggregate_w), valid: u8(day.valid), truth: day.truth_w ? f32(day.truth_w) : null,
+    post: {}, flags: {},
+  };
+  day.post_steps.forEach(function (s) { dayArr.post[s.key] = f32(day.post[s.key]); });
+  Object.keys(day.post_flags || {}).forEach(function (k) { dayArr.flags[k] = u8(day.post_flags[k]); });
+  var stepFlag = { short_w: "short_removed", long_off_w: "off_suppressed" };
+  if (day.cap_binds) {                  // the cap binds per step (T,): mark it on every device's lane
+    var cb = u8(day.cap_binds), all = new Uint8Array(cb.length * day.devices.length);
+    for (var di = 0; di < day.devices.length; di++) all.set(cb, di * cb.length);
+    dayArr.flags.cap_binds = all;
+    stepFlag.final_w = "cap_binds";
   }
-  NB.pageDisaggregation = { start: function () { try { start(); } catch (e) { NB.fail(e); } } };
-})();
+
+  function windowOpts(b) {
+    var agg = watts.inverse(sc.aggregate, cap.get("input").subarray(b * C * Lw, b * C * Lw + Lw));
+    return {
+      agg: agg, aggName: "aggregate (input, W)", step_min: 1, x0_min: 0,
+      xLabel: "time in window (min) · window #" + samples[b] + (cap.meta.t0 ? " starting " + String(cap.meta.t0[b]).replace("T", " ") : ""),
+      devices: devices.map(function (d, i) {
+        return { name: laneName(d), color: deviceColors[i % 5],
+                 pred: watts.inverse(sc.appliances[d], watts.row(cap, "output.power", b, i)),
+                 truth: noTruth[d] ? null : watts.inverse(sc.appliances[d], watts.row(cap, "target.power", b, i)) };
+      }),
+    };
+  }
+  function dayOpts() {
+    var key = day.post_steps[st.step].key, P = dayArr.post[key], flag = dayArr.flags[stepFlag[key]];
+    var R = st.step > 0 ? dayArr.post[day.post_steps[0].key] : null;   // raw stitched, for before/after
+    return {
+      agg: dayArr.agg, aggName: "aggregate (W)", step_min: day.step_s / 60, x0_min: 0,
+      xLabel: "time (min) from " + day.t_start.replace("T", " ") + " · dashed: seq2subseq seams (every " + day.geometry.centre + " samples)",
+      seams: day.seams, centres: day.centres, valid: dayArr.valid, invalid: true,
+      marksLabel: key === "final_w" ? "devices scaled down here: their sum exceeded the aggregate" : null,
+      legendExtra: (R ? [["raw stitched (before)", "#6e7781", "dot"]] : []).concat(flag ? [[key === "final_w" ? "scaled down: the sum exceeded the aggregate" : "zeroed by this step", "#D55E00", "box"]] : []),
+      devices: day.devices.map(function (d, i) {
+        return { name: laneName(d), color: deviceColors[i % 5], pred: P.subarray(i * Ld, (i + 1) * Ld),
+                 truth: dayArr.truth && !noTruth[d] ? dayArr.truth.subarray(i * Ld, (i + 1) * Ld) : null,
+                 marks: flag ? flag.subarray(i * Ld, (i + 1) * Ld) : null,
+                 before: R ? R.subarray(i * Ld, (i + 1) * Ld) : null };
+      }),
+    };
+  }
+  var view = lanes.create(canvas, windowOpts(0));
+  // lanes keeps opts by closure: recreate it when the data change
+  function remake() {
+    var o = st.mode === "window" ? windowOpts(st.sample) : dayOpts();
+    var cur = view.cursor, lane = view.lane;
+    view = lanes.create(canvas, o); view.cursor = cur; view.lane = lane;
+    view.draw(st.split);
+    if (cur !== null) showReadout(lane, cur);
+  }
+
+  function showReadout(lane, i, clientX, clientY) {
+    var o = view.opts, t = i * o.step_min, lines = ["t = " + fmt(t, 6) + " min", "aggregate: " + fmt(o.agg[i], 5) + " W"];
+    if (lane > 0) {
+      var d = o.devices[lane - 1];
+      lines.push(d.name + " predicted: " + fmt(d.pred[i], 5) + " W");
+      if (d.truth) lines.push(d.name + " truth: " + fmt(d.truth[i], 5) + " W");
+      if (d.before) lines.push(d.name + " raw stitched: " + fmt(d.before[i], 5) + " W");
+      if (d.marks && d.marks[i]) lines.push(o.marksLabel || "zeroed by this post-processing step");
+    } else {
+      var s = 0; o.devices.forEach(function (d) { s += Math.max(0, d.pred[i]); });
+      lines.push("sum of predictions: " + fmt(s, 5) + " W");
+    }
+    readout.textContent = lines.join(" · ");
+    readout.dataset.lane = lane; readout.dataset.index = i;
+    if (clientX !== undefined) tooltip.show(lines.join("\n"), clientX, clientY);
+  }
+  canvas.tabIndex = 0;
+  canvas.addEventListener("mousemove", function (e) {
+    var r = canvas.getBoundingClientRect(), h = view.hit(e.clientX - r.left, e.clientY - r.top);
+    if (!h || st.split < 1) { tooltip.hide(); return; }
+    view.cursor = h.index; view.lane = h.lane; view.draw(1); showReadout(h.lane, h.index, e.clientX, e.clientY);
+  });
+  canvas.addEventListener("mouseleave", function () { tooltip.hide(); });
+  canvas.addEventListener("keydown", function (e) {
+    var n = view.opts.agg.length, i = view.cursor === null ? 0 : view.cursor, lane = view.lane, step = e.shiftKey ? 30 : 1;
+    if (e.key === "ArrowRight") i = Math.min(n - 1, i + step); else if (e.key === "ArrowLeft") i = Math.max(0, i - step);
+    else if (e.key === "ArrowDown") lane = Math.min(view.opts.devices.length, lane + 1); else if (e.key === "ArrowUp") lane = Math.max(0, lane - 1);
+    else if (e.key === "Home") i = 0; else if (e.key === "End") i = n - 1; else return;
+    e.preventDefault(); view.cursor = i; view.lane = lane; view.draw(1);
+    var c = view.cellCenter(lane, i), r = canvas.getBoundingClientRect();
+    showReadout(lane, i, r.left + c.x, r.top + c.y);
+  });
+  canvas.addEventListener("blur", function () { tooltip.hide(); });
+
+  // controls
+  var ctl = document.getElementById("nb-controls");
+  var modeSel = controls.select(ctl, "View", [{ value: "window", label: "example window (480 min)" }, { value: "day", label: "full day, stitched" }], "window", function (v) {
+    st.mode = v; sampleSel.disabled = v !== "window"; stepSel.disabled = v !== "day"; playBtn.disabled = false;
+    document.getElementById("metrics-box").hidden = v !== "day"; remake();
+  });
+  modeSel.id = "mode";
+  if (!hasDay) { modeSel.disabled = true; modeSel.title = document.getElementById("day-error").textContent; }
+  var sampleSel = controls.select(ctl, "Window", samples.map(function (s, i) { return { value: i, label: "#" + s + (cap.meta.t0 ? " · " + String(cap.meta.t0[i]).slice(5, 16).replace("T", " ") : "") }; }), 0, function (v) {
+    st.sample = Number(v); remake();
+  });
+  sampleSel.id = "sample";
+  var stepSel = controls.select(ctl, "Post-processing", (hasDay ? day.post_steps : [{ label: "(no day)" }]).map(function (s, i) { return { value: i, label: (i + 1) + ". " + s.label }; }), st.step, function (v) {
+    st.step = Number(v); remake();
+  });
+  stepSel.id = "post-step"; stepSel.disabled = true;
+  var playBtn = controls.button(ctl, "Play split", function () {
+    if (st.anim) { st.anim.cancel(); return; }
+    playBtn.textContent = "Skip animation";
+    st.anim = animate(2200, function (t) { st.split = t < 0.15 ? 0 : (t - 0.15) / 0.85; view.draw(st.split); }, function () {
+      st.anim = null; st.split = 1; view.draw(1); playBtn.textContent = "Play split";
+    });
+  });
+  playBtn.id = "play-split";
+  playBtn.title = "Animate the aggregate splitting into the predicted device powers";
+  saveButton(ctl, canvas, "nilmformer-disaggregation.png", function () { view.draw(st.split); });
+
+  // metrics table (day span)
+  var names = JSON.parse(document.getElementById("metrics-box").dataset.metrics);
+  var thead = document.querySelector("#metrics thead tr"), tbody = document.querySelector("#metrics tbody");
+  ["device", "output"].concat(names).forEach(function (m) { var th = document.createElement("th"); th.textContent = m === "mae" || m === "rmse" ? m.toUpperCase() + " (W)" : m.toUpperCase(); thead.appendChild(th); });
+  day.devices.forEach(function (d, i) {
+    [["post-processed", day.metrics], ["raw", day.raw_metrics]].forEach(function (pair, k) {
+      if (!pair[1]) return;
+      var tr = document.createElement("tr"), m = pair[1][d] || {};
+      [k === 0 ? d.replace("_", " ") : "", pair[0]].concat(names.map(function (n) { return m[n] === null || m[n] === undefined ? "–" : fmt(m[n], 4); })).forEach(function (t, j) {
+        var td = document.createElement(j === 0 ? "th" : "td"); td.textContent = t; if (j === 0) td.scope = "row";
+        if (j === 0) td.style.color = deviceColors[i % 5]; tr.appendChild(td);
+      });
+      if (k === 1) tr.className = "nb-muted";
+      tbody.appendChild(tr);
+    });
+  });
+  if (hasDay && !day.metrics) document.getElementById("metrics-note").textContent = "This span has no ground truth: no metrics.";
+
+  view.draw(1);
+  ready();
+  testHook({ state: st, view: function () { return view; } });
+}
+
+registerPage({ slug: "disaggregation", start: start });

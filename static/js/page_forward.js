@@ -2,367 +2,373 @@
  * #fwd-3d: one regl context, an orthographic isometric camera, one block per stage sized by the real
  * record shapes (sqrt scale), front face = the selected sample's values (CPU colour-mapped RGBA8 texture,
  * box-averaged to <= 128 x 128 texels for the thumbnail). #fwd-zoom: a second regl context with the exact
- * values of the selected stage (NB.gl.heatmap). Stage list, record names: NB.pageContext.stages;
+ * values of the selected stage (gl.heatmap). Stage list, record names: page().data.stages;
  * shapes, axes, stats, docs: the blob records (or, for binned stages, the records' metadata in the "binned" blob).
  */
-(function () {
-  "use strict";
-  var NB = (window.NB = window.NB || {});
-  var FONT = NB.font(12);
-  var SMALL = NB.font(11);
-  var BOLD = NB.font(12, 600);
-  var CMAP = "burd", MAXTEX = 128;
+import { decode as unpack } from "@msgpack/msgpack";
+import boxFrag from "../glsl/forward_box.frag";
+import boxVert from "../glsl/forward_box.vert";
+import { registerPage, testHook } from "./register.js";
+import { colormaps, legend } from "./colormaps.js";
+import { animationsOff, blob, controls, fail, fmt, font, onResize, ready, saveButton, tooltip } from "./core.js";
+import { decode, decodeF16 } from "./decode.js";
+import { gl } from "./gl.js";
 
-  NB.forwardPage = { start: function () { try { start(); } catch (e) { NB.fail(e); } } };
+var FONT = font(12);
+var SMALL = font(11);
+var BOLD = font(12, 600);
+var CMAP = "burd", MAXTEX = 128;
 
-  function prod(a) { return a.reduce(function (x, y) { return x * y; }, 1); }
 
-  /* ---------- a stage: its records as one (rows x cols) matrix per sample ---------- */
-  function makeStage(st, cap, binned) {
-    var parts = st.records.map(function (name) {
-      if (st.binned) {
-        var e = binned.summaries[name], rec = e.record, src = e.of ? binned.summaries[e.of] : e;
-        return { name: name, rec: rec, binned: true, entry: e, src: src };
-      }
-      return { name: name, rec: cap.record(name), binned: false };
-    });
-    var B = parts[0].rec.shape[0];
-    function dims(shape) { var s = shape.slice(1); return s.length === 1 ? [1, s[0]] : [prod(s.slice(0, -1)), s[s.length - 1]]; }
-    var full = parts.map(function (p) { return dims(p.rec.shape); });
-    var shown = parts.map(function (p) {
-      if (!p.binned) return dims(p.rec.shape);
-      var sh = p.src.shape.slice();
-      if (p.entry.of) sh = p.entry.perm.map(function (k) { return p.src.shape[k]; });
-      return dims(sh);
-    });
-    var m = 0;
-    parts.forEach(function (p) { m = Math.max(m, Math.abs(p.rec.stats.min), Math.abs(p.rec.stats.max)); });
-    var f16cache = {};
-    function srcData(p) {            // binned values (B, ...) as Float32Array
-      if (!f16cache[p.src.record.name]) f16cache[p.src.record.name] = NB.decode.decodeF16(p.src.data, prod(p.src.shape));
-      return f16cache[p.src.record.name];
+function prod(a) { return a.reduce(function (x, y) { return x * y; }, 1); }
+
+/* ---------- a stage: its records as one (rows x cols) matrix per sample ---------- */
+function makeStage(st, cap, binned) {
+  var parts = st.records.map(function (name) {
+    if (st.binned) {
+      var e = binned.summaries[name], rec = e.record, src = e.of ? binned.summaries[e.of] : e;
+      return { name: name, rec: rec, binned: true, entry: e, src: src };
     }
-    return {
-      st: st, parts: parts, B: B,
-      rowsFull: full.reduce(function (a, d) { return a + d[0]; }, 0), colsFull: full[0][1],
-      rows: shown.reduce(function (a, d) { return a + d[0]; }, 0), cols: shown[0][1],
-      binned: !!st.binned, range: m || 1,
-      // per-part row offsets in the shown matrix
-      offsets: shown.reduce(function (acc, d) { acc.push(acc[acc.length - 1] + d[0]); return acc; }, [0]),
-      values: function (i) {
-        var out = new Float32Array(this.rows * this.cols), o = 0;
-        parts.forEach(function (p, k) {
-          var n = shown[k][0] * shown[k][1];
-          if (!p.binned) out.set(cap.slice(p.name, i), o);
-          else {
-            var a = srcData(p), per = n, base = i * per;
-            if (!p.entry.of) out.set(a.subarray(base, base + per), o);
-            else {                    // transposed view of the source's binned (R, C) -> (C, R)
-              var R = p.src.shape[1], C = p.src.shape[2];
-              for (var r = 0; r < R; r++) for (var c = 0; c < C; c++) out[o + c * R + r] = a[base + r * C + c];
-            }
+    return { name: name, rec: cap.record(name), binned: false };
+  });
+  var B = parts[0].rec.shape[0];
+  function dims(shape) { var s = shape.slice(1); return s.length === 1 ? [1, s[0]] : [prod(s.slice(0, -1)), s[s.length - 1]]; }
+  var full = parts.map(function (p) { return dims(p.rec.shape); });
+  var shown = parts.map(function (p) {
+    if (!p.binned) return dims(p.rec.shape);
+    var sh = p.src.shape.slice();
+    if (p.entry.of) sh = p.entry.perm.map(function (k) { return p.src.shape[k]; });
+    return dims(sh);
+  });
+  var m = 0;
+  parts.forEach(function (p) { m = Math.max(m, Math.abs(p.rec.stats.min), Math.abs(p.rec.stats.max)); });
+  var f16cache = {};
+  function srcData(p) {            // binned values (B, ...) as Float32Array
+    if (!f16cache[p.src.record.name]) f16cache[p.src.record.name] = decodeF16(p.src.data, prod(p.src.shape));
+    return f16cache[p.src.record.name];
+  }
+  return {
+    st: st, parts: parts, B: B,
+    rowsFull: full.reduce(function (a, d) { return a + d[0]; }, 0), colsFull: full[0][1],
+    rows: shown.reduce(function (a, d) { return a + d[0]; }, 0), cols: shown[0][1],
+    binned: !!st.binned, range: m || 1,
+    // per-part row offsets in the shown matrix
+    offsets: shown.reduce(function (acc, d) { acc.push(acc[acc.length - 1] + d[0]); return acc; }, [0]),
+    values: function (i) {
+      var out = new Float32Array(this.rows * this.cols), o = 0;
+      parts.forEach(function (p, k) {
+        var n = shown[k][0] * shown[k][1];
+        if (!p.binned) out.set(cap.slice(p.name, i), o);
+        else {
+          var a = srcData(p), per = n, base = i * per;
+          if (!p.entry.of) out.set(a.subarray(base, base + per), o);
+          else {                    // transposed view of the source's binned (R, C) -> (C, R)
+            var R = p.src.shape[1], C = p.src.shape[2];
+            for (var r = 0; r < R; r++) for (var c = 0; c < C; c++) out[o + c * R + r] = a[base + r * C + c];
           }
-          o += n;
-        });
-        return out;
-      },
-    };
-  }
-
-  /* ---------- 4x4 matrices (column-major for GLSL) ---------- */
-  function mul(a, b) { // row-major 4x4 a*b
-    var o = new Array(16);
-    for (var r = 0; r < 4; r++) for (var c = 0; c < 4; c++) {
-      var s = 0; for (var k = 0; k < 4; k++) s += a[r * 4 + k] * b[k * 4 + c]; o[r * 4 + c] = s;
-    }
-    return o;
-  }
-  function colMajor(m) { var o = new Float32Array(16); for (var r = 0; r < 4; r++) for (var c = 0; c < 4; c++) o[c * 4 + r] = m[r * 4 + c]; return o; }
-  function apply(m, p) { return [0, 1, 2, 3].map(function (r) { return m[r * 4] * p[0] + m[r * 4 + 1] * p[1] + m[r * 4 + 2] * p[2] + m[r * 4 + 3]; }); }
-
-  function start() {
-    var P = NB.pageContext, cap = NB.decode(NB.blob("capture")), binned = MessagePack.decode(NB.blob("binned"));
-    var stages = P.stages.map(function (st) { return makeStage(st, cap, binned); });
-    var S = { sample: 0, stage: 0, playing: null };
-
-    /* ---------- geometry ---------- */
-    var ya = -0.17, xa = 0.5;
-    function ext(n) { return 0.3 + 1.5 * Math.sqrt(n / 480); }
-    var ROWS = [stages.slice(0, 5), stages.slice(5, 9), stages.slice(9)], GAP = 0.9, ZGAP = 6.2;
-    stages.forEach(function (s, i) { s.row = i < 5 ? 0 : i < 9 ? 1 : 2; });
-    stages.forEach(function (s) { s.w = ext(s.colsFull); s.h = ext(s.rowsFull); s.d = 0.12 + 0.02 * s.B; });
-    ROWS.forEach(function (row, ri) {
-      var total = row.reduce(function (a, s) { return a + s.w; }, 0) + GAP * (row.length - 1);
-      var x = -total / 2 + ri * ZGAP * Math.tan(-ya);      // undo the yaw's sideways shift of the rows behind
-      row.forEach(function (s) { s.origin = [x, 0, ri * ZGAP]; x += s.w + GAP; });
-    });
-    var rot = mul([1, 0, 0, 0, 0, Math.cos(xa), -Math.sin(xa), 0, 0, Math.sin(xa), Math.cos(xa), 0, 0, 0, 0, 1],
-                  [Math.cos(ya), 0, Math.sin(ya), 0, 0, 1, 0, 0, -Math.sin(ya), 0, Math.cos(ya), 0, 0, 0, 0, 1]);
-    function corners(s, lift) {
-      var o = s.origin, out = [];
-      for (var i = 0; i < 8; i++) out.push([o[0] + (i & 1 ? s.w : 0), o[1] + (i & 2 ? s.h : 0) + (lift || 0), o[2] + (i & 4 ? s.d : 0)]);
+        }
+        o += n;
+      });
       return out;
-    }
-    var VP = null, VIEW = null;
-    function camera() {
-      var W = canvas.clientWidth, H = canvas.clientHeight, lo = [Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity];
-      stages.forEach(function (s) {
-        corners(s, 0.3).concat(corners(s, 0)).forEach(function (p) {
-          var q = apply(rot, p); for (var k = 0; k < 3; k++) { lo[k] = Math.min(lo[k], q[k]); hi[k] = Math.max(hi[k], q[k]); }
-        });
-      });
-      var mt = 30, mb = 34, ml = 44, mr = 44;        // pixel margins for labels
-      var sx = (W - ml - mr) / (hi[0] - lo[0]), sy = (H - mt - mb) / (hi[1] - lo[1]), sc = Math.min(sx, sy);
-      var cx = (lo[0] + hi[0]) / 2, cy = (lo[1] + hi[1]) / 2, oyPix = (mb - mt) / 2;
-      var zr = Math.max(Math.abs(lo[2]), Math.abs(hi[2])) + 1;
-      var ortho = [2 * sc / W, 0, 0, -cx * 2 * sc / W,
-                   0, 2 * sc / H, 0, -cy * 2 * sc / H + 2 * oyPix / H,
-                   0, 0, -1 / zr, 0, 0, 0, 0, 1];
-      VIEW = mul(ortho, rot);
-      VP = colMajor(VIEW);
-    }
-    function toScreen(p) {
-      var q = apply(VIEW, p);
-      return [(q[0] + 1) / 2 * canvas.clientWidth, (1 - q[1]) / 2 * canvas.clientHeight];
-    }
-    function screenBox(s) {
-      var pts = corners(s, s === stages[S.stage] ? 0.3 : 0).map(toScreen), x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
-      pts.forEach(function (p) { x0 = Math.min(x0, p[0]); y0 = Math.min(y0, p[1]); x1 = Math.max(x1, p[0]); y1 = Math.max(y1, p[1]); });
-      return { x0: x0, y0: y0, x1: x1, y1: y1 };
-    }
+    },
+  };
+}
 
-    /* ---------- regl (3D) ---------- */
-    var canvas = document.getElementById("fwd-3d"), overlay = document.getElementById("fwd-3d-overlay");
-    NB.gl.fitCanvas(canvas);
-    var regl = NB.gl.create(canvas);
-    if (!regl) return;
-    var pos = [], face = [];
-    function quad(a, b, c, d, f) { [a, b, c, a, c, d].forEach(function (p) { pos.push(p); face.push(f); }); }
-    quad([0, 0, 1], [1, 0, 1], [1, 1, 1], [0, 1, 1], 0);   // front (z = 1): the heatmap
-    quad([0, 1, 0], [0, 1, 1], [1, 1, 1], [1, 1, 0], 1);   // top
-    quad([1, 0, 0], [1, 1, 0], [1, 1, 1], [1, 0, 1], 2);   // right
-    var drawBox = regl({
-      vert: NB.shaders["forward_box.vert"], frag: NB.shaders["forward_box.frag"],
-      attributes: { position: pos, face: face }, count: pos.length,
-      uniforms: { viewProj: function () { return VP; }, origin: regl.prop("origin"), size: regl.prop("size"),
-                  faceTex: regl.prop("tex"), tint: regl.prop("tint"), selected: regl.prop("selected") },
-      depth: { enable: true },
-    });
-    var lut = NB.colormaps.lut(CMAP), texCache = {};
-    function faceTexture(si) {
-      var key = si + "#" + S.sample;
-      if (texCache[key]) return texCache[key];
-      var s = stages[si], v = s.values(S.sample), R = s.rows, C = s.cols;
-      var tr = Math.min(R, MAXTEX), tc = Math.min(C, MAXTEX), img = new Uint8Array(tr * tc * 4);
-      for (var r = 0; r < tr; r++) {
-        var r0 = Math.floor(r * R / tr), r1 = Math.max(r0 + 1, Math.floor((r + 1) * R / tr));
-        for (var c = 0; c < tc; c++) {
-          var c0 = Math.floor(c * C / tc), c1 = Math.max(c0 + 1, Math.floor((c + 1) * C / tc)), acc = 0, n = 0;
-          for (var rr = r0; rr < r1; rr++) for (var cc = c0; cc < c1; cc++) { acc += v[rr * C + cc]; n++; }
-          var t = 0.5 + 0.5 * (acc / n) / s.range, idx = Math.round(Math.max(0, Math.min(1, t)) * 255) * 4, o = (r * tc + c) * 4;
-          img[o] = lut[idx]; img[o + 1] = lut[idx + 1]; img[o + 2] = lut[idx + 2]; img[o + 3] = 255;
-        }
-      }
-      return (texCache[key] = regl.texture({ width: tc, height: tr, data: img, min: "linear", mag: tc < 40 || tr < 40 ? "nearest" : "linear",
-                                              wrapS: "clamp", wrapT: "clamp" }));
-    }
-    var TINT = [0.74, 0.78, 0.82];
-    function frame3d() {
-      NB.gl.fitCanvas(canvas);
-      camera();
-      regl.poll();
-      regl.clear({ color: [1, 1, 1, 1], depth: 1 });
-      stages.forEach(function (s, i) {
-        var sel = i === S.stage, o = s.origin;
-        drawBox({ origin: [o[0], o[1] + (sel ? 0.3 : 0), o[2]], size: [s.w, s.h, s.d], tex: faceTexture(i), tint: TINT, selected: sel ? 1 : 0 });
-      });
-      drawLabels();
-    }
-    function shapeText(s) {
-      if (s.parts.length === 1) return s.parts[0].rec.shape.join("×");
-      return s.parts.length + " × (" + s.parts[0].rec.shape.join("×") + ")";
-    }
-    function drawLabels() {
-      var dpr = window.devicePixelRatio || 1, W = canvas.clientWidth, H = canvas.clientHeight;
-      overlay.style.width = W + "px"; overlay.style.height = H + "px";
-      overlay.width = Math.round(W * dpr); overlay.height = Math.round(H * dpr);
-      var g = overlay.getContext("2d");
-      g.setTransform(dpr, 0, 0, dpr, 0, 0); g.clearRect(0, 0, W, H);
-      g.textAlign = "center";
-      var prev = null;
-      stages.forEach(function (s, i) {
-        var o = s.origin, sel = i === S.stage, lift = sel ? 0.3 : 0;
-        var top = toScreen([o[0] + s.w / 2, o[1] + s.h + lift, o[2]]), bot = toScreen([o[0] + s.w / 2, o[1] + lift, o[2] + s.d]);
-        var mid = toScreen([o[0] + s.w, o[1] + s.h / 2 + lift, o[2] + s.d / 2]), left = toScreen([o[0], o[1] + s.h / 2 + lift, o[2] + s.d / 2]);
-        if (prev && prev.row === s.row) {      // flow arrow
-          g.strokeStyle = "#8c959f"; g.fillStyle = "#8c959f"; g.lineWidth = 1.2;
-          g.beginPath(); g.moveTo(prev.p[0] + 2, prev.p[1]); g.lineTo(left[0] - 5, left[1]); g.stroke();
-          g.beginPath(); g.moveTo(left[0] - 2, left[1]); g.lineTo(left[0] - 8, left[1] - 3.5); g.lineTo(left[0] - 8, left[1] + 3.5); g.fill();
-        }
-        prev = { p: mid, row: s.row };
-        g.fillStyle = sel ? "#b34700" : "#1b1f24"; g.font = BOLD; g.textBaseline = "bottom";
-        g.fillText(s.st.stage + " · " + (s.st.short || s.st.title), top[0], top[1] - 6);
-        g.font = SMALL; g.fillStyle = "#57606a"; g.textBaseline = "top";
-        g.fillText(shapeText(s) + (s.binned ? " ⋯" : ""), bot[0], bot[1] + 6);
-      });
-      g.textAlign = "left"; g.font = SMALL; g.fillStyle = "#57606a"; g.textBaseline = "bottom";
-      g.fillText("sample " + P.samples[S.sample] + " · ⋯ = shown as " + P.bin + "-minute means", 6, H - 4);
-    }
-
-    /* ---------- zoom panel (exact values) ---------- */
-    var zc = document.getElementById("fwd-zoom"), zo = document.getElementById("fwd-zoom-overlay");
-    NB.gl.fitCanvas(zc);
-    var zregl = NB.gl.create(zc);
-    if (!zregl) return;
-    var zhm = {}, ZB = null;
-    function zoomHeatmap() {
-      var s = stages[S.stage], key = S.stage, v = s.values(S.sample);
-      if (!zhm[key]) zhm[key] = NB.gl.heatmap(zregl, { data: v, rows: s.rows, cols: s.cols, vmin: -s.range, vmax: s.range, cmap: CMAP });
-      else zhm[key].update(v, -s.range, s.range);
-      return zhm[key];
-    }
-    function axisName(p, k) { return p.rec.axes[k]; }
-    function rowLabel(s, r) {   // which record / index a shown row is
-      for (var k = 0; k < s.parts.length; k++) if (r < s.offsets[k + 1]) {
-        var p = s.parts[k], rr = r - s.offsets[k], ax = p.rec.axes, sh = p.rec.shape;
-        if (p.binned && p.entry.of) { ax = p.entry.perm.map(function (j) { return p.src.record.axes[j]; }); }
-        var lead = ax.slice(1, -1), txt;
-        if (lead.length === 0) txt = "";
-        else if (lead.length === 1) txt = lead[0] + " " + rr;
-        else { var inner = sh[2]; txt = lead[0] + " " + Math.floor(rr / inner) + ", " + lead[1] + " " + (rr % inner); }
-        return (s.parts.length > 1 ? p.name + (txt ? ", " : "") : "") + txt;
-      }
-      return "";
-    }
-    function colLabel(s, c) {
-      var p = s.parts[0], ax = p.rec.axes;
-      if (p.binned && p.entry.of) ax = p.entry.perm.map(function (j) { return p.src.record.axes[j]; });
-      var name = ax[ax.length - 1];
-      if (s.binned && name === "time") {
-        var b = P.bin, Lt = p.rec.shape[p.rec.axes.indexOf("time")];
-        return "time " + c * b + "–" + Math.min(c * b + b - 1, Lt - 1) + " min (mean)";
-      }
-      return name + " " + c + (name === "time" ? " min" : "");
-    }
-    function frameZoom() {
-      var s = stages[S.stage], top = 8, bottom = 40, left = 150, right = 12;
-      var h = Math.max(160, Math.min(s.rows * 6, 420));
-      zc.style.height = h + top + bottom + "px";
-      NB.gl.fitCanvas(zc);
-      var hm = zoomHeatmap(), W = zc.clientWidth, H = zc.clientHeight;
-      ZB = { x: left, y: top, width: W - left - right, height: h };
-      zregl.poll(); zregl.clear({ color: [1, 1, 1, 1] });
-      hm.draw(ZB);
-      var dpr = window.devicePixelRatio || 1, g;
-      zo.style.width = W + "px"; zo.style.height = H + "px"; zo.width = Math.round(W * dpr); zo.height = Math.round(H * dpr);
-      g = zo.getContext("2d"); g.setTransform(dpr, 0, 0, dpr, 0, 0); g.clearRect(0, 0, W, H);
-      g.font = SMALL; g.fillStyle = "#1b1f24"; g.textAlign = "right"; g.textBaseline = "middle";
-      var every = Math.max(1, Math.ceil(s.rows / Math.max(1, h / 14)));
-      for (var r = 0; r < s.rows; r += every) g.fillText(rowLabel(s, r), left - 6, top + (r + 0.5) * h / s.rows);
-      var p = s.parts[0], ax = p.rec.axes;
-      if (p.binned && p.entry.of) ax = p.entry.perm.map(function (j) { return p.src.record.axes[j]; });
-      var cname = ax[ax.length - 1], full = s.colsFull;
-      g.textAlign = "center"; g.textBaseline = "top";
-      var n = 8, step = Math.max(1, Math.round(full / n / 10) * 10 || 1);
-      for (var c = 0; c <= full - 1; c += step) {
-        var x = left + ((c + 0.5) / full) * ZB.width;
-        g.fillText(String(c), x, top + h + 3);
-      }
-      g.fillText(cname + (cname === "time" ? " (minutes from window start" + (s.binned ? "; " + P.bin + "-minute means" : "") + ")" : " index"),
-                 left + ZB.width / 2, top + h + 18);
-      
-    }
-    zc.addEventListener("mousemove", function (e) {
-      if (!ZB) return;
-      var rc = zc.getBoundingClientRect(), px = e.clientX - rc.left, py = e.clientY - rc.top, s = stages[S.stage];
-      var hm = zhm[S.stage], cell = hm && hm.cellAt(px, py);
-      if (!cell) { NB.tooltip.hide(); return; }
-      var rl = rowLabel(s, cell.row);
-      NB.tooltip.show("stage " + s.st.stage + ": " + (rl ? rl + ", " : "") + colLabel(s, cell.col) + "\nvalue = " + NB.fmt(cell.value, 4), e.clientX, e.clientY);
-    });
-    zc.addEventListener("mouseleave", function () { NB.tooltip.hide(); });
-
-    function info() {
-      var s = stages[S.stage], dl = document.getElementById("fwd-info");
-      document.getElementById("fwd-zoom-title").textContent = "Stage " + s.st.stage + ": " + s.st.title + " — sample " + P.samples[S.sample];
-      dl.textContent = "";
-      function row(k, v) { var dt = document.createElement("dt"), dd = document.createElement("dd"); dt.textContent = k; dd.textContent = v; dl.appendChild(dt); dl.appendChild(dd); }
-      s.parts.forEach(function (p) {
-        var r = p.rec;
-        row("record", r.name + "  (" + r.shape.join(" × ") + ")");
-        row("axes", "(" + r.axes.join(", ") + ")");
-        row("stats (batch)", "min " + NB.fmt(r.stats.min, 4) + " · max " + NB.fmt(r.stats.max, 4) + " · mean " + NB.fmt(r.stats.mean, 4) + " · std " + NB.fmt(r.stats.std, 4));
-        row("spec", "stage " + r.stage + " · " + r.section);
-        row("doc", r.doc);
-      });
-      row("shown", s.binned ? "mean over " + P.bin + "-minute bins of the exact tensor: " + s.rows + " × " + s.cols + " of " + s.rowsFull + " × " + s.colsFull
-                            : "exact values, " + s.rows + " × " + s.cols + (s.parts.length > 1 ? " (records stacked as rows)" : ""));
-      var el = document.getElementById("nb-legend"); el.textContent = "";
-      NB.legend(el, CMAP, -s.range, s.range, "value, stage " + s.st.stage + " (±largest |value| over the batch)");
-    }
-
-    function select(i) {
-      S.stage = Math.max(0, Math.min(stages.length - 1, i));
-      stageSel.value = S.stage;
-      frame3d(); frameZoom(); info();
-    }
-
-    /* ---------- controls ---------- */
-    var ctl = document.getElementById("nb-controls");
-    NB.controls.select(ctl, "Sample", P.samples.map(function (s, i) { return { value: i, label: "batch sample " + s + " · " + P.sample_labels[i] }; }),
-      0, function (v) { S.sample = Number(v); frame3d(); frameZoom(); info(); }).id = "fwd-sample";
-    var stageSel = NB.controls.select(ctl, "Stage", stages.map(function (s, i) { return { value: i, label: s.st.stage + " · " + s.st.title }; }),
-      0, function (v) { stop(); select(Number(v)); });
-    stageSel.id = "fwd-stage";
-    var playBtn = NB.controls.button(ctl, "Play", function () { if (S.playing) stop(); else play(); });
-    playBtn.id = "fwd-play";
-    NB.saveButton(ctl, canvas, "forward-pass-3d.png", function () { frame3d(); });
-    NB.saveButton(document.getElementById("fwd-zoom-controls"), zc, "forward-pass-stage.png", function () { frameZoom(); });
-    function play() {
-      if (NB.animationsOff()) { select(stages.length - 1); return; }
-      playBtn.textContent = "Stop"; playBtn.setAttribute("aria-pressed", "true");
-      if (S.stage >= stages.length - 1) select(0);
-      S.playing = setInterval(function () {
-        if (S.stage >= stages.length - 1) { stop(); return; }
-        select(S.stage + 1);
-      }, 900);
-    }
-    function stop() {
-      if (S.playing) clearInterval(S.playing);
-      S.playing = null; playBtn.textContent = "Play"; playBtn.setAttribute("aria-pressed", "false");
-    }
-
-    canvas.tabIndex = 0;
-    canvas.addEventListener("keydown", function (e) {
-      var d = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 }[e.key];
-      if (d) { e.preventDefault(); stop(); select(S.stage + d); }
-      else if (e.key === "Home") { e.preventDefault(); stop(); select(0); }
-      else if (e.key === "End") { e.preventDefault(); stop(); select(stages.length - 1); }
-    });
-    function pick(px, py) {
-      for (var i = stages.length - 1; i >= 0; i--) {      // front row first
-        var b = screenBox(stages[i]);
-        if (px >= b.x0 && px <= b.x1 && py >= b.y0 && py <= b.y1) return i;
-      }
-      return -1;
-    }
-    canvas.addEventListener("click", function (e) {
-      var rc = canvas.getBoundingClientRect(), i = pick(e.clientX - rc.left, e.clientY - rc.top);
-      if (i >= 0) { stop(); select(i); }
-    });
-    canvas.addEventListener("mousemove", function (e) {
-      var rc = canvas.getBoundingClientRect(), i = pick(e.clientX - rc.left, e.clientY - rc.top);
-      canvas.style.cursor = i >= 0 ? "pointer" : "default";
-      if (i < 0) { NB.tooltip.hide(); return; }
-      var s = stages[i];
-      NB.tooltip.show("stage " + s.st.stage + ": " + s.st.title + "\n" + s.parts.map(function (p) { return p.name + " (" + p.rec.shape.join("×") + ")"; }).join("\n"), e.clientX, e.clientY);
-    });
-    canvas.addEventListener("mouseleave", function () { NB.tooltip.hide(); });
-
-    select(0);
-    NB.onResize(canvas, function () { frame3d(); frameZoom(); });
-    window.NB_TEST = { state: S, stages: stages, capture: cap, select: select, screenBox: screenBox,
-                       zoomBox: function () { return ZB; }, zoomHeatmap: function () { return zhm[S.stage]; } };
-    NB.ready();
+/* ---------- 4x4 matrices (column-major for GLSL) ---------- */
+function mul(a, b) { // row-major 4x4 a*b
+  var o = new Array(16);
+  for (var r = 0; r < 4; r++) for (var c = 0; c < 4; c++) {
+    var s = 0; for (var k = 0; k < 4; k++) s += a[r * 4 + k] * b[k * 4 + c]; o[r * 4 + c] = s;
   }
-})();
+  return o;
+}
+function colMajor(m) { var o = new Float32Array(16); for (var r = 0; r < 4; r++) for (var c = 0; c < 4; c++) o[c * 4 + r] = m[r * 4 + c]; return o; }
+function apply(m, p) { return [0, 1, 2, 3].map(function (r) { return m[r * 4] * p[0] + m[r * 4 + 1] * p[1] + m[r * 4 + 2] * p[2] + m[r * 4 + 3]; }); }
+
+function start(pg) {
+  var P = pg.data, cap = decode(blob("capture")), binned = unpack(blob("binned"));
+  var stages = P.stages.map(function (st) { return makeStage(st, cap, binned); });
+  var S = { sample: 0, stage: 0, playing: null };
+
+  /* ---------- geometry ---------- */
+  var ya = -0.17, xa = 0.5;
+  function ext(n) { return 0.3 + 1.5 * Math.sqrt(n / 480); }
+  var ROWS = [stages.slice(0, 5), stages.slice(5, 9), stages.slice(9)], GAP = 0.9, ZGAP = 6.2;
+  stages.forEach(function (s, i) { s.row = i < 5 ? 0 : i < 9 ? 1 : 2; });
+  stages.forEach(function (s) { s.w = ext(s.colsFull); s.h = ext(s.rowsFull); s.d = 0.12 + 0.02 * s.B; });
+  ROWS.forEach(function (row, ri) {
+    var total = row.reduce(function (a, s) { return a + s.w; }, 0) + GAP * (row.length - 1);
+    var x = -total / 2 + ri * ZGAP * Math.tan(-ya);      // undo the yaw's sideways shift of the rows behind
+    row.forEach(function (s) { s.origin = [x, 0, ri * ZGAP]; x += s.w + GAP; });
+  });
+  var rot = mul([1, 0, 0, 0, 0, Math.cos(xa), -Math.sin(xa), 0, 0, Math.sin(xa), Math.cos(xa), 0, 0, 0, 0, 1],
+                [Math.cos(ya), 0, Math.sin(ya), 0, 0, 1, 0, 0, -Math.sin(ya), 0, Math.cos(ya), 0, 0, 0, 0, 1]);
+  function corners(s, lift) {
+    var o = s.origin, out = [];
+    for (var i = 0; i < 8; i++) out.push([o[0] + (i & 1 ? s.w : 0), o[1] + (i & 2 ? s.h : 0) + (lift || 0), o[2] + (i & 4 ? s.d : 0)]);
+    return out;
+  }
+  var VP = null, VIEW = null;
+  function camera() {
+    var W = canvas.clientWidth, H = canvas.clientHeight, lo = [Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity];
+    stages.forEach(function (s) {
+      corners(s, 0.3).concat(corners(s, 0)).forEach(function (p) {
+        var q = apply(rot, p); for (var k = 0; k < 3; k++) { lo[k] = Math.min(lo[k], q[k]); hi[k] = Math.max(hi[k], q[k]); }
+      });
+    });
+    var mt = 30, mb = 34, ml = 44, mr = 44;        // pixel margins for labels
+    var sx = (W - ml - mr) / (hi[0] - lo[0]), sy = (H - mt - mb) / (hi[1] - lo[1]), sc = Math.min(sx, sy);
+    var cx = (lo[0] + hi[0]) / 2, cy = (lo[1] + hi[1]) / 2, oyPix = (mb - mt) / 2;
+    var zr = Math.max(Math.abs(lo[2]), Math.abs(hi[2])) + 1;
+    var ortho = [2 * sc / W, 0, 0, -cx * 2 * sc / W,
+                 0, 2 * sc / H, 0, -cy * 2 * sc / H + 2 * oyPix / H,
+                 0, 0, -1 / zr, 0, 0, 0, 0, 1];
+    VIEW = mul(ortho, rot);
+    VP = colMajor(VIEW);
+  }
+  function toScreen(p) {
+    var q = apply(VIEW, p);
+    return [(q[0] + 1) / 2 * canvas.clientWidth, (1 - q[1]) / 2 * canvas.clientHeight];
+  }
+  function screenBox(s) {
+    var pts = corners(s, s === stages[S.stage] ? 0.3 : 0).map(toScreen), x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+    pts.forEach(function (p) { x0 = Math.min(x0, p[0]); y0 = Math.min(y0, p[1]); x1 = Math.max(x1, p[0]); y1 = Math.max(y1, p[1]); });
+    return { x0: x0, y0: y0, x1: x1, y1: y1 };
+  }
+
+  /* ---------- regl (3D) ---------- */
+  var canvas = document.getElementById("fwd-3d"), overlay = document.getElementById("fwd-3d-overlay");
+  gl.fitCanvas(canvas);
+  var regl = gl.create(canvas);
+  if (!regl) return;
+  var pos = [], face = [];
+  function quad(a, b, c, d, f) { [a, b, c, a, c, d].forEach(function (p) { pos.push(p); face.push(f); }); }
+  quad([0, 0, 1], [1, 0, 1], [1, 1, 1], [0, 1, 1], 0);   // front (z = 1): the heatmap
+  quad([0, 1, 0], [0, 1, 1], [1, 1, 1], [1, 1, 0], 1);   // top
+  quad([1, 0, 0], [1, 1, 0], [1, 1, 1], [1, 0, 1], 2);   // right
+  var drawBox = regl({
+    vert: boxVert, frag: boxFrag,
+    attributes: { position: pos, face: face }, count: pos.length,
+    uniforms: { viewProj: function () { return VP; }, origin: regl.prop("origin"), size: regl.prop("size"),
+                faceTex: regl.prop("tex"), tint: regl.prop("tint"), selected: regl.prop("selected") },
+    depth: { enable: true },
+  });
+  var lut = colormaps.lut(CMAP), texCache = {};
+  function faceTexture(si) {
+    var key = si + "#" + S.sample;
+    if (texCache[key]) return texCache[key];
+    var s = stages[si], v = s.values(S.sample), R = s.rows, C = s.cols;
+    var tr = Math.min(R, MAXTEX), tc = Math.min(C, MAXTEX), img = new Uint8Array(tr * tc * 4);
+    for (var r = 0; r < tr; r++) {
+      var r0 = Math.floor(r * R / tr), r1 = Math.max(r0 + 1, Math.floor((r + 1) * R / tr));
+      for (var c = 0; c < tc; c++) {
+        var c0 = Math.floor(c * C / tc), c1 = Math.max(c0 + 1, Math.floor((c + 1) * C / tc)), acc = 0, n = 0;
+        for (var rr = r0; rr < r1; rr++) for (var cc = c0; cc < c1; cc++) { acc += v[rr * C + cc]; n++; }
+        var t = 0.5 + 0.5 * (acc / n) / s.range, idx = Math.round(Math.max(0, Math.min(1, t)) * 255) * 4, o = (r * tc + c) * 4;
+        img[o] = lut[idx]; img[o + 1] = lut[idx + 1]; img[o + 2] = lut[idx + 2]; img[o + 3] = 255;
+      }
+    }
+    return (texCache[key] = regl.texture({ width: tc, height: tr, data: img, min: "linear", mag: tc < 40 || tr < 40 ? "nearest" : "linear",
+                                            wrapS: "clamp", wrapT: "clamp" }));
+  }
+  var TINT = [0.74, 0.78, 0.82];
+  function frame3d() {
+    gl.fitCanvas(canvas);
+    camera();
+    regl.poll();
+    regl.clear({ color: [1, 1, 1, 1], depth: 1 });
+    stages.forEach(function (s, i) {
+      var sel = i === S.stage, o = s.origin;
+      drawBox({ origin: [o[0], o[1] + (sel ? 0.3 : 0), o[2]], size: [s.w, s.h, s.d], tex: faceTexture(i), tint: TINT, selected: sel ? 1 : 0 });
+    });
+    drawLabels();
+  }
+  function shapeText(s) {
+    if (s.parts.length === 1) return s.parts[0].rec.shape.join("×");
+    return s.parts.length + " × (" + s.parts[0].rec.shape.join("×") + ")";
+  }
+  function drawLabels() {
+    var dpr = window.devicePixelRatio || 1, W = canvas.clientWidth, H = canvas.clientHeight;
+    overlay.style.width = W + "px"; overlay.style.height = H + "px";
+    overlay.width = Math.round(W * dpr); overlay.height = Math.round(H * dpr);
+    var g = overlay.getContext("2d");
+    g.setTransform(dpr, 0, 0, dpr, 0, 0); g.clearRect(0, 0, W, H);
+    g.textAlign = "center";
+    var prev = null;
+    stages.forEach(function (s, i) {
+      var o = s.origin, sel = i === S.stage, lift = sel ? 0.3 : 0;
+      var top = toScreen([o[0] + s.w / 2, o[1] + s.h + lift, o[2]]), bot = toScreen([o[0] + s.w / 2, o[1] + lift, o[2] + s.d]);
+      var mid = toScreen([o[0] + s.w, o[1] + s.h / 2 + lift, o[2] + s.d / 2]), left = toScreen([o[0], o[1] + s.h / 2 + lift, o[2] + s.d / 2]);
+      if (prev && prev.row === s.row) {      // flow arrow
+        g.strokeStyle = "#8c959f"; g.fillStyle = "#8c959f"; g.lineWidth = 1.2;
+        g.beginPath(); g.moveTo(prev.p[0] + 2, prev.p[1]); g.lineTo(left[0] - 5, left[1]); g.stroke();
+        g.beginPath(); g.moveTo(left[0] - 2, left[1]); g.lineTo(left[0] - 8, left[1] - 3.5); g.lineTo(left[0] - 8, left[1] + 3.5); g.fill();
+      }
+      prev = { p: mid, row: s.row };
+      g.fillStyle = sel ? "#b34700" : "#1b1f24"; g.font = BOLD; g.textBaseline = "bottom";
+      g.fillText(s.st.stage + " · " + (s.st.short || s.st.title), top[0], top[1] - 6);
+      g.font = SMALL; g.fillStyle = "#57606a"; g.textBaseline = "top";
+      g.fillText(shapeText(s) + (s.binned ? " ⋯" : ""), bot[0], bot[1] + 6);
+    });
+    g.textAlign = "left"; g.font = SMALL; g.fillStyle = "#57606a"; g.textBaseline = "bottom";
+    g.fillText("sample " + P.samples[S.sample] + " · ⋯ = shown as " + P.bin + "-minute means", 6, H - 4);
+  }
+
+  /* ---------- zoom panel (exact values) ---------- */
+  var zc = document.getElementById("fwd-zoom"), zo = document.getElementById("fwd-zoom-overlay");
+  gl.fitCanvas(zc);
+  var zregl = gl.create(zc);
+  if (!zregl) return;
+  var zhm = {}, ZB = null;
+  function zoomHeatmap() {
+    var s = stages[S.stage], key = S.stage, v = s.values(S.sample);
+    if (!zhm[key]) zhm[key] = gl.heatmap(zregl, { data: v, rows: s.rows, cols: s.cols, vmin: -s.range, vmax: s.range, cmap: CMAP });
+    else zhm[key].update(v, -s.range, s.range);
+    return zhm[key];
+  }
+  function axisName(p, k) { return p.rec.axes[k]; }
+  function rowLabel(s, r) {   // which record / index a shown row is
+    for (var k = 0; k < s.parts.length; k++) if (r < s.offsets[k + 1]) {
+      var p = s.parts[k], rr = r - s.offsets[k], ax = p.rec.axes, sh = p.rec.shape;
+      if (p.binned && p.entry.of) { ax = p.entry.perm.map(function (j) { return p.src.record.axes[j]; }); }
+      var lead = ax.slice(1, -1), txt;
+      if (lead.length === 0) txt = "";
+      else if (lead.length === 1) txt = lead[0] + " " + rr;
+      else { var inner = sh[2]; txt = lead[0] + " " + Math.floor(rr / inner) + ", " + lead[1] + " " + (rr % inner); }
+      return (s.parts.length > 1 ? p.name + (txt ? ", " : "") : "") + txt;
+    }
+    return "";
+  }
+  function colLabel(s, c) {
+    var p = s.parts[0], ax = p.rec.axes;
+    if (p.binned && p.entry.of) ax = p.entry.perm.map(function (j) { return p.src.record.axes[j]; });
+    var name = ax[ax.length - 1];
+    if (s.binned && name === "time") {
+      var b = P.bin, Lt = p.rec.shape[p.rec.axes.indexOf("time")];
+      return "time " + c * b + "–" + Math.min(c * b + b - 1, Lt - 1) + " min (mean)";
+    }
+    return name + " " + c + (name === "time" ? " min" : "");
+  }
+  function frameZoom() {
+    var s = stages[S.stage], top = 8, bottom = 40, left = 150, right = 12;
+    var h = Math.max(160, Math.min(s.rows * 6, 420));
+    zc.style.height = h + top + bottom + "px";
+    gl.fitCanvas(zc);
+    var hm = zoomHeatmap(), W = zc.clientWidth, H = zc.clientHeight;
+    ZB = { x: left, y: top, width: W - left - right, height: h };
+    zregl.poll(); zregl.clear({ color: [1, 1, 1, 1] });
+    hm.draw(ZB);
+    var dpr = window.devicePixelRatio || 1, g;
+    zo.style.width = W + "px"; zo.style.height = H + "px"; zo.width = Math.round(W * dpr); zo.height = Math.round(H * dpr);
+    g = zo.getContext("2d"); g.setTransform(dpr, 0, 0, dpr, 0, 0); g.clearRect(0, 0, W, H);
+    g.font = SMALL; g.fillStyle = "#1b1f24"; g.textAlign = "right"; g.textBaseline = "middle";
+    var every = Math.max(1, Math.ceil(s.rows / Math.max(1, h / 14)));
+    for (var r = 0; r < s.rows; r += every) g.fillText(rowLabel(s, r), left - 6, top + (r + 0.5) * h / s.rows);
+    var p = s.parts[0], ax = p.rec.axes;
+    if (p.binned && p.entry.of) ax = p.entry.perm.map(function (j) { return p.src.record.axes[j]; });
+    var cname = ax[ax.length - 1], full = s.colsFull;
+    g.textAlign = "center"; g.textBaseline = "top";
+    var n = 8, step = Math.max(1, Math.round(full / n / 10) * 10 || 1);
+    for (var c = 0; c <= full - 1; c += step) {
+      var x = left + ((c + 0.5) / full) * ZB.width;
+      g.fillText(String(c), x, top + h + 3);
+    }
+    g.fillText(cname + (cname === "time" ? " (minutes from window start" + (s.binned ? "; " + P.bin + "-minute means" : "") + ")" : " index"),
+               left + ZB.width / 2, top + h + 18);
+    
+  }
+  zc.addEventListener("mousemove", function (e) {
+    if (!ZB) return;
+    var rc = zc.getBoundingClientRect(), px = e.clientX - rc.left, py = e.clientY - rc.top, s = stages[S.stage];
+    var hm = zhm[S.stage], cell = hm && hm.cellAt(px, py);
+    if (!cell) { tooltip.hide(); return; }
+    var rl = rowLabel(s, cell.row);
+    tooltip.show("stage " + s.st.stage + ": " + (rl ? rl + ", " : "") + colLabel(s, cell.col) + "\nvalue = " + fmt(cell.value, 4), e.clientX, e.clientY);
+  });
+  zc.addEventListener("mouseleave", function () { tooltip.hide(); });
+
+  function info() {
+    var s = stages[S.stage], dl = document.getElementById("fwd-info");
+    document.getElementById("fwd-zoom-title").textContent = "Stage " + s.st.stage + ": " + s.st.title + " — sample " + P.samples[S.sample];
+    dl.textContent = "";
+    function row(k, v) { var dt = document.createElement("dt"), dd = document.createElement("dd"); dt.textContent = k; dd.textContent = v; dl.appendChild(dt); dl.appendChild(dd); }
+    s.parts.forEach(function (p) {
+      var r = p.rec;
+      row("record", r.name + "  (" + r.shape.join(" × ") + ")");
+      row("axes", "(" + r.axes.join(", ") + ")");
+      row("stats (batch)", "min " + fmt(r.stats.min, 4) + " · max " + fmt(r.stats.max, 4) + " · mean " + fmt(r.stats.mean, 4) + " · std " + fmt(r.stats.std, 4));
+      row("spec", "stage " + r.stage + " · " + r.section);
+      row("doc", r.doc);
+    });
+    row("shown", s.binned ? "mean over " + P.bin + "-minute bins of the exact tensor: " + s.rows + " × " + s.cols + " of " + s.rowsFull + " × " + s.colsFull
+                          : "exact values, " + s.rows + " × " + s.cols + (s.parts.length > 1 ? " (records stacked as rows)" : ""));
+    var el = document.getElementById("nb-legend"); el.textContent = "";
+    legend(el, CMAP, -s.range, s.range, "value, stage " + s.st.stage + " (±largest |value| over the batch)");
+  }
+
+  function select(i) {
+    S.stage = Math.max(0, Math.min(stages.length - 1, i));
+    stageSel.value = S.stage;
+    frame3d(); frameZoom(); info();
+  }
+
+  /* ---------- controls ---------- */
+  var ctl = document.getElementById("nb-controls");
+  controls.select(ctl, "Sample", P.samples.map(function (s, i) { return { value: i, label: "batch sample " + s + " · " + P.sample_labels[i] }; }),
+    0, function (v) { S.sample = Number(v); frame3d(); frameZoom(); info(); }).id = "fwd-sample";
+  var stageSel = controls.select(ctl, "Stage", stages.map(function (s, i) { return { value: i, label: s.st.stage + " · " + s.st.title }; }),
+    0, function (v) { stop(); select(Number(v)); });
+  stageSel.id = "fwd-stage";
+  var playBtn = controls.button(ctl, "Play", function () { if (S.playing) stop(); else play(); });
+  playBtn.id = "fwd-play";
+  saveButton(ctl, canvas, "forward-pass-3d.png", function () { frame3d(); });
+  saveButton(document.getElementById("fwd-zoom-controls"), zc, "forward-pass-stage.png", function () { frameZoom(); });
+  function play() {
+    if (animationsOff()) { select(stages.length - 1); return; }
+    playBtn.textContent = "Stop"; playBtn.setAttribute("aria-pressed", "true");
+    if (S.stage >= stages.length - 1) select(0);
+    S.playing = setInterval(function () {
+      if (S.stage >= stages.length - 1) { stop(); return; }
+      select(S.stage + 1);
+    }, 900);
+  }
+  function stop() {
+    if (S.playing) clearInterval(S.playing);
+    S.playing = null; playBtn.textContent = "Play"; playBtn.setAttribute("aria-pressed", "false");
+  }
+
+  canvas.tabIndex = 0;
+  canvas.addEventListener("keydown", function (e) {
+    var d = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 }[e.key];
+    if (d) { e.preventDefault(); stop(); select(S.stage + d); }
+    else if (e.key === "Home") { e.preventDefault(); stop(); select(0); }
+    else if (e.key === "End") { e.preventDefault(); stop(); select(stages.length - 1); }
+  });
+  function pick(px, py) {
+    for (var i = stages.length - 1; i >= 0; i--) {      // front row first
+      var b = screenBox(stages[i]);
+      if (px >= b.x0 && px <= b.x1 && py >= b.y0 && py <= b.y1) return i;
+    }
+    return -1;
+  }
+  canvas.addEventListener("click", function (e) {
+    var rc = canvas.getBoundingClientRect(), i = pick(e.clientX - rc.left, e.clientY - rc.top);
+    if (i >= 0) { stop(); select(i); }
+  });
+  canvas.addEventListener("mousemove", function (e) {
+    var rc = canvas.getBoundingClientRect(), i = pick(e.clientX - rc.left, e.clientY - rc.top);
+    canvas.style.cursor = i >= 0 ? "pointer" : "default";
+    if (i < 0) { tooltip.hide(); return; }
+    var s = stages[i];
+    tooltip.show("stage " + s.st.stage + ": " + s.st.title + "\n" + s.parts.map(function (p) { return p.name + " (" + p.rec.shape.join("×") + ")"; }).join("\n"), e.clientX, e.clientY);
+  });
+  canvas.addEventListener("mouseleave", function () { tooltip.hide(); });
+
+  select(0);
+  onResize(canvas, function () { frame3d(); frameZoom(); });
+  testHook({ state: S, stages: stages, capture: cap, select: select, screenBox: screenBox,
+                     zoomBox: function () { return ZB; }, zoomHeatmap: function () { return zhm[S.stage]; } });
+  ready();
+}
+
+registerPage({ slug: "forward", start: start });

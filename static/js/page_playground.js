@@ -1,10 +1,11 @@
 /* page_playground.js: the Playground page. The reader edits a captured window's aggregate; every edit re-runs
  * NILMFormer live (live_model.js, in a Web Worker), debounced, and the lanes show the per-device watts, the gate
  * probabilities and one head's attention row for the edited signal. */
-import "./colormaps.js";
+import { palette } from "./colormaps.js";
+import { blob, fail, ready } from "./core.js";
 import { createLiveModel, exposeLiveModel } from "./live_model.js";
 import { parseStart } from "./live_time.js";
-import { fail, pageBlob, pagePayload, ready } from "./live_page.js";
+import { registerPage, testHook } from "./register.js";
 import { createSignal, parseValues } from "./playground_edit.js";
 import { drawLanes, pointToLane } from "./playground_plot.js";
 
@@ -18,10 +19,10 @@ function option(sel, value, text) {
   o.value = String(value); o.textContent = text; sel.appendChild(o);
 }
 
-function start() {
-  var data = pagePayload().data, spec = data.live, W = spec.window, D = spec.devices.length;
-  var live = exposeLiveModel(createLiveModel(spec, pageBlob(spec.blob)));
-  var colors = window.NB.palette;
+function start(p) {
+  var data = p.data, spec = data.live, W = spec.window;
+  var live = exposeLiveModel(createLiveModel(spec, blob(spec.blob)));
+  var colors = palette;
   var S = { startIdx: 0, signal: createSignal(data.starts[0].aggregate), result: null, runs: 0, ms: [],
             head: 0, layer: 0, query: Math.floor(W / 2), geo: null, busy: false, dirty: false, timer: 0 };
 
@@ -70,7 +71,7 @@ function start() {
   wireDrawing(S, edited, draw);
   draw();
   runNow();
-  window.nilmbuild.test = Object.assign(window.nilmbuild.test || {}, { playground: S, edited: edited });
+  testHook({ playground: S, edited: edited });
 }
 
 function legend(spec, colors) {
@@ -147,4 +148,4 @@ function wireDrawing(S, edited, draw) {
   canvas.addEventListener("pointercancel", end);
 }
 
-try { start(); } catch (e) { fail(e); }
+registerPage({ slug: "playground", start: start });

@@ -66,10 +66,10 @@ def infra_site(tmp_path_factory) -> Path:
     blob = msgpack.packb({"rows": 4, "cols": 4, "vmin": float(m.min()), "vmax": float(m.max()),
                           "data": m.astype("<f4").tobytes()})
     pages = [
-        PageSpec(slug="index", title="Overview", template="index.html", vendor=()),
+        PageSpec(slug="index", title="Overview", template="index.html"),
         PageSpec(
             slug="fixture", title="Fixture heatmap", template="fixture_heatmap.html", section="0.1",
-            js_modules=("colormaps.js", "gl.js", "plot2d.js"), shaders=("heatmap.vert", "heatmap.frag"),
+            entry="tests/browser/fixtures/fixture_heatmap.js",
             blobs={"matrix": blob, "note": NOTE_TEXT.encode()},
             context={"explain": "Escaped: </script><i>not italic</i>"},
             summary="Test fixture.",

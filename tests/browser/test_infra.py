@@ -19,9 +19,9 @@ def _open(nb, page_at, infra_site, suffix=""):
 def test_loads_offline_ready_no_errors(nb, page_at, infra_site):
     page = _open(nb, page_at, infra_site)
     assert page.evaluate("document.documentElement.dataset.ready") == "true"
-    assert page.evaluate("typeof createREGL === 'function' && typeof MessagePack.decode === 'function'")
-    assert page.evaluate("NB.page.slug") == "fixture"
-    assert page.evaluate("NB.shaders['heatmap.frag'].includes('texture2D')")
+    assert page.evaluate("typeof nilmbuild.test.gl.create === 'function' && typeof nilmbuild.test.msgpack.decode === 'function'")
+    assert page.evaluate("nilmbuild.test.page().slug") == "fixture"
+    assert page.evaluate("nilmbuild.test.shaders['heatmap.frag'].includes('texture2D')")
     # blobs and template context survive '</script' and markup, escaped
     assert page.locator("#note").text_content() == nb.NOTE_TEXT
     assert "Escaped: </script><i>not italic</i>" in page.locator(".nb-explanation").text_content()
@@ -42,19 +42,19 @@ def test_harness_records_network_requests(nb, page_at, infra_site):
 def test_ready_event_fires_once(nb, page_at, infra_site):
     page = _open(nb, page_at, infra_site)
     n = page.evaluate("""() => { let n = 0; window.addEventListener('nilmbuild:ready', () => n++);
-                                NB.ready(); NB.ready(); return n; }""")
+                                nilmbuild.test.ready(); nilmbuild.test.ready(); return n; }""")
     assert n == 0  # already ready: no second event
 
 
 @pytest.mark.parametrize("suffix", ["", "?uint8"], ids=["float-texture", "uint8-fallback"])
 def test_heatmap_cell_colours(nb, page_at, infra_site, suffix):
     page = _open(nb, page_at, infra_site, suffix)
-    assert page.evaluate("NB_TEST.hm.floatTexture") is (suffix == "")
+    assert page.evaluate("nilmbuild.test.hm.floatTexture") is (suffix == "")
     m = nb.fixture_matrix()
     vmin, vmax = float(m.min()), float(m.max())
     for r, c in [(0, 0), (1, 2), (3, 3), (2, 1)]:
         t = (float(m[r, c]) - vmin) / (vmax - vmin)
-        want = page.evaluate(f"NB.colormaps.map('viridis', {t})")
+        want = page.evaluate(f"nilmbuild.test.colormaps.map('viridis', {t})")
         got = nb.pixel(page, "#hm", c * CELL + CELL // 2, r * CELL + CELL // 2)
         assert all(abs(g - w) <= 2 for g, w in zip(got, want)), (r, c, got, want)
     # row 0 is at the top: the darkest viridis colour (vmin) is the top-left cell
@@ -81,22 +81,22 @@ def test_hover_tooltip_exact_value(nb, page_at, infra_site):
 
 def test_plot_hover(nb, page_at, infra_site):
     page = _open(nb, page_at, infra_site)
-    x = page.evaluate("NB_TEST.plot.xToPx(30)")
+    x = page.evaluate("nilmbuild.test.plot.xToPx(30)")
     box = page.locator("#plot").bounding_box()
-    lane = page.evaluate("NB_TEST.plot.layout.lanes[1]")
+    lane = page.evaluate("nilmbuild.test.plot.layout.lanes[1]")
     page.mouse.move(box["x"] + x, box["y"] + lane["y"] + lane["height"] / 2)
     assert page.locator("#nb-tooltip").text_content() == "time = 30 min\nkettle: 60"
 
 
 def test_embed_mode_hides_chrome(nb, page_at, infra_site):
     page = _open(nb, page_at, infra_site, "#embed")
-    assert page.evaluate("NB.isEmbed()")
+    assert page.evaluate("nilmbuild.test.isEmbed()")
     for sel in [".nb-header", ".nb-nav", ".nb-intro", ".nb-footer"]:
         assert not page.locator(sel).is_visible(), sel
     box = page.locator("#hm").bounding_box()
     assert box["width"] > 450 and box["height"] > 300  # fills the frame, not the fixed 320 px
     # the heatmap was redrawn at the new size: the bottom-right cell has vmax's colour
-    want = page.evaluate("NB.colormaps.map('viridis', 1)")
+    want = page.evaluate("nilmbuild.test.colormaps.map('viridis', 1)")
     got = nb.pixel(page, "#hm", box["width"] - 10, box["height"] - 10)
     assert all(abs(g - w) <= 2 for g, w in zip(got, want)), (got, want)
 
@@ -112,7 +112,7 @@ def test_iframe_embedding(nb, page_at, infra_site):
     fbox = page.locator("#f").bounding_box()
     cbox = frame.locator("#hm").bounding_box()
     assert cbox["x"] >= fbox["x"] and cbox["width"] <= fbox["width"]
-    want = inner.evaluate("NB.colormaps.map('viridis', 0)")
+    want = inner.evaluate("nilmbuild.test.colormaps.map('viridis', 0)")
     got = nb.pixel(page, "#f", cbox["x"] - fbox["x"] + 5, cbox["y"] - fbox["y"] + 5)
     assert all(abs(g - w) <= 2 for g, w in zip(got, want)), (got, want)
 
@@ -129,7 +129,7 @@ def test_save_png_download(nb, page_at, infra_site):
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     img = Image.open(io.BytesIO(data)).convert("RGB")
     assert img.size == (320, 320)
-    want = page.evaluate("NB.colormaps.map('viridis', 1)")
+    want = page.evaluate("nilmbuild.test.colormaps.map('viridis', 1)")
     assert all(abs(g - w) <= 2 for g, w in zip(img.getpixel((315, 315)), want))
 
 
@@ -151,7 +151,7 @@ def test_keyboard_reaches_controls_and_moves_cursor(nb, page_at, infra_site):
     # the colormap select is operable from the keyboard and redraws
     sel = page.get_by_label("Colormap")
     sel.select_option("cividis")
-    want = page.evaluate("NB.colormaps.map('cividis', 0)")
+    want = page.evaluate("nilmbuild.test.colormaps.map('cividis', 0)")
     got = nb.pixel(page, "#hm", 5, 5)
     assert all(abs(g - w) <= 2 for g, w in zip(got, want)), (got, want)
     assert page.locator(".nb-legend").get_attribute("data-cmap") == "cividis"
@@ -159,7 +159,7 @@ def test_keyboard_reaches_controls_and_moves_cursor(nb, page_at, infra_site):
 
 def test_fail_shows_readable_error(nb, page_at, infra_site):
     page = _open(nb, page_at, infra_site)
-    page.evaluate("document.documentElement.dataset.ready = ''; NB.fail(new Error('WebGL is not available in this browser: test'))")
+    page.evaluate("document.documentElement.dataset.ready = ''; nilmbuild.test.fail(new Error('WebGL is not available in this browser: test'))")
     assert page.evaluate("document.documentElement.dataset.ready") == "error"
     assert "WebGL is not available in this browser: test" in page.locator("#nb-error").text_content()
     assert page.locator("#nb-error").is_visible()
@@ -192,10 +192,10 @@ def test_small_multiples_one_context(nb, page_at, infra_site):
       const c = document.createElement('canvas');
       c.id = 'multi'; c.className = 'nb-canvas'; c.style.width = '400px'; c.style.height = '200px';
       document.getElementById('nb-visual').prepend(c);
-      NB.gl.fitCanvas(c);
-      const regl = NB.gl.create(c);
-      const boxes = NB.gl.grid(8, 4, 400, 200, 8);
-      const hms = boxes.map((b, k) => NB.gl.heatmap(regl, {data: new Float32Array(6).fill(k), rows: 2, cols: 3,
+      nilmbuild.test.gl.fitCanvas(c);
+      const regl = nilmbuild.test.gl.create(c);
+      const boxes = nilmbuild.test.gl.grid(8, 4, 400, 200, 8);
+      const hms = boxes.map((b, k) => nilmbuild.test.gl.heatmap(regl, {data: new Float32Array(6).fill(k), rows: 2, cols: 3,
                                                           vmin: 0, vmax: 7, cmap: 'cividis'}));
       regl.clear({color: [1, 1, 1, 1]});
       hms.forEach((h, k) => h.draw(boxes[k]));
@@ -203,7 +203,7 @@ def test_small_multiples_one_context(nb, page_at, infra_site):
     }""")
     boxes = page.evaluate("MULTI.boxes")
     for k, b in enumerate(boxes):
-        want = page.evaluate(f"NB.colormaps.map('cividis', {k} / 7)")
+        want = page.evaluate(f"nilmbuild.test.colormaps.map('cividis', {k} / 7)")
         got = nb.pixel(page, "#multi", b["x"] + b["width"] / 2, b["y"] + b["height"] / 2)
         assert all(abs(g - w) <= 2 for g, w in zip(got, want)), (k, got, want)
     assert nb.pixel(page, "#multi", boxes[0]["width"] + 4, 10) == (255, 255, 255)  # the gap stays clear

@@ -35,9 +35,9 @@ def _open(nb, page_at, built_site):
 
 def _cell_xy(nb, page, r, c, which="big"):
     """Page coordinates inside cell (r, c) of the large head (or small multiple `which`) and the cell they hit."""
-    lay = page.evaluate("NB_TEST.layout()")
+    lay = page.evaluate("nilmbuild.test.layout()")
     b = lay["big"] if which == "big" else lay["small"][which]
-    L = page.evaluate("NB_TEST.heatmaps[0].rows")
+    L = page.evaluate("nilmbuild.test.heatmaps[0].rows")
     return nb.client_point(page, "#att-main", b, r, c, L, L)
 
 
@@ -46,7 +46,7 @@ def _close(a, b, tol):
 
 
 def _hovered_weight(page):
-    """The weight the tooltip shows, parsed back from its text (NB.fmt, 4 significant digits)."""
+    """The weight the tooltip shows, parsed back from its text (nilmbuild.test.fmt, 4 significant digits)."""
     return float(page.locator("#nb-tooltip").text_content().rsplit("weight = ", 1)[1].replace("−", "-"))
 
 
@@ -57,7 +57,7 @@ def _assert_weight(got, want):
 def _lut_step_ok(page, rgb, w):
     """Layout-level colour check: the pixel is a viridis entry within one LUT step (of 256) of the
     entry for log10(w) on the 1e-4 .. 1 scale."""
-    lut = np.array(page.evaluate("Array.from(NB.colormaps.lut('viridis'))")).reshape(256, 4)[:, :3]
+    lut = np.array(page.evaluate("Array.from(nilmbuild.test.colormaps.lut('viridis'))")).reshape(256, 4)[:, :3]
     want = int(round(min(1.0, max(0.0, (np.log10(w) + 4) / 4)) * 255)) if w > 0 else 0
     hits = np.flatnonzero(np.abs(lut - np.array(rgb)).max(axis=1) <= 1)
     return hits.size > 0 and int(np.abs(hits - want).min()) <= 1
@@ -66,35 +66,35 @@ def _lut_step_ok(page, rgb, w):
 def test_loads_and_draws(nb, page_at, built_site, reader):
     page = _open(nb, page_at, built_site)
     assert page.evaluate("document.documentElement.dataset.ready") == "true"
-    lay = page.evaluate("NB_TEST.layout()")
+    lay = page.evaluate("nilmbuild.test.layout()")
     b = lay["big"]
     colours = {nb.canvas_pixel(page, "#att-main", int(b["x"] + b["width"] * f), int(b["y"] + b["height"] * g))
                for f, g in [(0.2, 0.7), (0.5, 0.1), (0.8, 0.4)]}
     assert all(c != (255, 255, 255) for c in colours)
     # shapes come from the records: 8 small multiples + the large head
-    assert page.evaluate("NB_TEST.heatmaps.length") == reader.record("encoder.0.attn.q")["shape"][1] + 1
+    assert page.evaluate("nilmbuild.test.heatmaps.length") == reader.record("encoder.0.attn.q")["shape"][1] + 1
     assert page.locator("#att-layer option").count() == sum(1 for n in reader.names() if n.endswith(".attn.lse")
                                                              and not n.startswith("ablation"))
     # hover: the tooltip holds the exact weight of that cell
     x, y, r, c = _cell_xy(nb, page, 123, 321)
     page.mouse.move(x, y)
     w = float(weights_row(reader, 0, 0, 0, r)[c])
-    fmt = page.evaluate("v => NB.fmt(v, 4)", w)
+    fmt = page.evaluate("v => nilmbuild.test.fmt(v, 4)", w)
     assert page.locator("#nb-tooltip").text_content() == f"layer 0, head 0\nquery t = {r} min\nkey s = {c} min\nweight = {fmt}"
     _assert_weight(_hovered_weight(page), w)
-    _assert_weight(page.evaluate(f"NB_TEST.heatmaps[0].value({r}, {c})"), w)
+    _assert_weight(page.evaluate(f"nilmbuild.test.heatmaps[0].value({r}, {c})"), w)
 
 
 @pytest.mark.xfail(strict=False, reason="with the retrained checkpoint the chosen cell's pixel is not within one LUT step "
                    "of its weight (pixel-to-cell mapping at sharp attention peaks); to be fixed in the next session")
 def test_pixel_matches_weight_and_mask_toggle(nb, page_at, built_site, reader):
     page = _open(nb, page_at, built_site)
-    b = page.evaluate("NB_TEST.layout()")["big"]
+    b = page.evaluate("nilmbuild.test.layout()")["big"]
     L = reader.record("encoder.0.attn.q")["shape"][2]
     k = int(b["width"]) // 2                      # a pixel on the diagonal (square, integer box)
     i = int((k + 0.5) / b["width"] * L)
     diag = nb.canvas_pixel(page, "#att-main", b["x"] + k, b["y"] + k)
-    dark = tuple(page.evaluate("NB.colormaps.map('viridis', 0)"))
+    dark = tuple(page.evaluate("nilmbuild.test.colormaps.map('viridis', 0)"))
     assert _close(diag, dark, 2), (diag, dark)   # masked diagonal: weight exactly 0 -> bottom of the log scale
     # an off-diagonal cell: its hovered value is the captured weight (to 1e-3), its pixel within a LUT step
     # the off-diagonal pixel (at least 20 px from the diagonal) with the largest weight (above the scale's floor,
@@ -126,27 +126,27 @@ def test_click_query_head_and_layer(nb, page_at, built_site, reader):
     page = _open(nb, page_at, built_site)
     x, y, r, _ = _cell_xy(nb, page, 42, 200)
     page.mouse.click(x, y)
-    assert page.evaluate("NB_TEST.state.query") == r
+    assert page.evaluate("nilmbuild.test.state.query") == r
     assert page.locator("#att-query").input_value() == str(r)
     w = weights_row(reader, 0, 0, 0, r)
     best = int(np.argmax(w))
     assert f"strongest key s = {best} min" in page.locator("#att-readout").text_content()
     # the row chart shows that row
-    assert page.evaluate("NB_TEST.rowPlot().opts.lanes[1].series[0].y.length") == w.size
+    assert page.evaluate("nilmbuild.test.rowPlot().opts.lanes[1].series[0].y.length") == w.size
     # click head 3's small multiple
     sx, sy, _, _ = _cell_xy(nb, page, 10, 10, which=3)
     page.mouse.click(sx, sy)
     assert page.locator("#att-head").input_value() == "3"
     # layer select redraws the large head
-    b = page.evaluate("NB_TEST.layout()")["big"]
+    b = page.evaluate("nilmbuild.test.layout()")["big"]
     before = nb.canvas_pixel(page, "#att-main", b["x"] + 30, b["y"] + 200)
     page.locator("#att-layer").select_option("2")
-    assert page.evaluate("NB_TEST.state.layer") == 2
+    assert page.evaluate("nilmbuild.test.state.layer") == 2
     after = nb.canvas_pixel(page, "#att-main", b["x"] + 30, b["y"] + 200)
     r2, c2 = int((200 + 0.5) / b["height"] * 480), int((30 + 0.5) / b["width"] * 480)
     w2 = float(weights_row(reader, 2, 0, 3, r2)[c2])
     assert after != before and _lut_step_ok(page, after, w2), (before, after, w2)
-    _assert_weight(page.evaluate(f"NB_TEST.heatmaps[0].value({r2}, {c2})"), w2)
+    _assert_weight(page.evaluate(f"nilmbuild.test.heatmaps[0].value({r2}, {c2})"), w2)
 
 
 def test_golden_then_keyboard(nb, page_at, built_site, reader):
@@ -157,11 +157,11 @@ def test_golden_then_keyboard(nb, page_at, built_site, reader):
         page.keyboard.press("ArrowDown")
     page.keyboard.press("ArrowRight")
     w = float(weights_row(reader, 0, 0, 0, 3)[1])
-    fmt = page.evaluate("v => NB.fmt(v, 4)", w)
+    fmt = page.evaluate("v => nilmbuild.test.fmt(v, 4)", w)
     assert page.locator("#nb-tooltip").text_content().endswith(f"query t = 3 min\nkey s = 1 min\nweight = {fmt}")
     _assert_weight(_hovered_weight(page), w)
     page.keyboard.press("Enter")
-    assert page.evaluate("NB_TEST.state.query") == 3
+    assert page.evaluate("nilmbuild.test.state.query") == 3
     page.locator("#att-scale").select_option("linear")   # keyboard-operable select; legend follows
     assert page.locator("#nb-legend .nb-legend").get_attribute("data-mode") == "linear"
 

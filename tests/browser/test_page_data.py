@@ -15,7 +15,7 @@ def test_loads_offline_and_draws(nb, datapage):
     for sel in ("#raw-plot", "#states-plot", "#timeline", "#features-plot"):
         assert nb.element_rgb(datapage, sel).reshape(-1, 3).std(axis=0).max() > 10, sel
     assert datapage.locator("button.nb-save-png").count() == 4
-    assert datapage.locator("#scaling-table tbody tr").count() == 1 + len(datapage.evaluate("MessagePack.decode(NB.blob('data')).devices"))
+    assert datapage.locator("#scaling-table tbody tr").count() == 1 + len(datapage.evaluate("nilmbuild.test.msgpack.decode(nilmbuild.test.blob('data')).devices"))
 
 
 def test_scaler_table_is_the_prepared_scalers(datapage, site_context):

@@ -17,7 +17,7 @@ def dis(nb, page_at, built_site):
 def test_loads_offline_and_draws(nb, dis):
     assert nb.element_rgb(dis, "#lanes").reshape(-1, 3).std(axis=0).max() > 10
     assert dis.locator("button.nb-save-png").count() == 1
-    assert dis.locator("#sample option").count() == dis.evaluate("NB.decode(NB.blob('capture')).meta.samples.length")
+    assert dis.locator("#sample option").count() == dis.evaluate("nilmbuild.test.decode(nilmbuild.test.blob('capture')).meta.samples.length")
 
 
 def test_readout_equals_captured_prediction_in_watts(dis, site_context):
@@ -44,16 +44,16 @@ def test_sample_select_and_split_animation(nb, dis):
         assert np.abs(static - nb.canvas_rgb(dis, "#lanes")).max() <= 2
     dis.click("#play-split")
     # check "still running" and press skip in ONE task, so the animation cannot finish between the two
-    running, split_before = dis.evaluate("""() => { const s = NB.pageDisaggregation.state, running = s.anim !== null;
+    running, split_before = dis.evaluate("""() => { const s = nilmbuild.test.state, running = s.anim !== null;
         const split = s.split; if (running) document.getElementById("play-split").click(); return [running, split]; }""")
     if running:                  # (reduced motion runs it to the end at once; the last frame has split 1, still running)
         assert 0 <= split_before <= 1
-    assert dis.evaluate("NB.pageDisaggregation.state.anim === null && NB.pageDisaggregation.state.split === 1")
+    assert dis.evaluate("nilmbuild.test.state.anim === null && nilmbuild.test.state.split === 1")
     assert np.abs(static - nb.canvas_rgb(dis, "#lanes")).max() <= 2
     # the first frame of the split (devices stacked inside the aggregate) differs from the lanes
-    dis.evaluate("NB.pageDisaggregation.view().draw(0)")
+    dis.evaluate("nilmbuild.test.view().draw(0)")
     assert np.abs(static - nb.canvas_rgb(dis, "#lanes")).max() > 50
-    dis.evaluate("NB.pageDisaggregation.view().draw(1)")
+    dis.evaluate("nilmbuild.test.view().draw(1)")
     assert np.abs(static - nb.canvas_rgb(dis, "#lanes")).max() <= 2
 
 
@@ -64,7 +64,7 @@ def test_day_view_seams_and_metrics(nb, dis, site_context):
     res = site_context.disaggregation
     dis.select_option("#mode", "day")
     assert dis.locator("#metrics-box").is_visible()
-    assert dis.evaluate("NB.pageDisaggregation.view().opts.seams.length") == len(res["seams"])
+    assert dis.evaluate("nilmbuild.test.view().opts.seams.length") == len(res["seams"])
     first = dis.locator("#metrics tbody tr").nth(0).locator("td")
     dev = res["devices"][0]
     mae = res["metrics"][dev]["mae"]

@@ -21,15 +21,15 @@ def test_loads_offline_and_draws(nb, emb):
         assert _std(nb, emb, sel) > 10, sel
     assert emb.locator("button.nb-save-png").count() == 3
     # shapes come from the records: 4 ResUnits, projection to 96
-    assert emb.evaluate("NB_PAGE.heatmaps.map(h => h.rows)") == [8, 8, 8, 8, 8, 8, 96]
+    assert emb.evaluate("nilmbuild.test.heatmaps.map(h => h.rows)") == [8, 8, 8, 8, 8, 8, 96]
 
 
 def test_readout_equals_captured(emb, site_context):
     from nilmbuild.capture.format import decode
 
-    b = emb.evaluate("NB_PAGE.extra.samples[0]")
+    b = emb.evaluate("nilmbuild.test.extra.samples[0]")
     r = decode(site_context.blob([f"embed.res{i}.out" for i in range(4)], samples=[b]))
-    emb.evaluate("NB_PAGE.setT(123)")
+    emb.evaluate("nilmbuild.test.setT(123)")
     emb.select_option("#ctl-channel", "3")
     for i in range(4):
         got = emb.locator(f"#emb-readout dd[data-key='embed.res{i}.out']").get_attribute("data-value")
@@ -37,7 +37,7 @@ def test_readout_equals_captured(emb, site_context):
 
 
 def test_moving_t_moves_the_receptive_field(nb, emb):
-    boxes = emb.evaluate("NB_PAGE.boxes()")
+    boxes = emb.evaluate("nilmbuild.test.boxes()")
     b3 = boxes[3]                                     # ResUnit 3 out: bracket of 31 steps under the map
     x = b3["x"] + (240.5 / 480) * b3["width"]
     y = b3["y"] + b3["height"] + 8
@@ -45,7 +45,7 @@ def test_moving_t_moves_the_receptive_field(nb, emb):
     emb.locator("#emb-rf").focus()
     for _ in range(4):
         emb.keyboard.press("Shift+ArrowLeft")          # keyboard: t -= 10 per press
-    assert emb.evaluate("NB_PAGE.state.t") == 200
+    assert emb.evaluate("nilmbuild.test.state.t") == 200
     after = nb.scrolled_pixel(emb, "#emb-stack", x, y)
     assert before != after
     r, g, bl = before                                  # the bracket is orange (#D55E00)
@@ -57,7 +57,7 @@ def test_moving_t_moves_the_receptive_field(nb, emb):
 def test_sample_selector_redraws_maps(nb, emb):
     if emb.locator("#ctl-sample option").count() < 2:
         pytest.skip("one sample only")
-    box = emb.evaluate("NB_PAGE.boxes()[6]")
+    box = emb.evaluate("nilmbuild.test.boxes()[6]")
     pts = [(box["x"] + box["width"] * f, box["y"] + box["height"] * g) for f in (0.2, 0.5, 0.8) for g in (0.3, 0.7)]
     before = [nb.scrolled_pixel(emb, "#emb-stack", x, y) for x, y in pts]
     emb.select_option("#ctl-sample", "1")

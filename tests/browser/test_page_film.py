@@ -27,7 +27,7 @@ def test_loads_offline_and_draws(nb, film):
 def test_default_sliders_reproduce_captured_film_exactly(film, site_context):
     from nilmbuild.capture.format import decode
 
-    b = film.evaluate("NB_PAGE.extra.samples[0]")
+    b = film.evaluate("nilmbuild.test.extra.samples[0]")
     n_layers = film.locator("#ctl-layer option").count()
     reader = decode(site_context.blob([f"encoder.{l}.film" for l in range(n_layers)], samples=[b]))
     f, t = 5, 100
@@ -35,7 +35,7 @@ def test_default_sliders_reproduce_captured_film_exactly(film, site_context):
         film.select_option("#ctl-layer", str(l))
         badge = film.locator("#film-match")
         assert badge.get_attribute("data-matches") == badge.get_attribute("data-total")
-        film.evaluate(f"NB_PAGE.setCell({f}, {t})")
+        film.evaluate(f"nilmbuild.test.setCell({f}, {t})")
         want = float(reader.get(f"encoder.{l}.film")[0, t, f])
         cap = film.locator("#film-readout dd[data-key=captured]").get_attribute("data-value")
         rec = film.locator("#film-readout dd[data-key=recomputed]").get_attribute("data-value")
@@ -46,7 +46,7 @@ def test_default_sliders_reproduce_captured_film_exactly(film, site_context):
 def test_condition_table_shows_captured_features(film, site_context):
     from nilmbuild.capture.format import decode
 
-    b = film.evaluate("NB_PAGE.extra.samples[0]")
+    b = film.evaluate("nilmbuild.test.extra.samples[0]")
     r = decode(site_context.blob(["cond.elec", "cond.bands"], samples=[b]))
     got = float(film.locator("#film-cond-table td[data-key=elec-peak]").get_attribute("data-value"))
     assert got == float(r.get("cond.elec")[0, 3])
@@ -55,10 +55,10 @@ def test_condition_table_shows_captured_features(film, site_context):
 
 
 def test_beta_offset_changes_modulated_features(nb, film):
-    box = film.evaluate("NB_PAGE.liveBoxes()[1]")
+    box = film.evaluate("nilmbuild.test.liveBoxes()[1]")
     x, y = box["x"] + box["width"] * 0.3, box["y"] + box["height"] * 0.6
     before = nb.scrolled_pixel(film, "#film-live", x, y)
-    left_before = nb.scrolled_pixel(film, "#film-live", film.evaluate("NB_PAGE.liveBoxes()[0]")["x"] + 10, y)
+    left_before = nb.scrolled_pixel(film, "#film-live", film.evaluate("nilmbuild.test.liveBoxes()[0]")["x"] + 10, y)
     film.locator("#ctl-boffset").fill("0.5")
     after = nb.scrolled_pixel(film, "#film-live", x, y)
     assert before != after
@@ -67,7 +67,7 @@ def test_beta_offset_changes_modulated_features(nb, film):
     film.click("#ctl-film-reset")
     assert nb.scrolled_pixel(film, "#film-live", x, y) == before
     assert film.locator("#film-match").get_attribute("data-matches") == film.locator("#film-match").get_attribute("data-total")
-    assert left_before == nb.scrolled_pixel(film, "#film-live", film.evaluate("NB_PAGE.liveBoxes()[0]")["x"] + 10, y)
+    assert left_before == nb.scrolled_pixel(film, "#film-live", film.evaluate("nilmbuild.test.liveBoxes()[0]")["x"] + 10, y)
 
 
 def test_golden(nb, film):

@@ -23,13 +23,13 @@ def _open(nb, page_at, built_site):
 
 def _zoom_point(nb, page, row, col):
     """Page coordinates inside zoom cell (row, col) and the cell the hover maps them to."""
-    z = page.evaluate("(() => { const h = NB_TEST.zoomHeatmap(); return {box: h.box, rows: h.rows, cols: h.cols}; })()")
+    z = page.evaluate("(() => { const h = nilmbuild.test.zoomHeatmap(); return {box: h.box, rows: h.rows, cols: h.cols}; })()")
     return nb.client_point(page, "#fwd-zoom", z["box"], row, col, z["rows"], z["cols"])
 
 
 def test_blocks_golden_and_zoom_values(nb, page_at, built_site, spec):
     page = _open(nb, page_at, built_site)
-    stages = page.evaluate("NB_TEST.stages.map(s => ({stage: s.st.stage, rows: s.rowsFull, cols: s.colsFull, w: s.w, h: s.h}))")
+    stages = page.evaluate("nilmbuild.test.stages.map(s => ({stage: s.st.stage, rows: s.rowsFull, cols: s.colsFull, w: s.w, h: s.h}))")
     assert [s["stage"] for s in stages] == [str(i) for i in range(13)]
     reader = decode(spec.blobs["capture"])
     inp = reader.record("input")["shape"]
@@ -38,7 +38,7 @@ def test_blocks_golden_and_zoom_values(nb, page_at, built_site, spec):
     proj = binned["summaries"]["projection"]["record"]["shape"]
     assert (stages[4]["rows"], stages[4]["cols"]) == (proj[1], proj[2])       # full shape, not the binned one
     assert stages[4]["h"] > stages[0]["h"] and stages[5]["w"] < stages[4]["w"]  # 96 rows > 7 rows; transpose
-    box = page.evaluate("NB_TEST.screenBox(NB_TEST.stages[3])")
+    box = page.evaluate("nilmbuild.test.screenBox(nilmbuild.test.stages[3])")
     px = nb.canvas_pixel(page, "#fwd-3d", int((box["x0"] + box["x1"]) / 2), int((box["y0"] + box["y1"]) / 2))
     assert px != (255, 255, 255)
     # the info panel names the record and its shape from the blob
@@ -50,18 +50,18 @@ def test_blocks_golden_and_zoom_values(nb, page_at, built_site, spec):
     x, y, r, c = _zoom_point(nb, page, 2, 100)
     page.mouse.move(x, y)
     v = float(reader.get("input")[0, r, c])
-    fmt = page.evaluate("v => NB.fmt(v, 4)", v)
+    fmt = page.evaluate("v => nilmbuild.test.fmt(v, 4)", v)
     assert page.locator("#nb-tooltip").text_content() == f"stage 0: channel {r}, time {c} min\nvalue = {fmt}"
     # stage 4 (projection) is carried as 8-minute means: the value is the mean of the exact tensor's bin
     page.locator("#fwd-stage").select_option("4")
-    assert page.evaluate("NB_TEST.state.stage") == 4
+    assert page.evaluate("nilmbuild.test.state.stage") == 4
     page.locator("#fwd-zoom").scroll_into_view_if_needed()
     x, y, r, c = _zoom_point(nb, page, 40, 20)
     page.mouse.move(x, y)
     b = msgpack.unpackb(spec.blobs["binned"], raw=False)
     e = b["summaries"]["projection"]
     arr = np.frombuffer(e["data"], dtype="<f2").astype(np.float32).reshape(e["shape"])
-    fmt = page.evaluate("v => NB.fmt(v, 4)", float(arr[0, r, c]))
+    fmt = page.evaluate("v => nilmbuild.test.fmt(v, 4)", float(arr[0, r, c]))
     t0 = c * e["bin"]
     assert page.locator("#nb-tooltip").text_content() == \
         f"stage 4: feature {r}, time {t0}–{min(t0 + e['bin'] - 1, proj[2] - 1)} min (mean)\nvalue = {fmt}"
@@ -110,34 +110,34 @@ def test_select_by_keys_click_and_play(nb, page_at, built_site):
     page.locator("#fwd-3d").focus()
     for _ in range(4):
         page.keyboard.press("ArrowRight")
-    assert page.evaluate("NB_TEST.state.stage") == 4
+    assert page.evaluate("nilmbuild.test.state.stage") == 4
     assert page.locator("#fwd-stage").input_value() == "4"
     assert "projection" in page.locator("#fwd-info").text_content()
     # click a block
-    box = page.evaluate("NB_TEST.screenBox(NB_TEST.stages[12])")
+    box = page.evaluate("nilmbuild.test.screenBox(nilmbuild.test.stages[12])")
     cb = page.locator("#fwd-3d").bounding_box()
     page.mouse.click(cb["x"] + (box["x0"] + box["x1"]) / 2, cb["y"] + (box["y0"] + box["y1"]) / 2)
-    assert page.evaluate("NB_TEST.state.stage") == 12
+    assert page.evaluate("nilmbuild.test.state.stage") == 12
     # the sample select redraws the zoomed heatmap with that sample's values
     if page.locator("#fwd-sample option").count() > 1:
         page.locator("#fwd-sample").select_option("1")
-        assert page.evaluate("NB_TEST.state.sample") == 1
+        assert page.evaluate("nilmbuild.test.state.sample") == 1
         assert page.locator("#fwd-zoom-title").text_content().endswith("sample 1")
-        assert page.evaluate("NB_TEST.zoomHeatmap().value(0, 0)") == \
-            page.evaluate("NB_TEST.capture.slice('output.power', 1)[0]")
+        assert page.evaluate("nilmbuild.test.zoomHeatmap().value(0, 0)") == \
+            page.evaluate("nilmbuild.test.capture.slice('output.power', 1)[0]")
     # play animates stage by stage (then stop); with animations off it jumps to the end
     page.locator("#fwd-3d").focus()
     page.keyboard.press("Home")
-    assert page.evaluate("NB_TEST.state.stage") == 0
+    assert page.evaluate("nilmbuild.test.state.stage") == 0
     page.locator("#fwd-play").click()
-    page.wait_for_function("NB_TEST.state.stage >= 2", timeout=5000)
+    page.wait_for_function("nilmbuild.test.state.stage >= 2", timeout=5000)
     page.locator("#fwd-play").click()                     # Stop
-    s = page.evaluate("NB_TEST.state.stage")
+    s = page.evaluate("nilmbuild.test.state.stage")
     page.wait_for_timeout(1200)
-    assert page.evaluate("NB_TEST.state.stage") == s and page.locator("#fwd-play").text_content() == "Play"
-    page.evaluate("window.NB_NO_ANIMATION = true")
+    assert page.evaluate("nilmbuild.test.state.stage") == s and page.locator("#fwd-play").text_content() == "Play"
+    page.evaluate("nilmbuild.test.noAnimation = true")
     page.locator("#fwd-play").click()
-    assert page.evaluate("NB_TEST.state.stage") == 12
+    assert page.evaluate("nilmbuild.test.state.stage") == 12
 
 
 def test_embed_shows_only_the_3d_view(nb, page_at, built_site):
@@ -147,7 +147,7 @@ def test_embed_shows_only_the_3d_view(nb, page_at, built_site):
         assert not page.locator(sel).is_visible(), sel
     box = page.locator("#fwd-3d").bounding_box()
     assert box["height"] > 500
-    b = page.evaluate("NB_TEST.screenBox(NB_TEST.stages[12])")   # the camera refits: the last block is inside
+    b = page.evaluate("nilmbuild.test.screenBox(nilmbuild.test.stages[12])")   # the camera refits: the last block is inside
     assert 0 <= b["x0"] < b["x1"] <= box["width"] and 0 <= b["y0"] < b["y1"] <= box["height"]
 
 

@@ -27,9 +27,9 @@ def test_loads_offline_and_draws(nb, gate):
 
 
 def test_default_threshold_reproduces_captured_power(gate, site_context):
-    devs = gate.evaluate("NB_PAGE.extra.devices")
-    b = gate.evaluate("NB_PAGE.extra.samples[0]")
-    L = gate.evaluate("NB_PAGE.current().p.length")
+    devs = gate.evaluate("nilmbuild.test.extra.devices")
+    b = gate.evaluate("nilmbuild.test.extra.samples[0]")
+    L = gate.evaluate("nilmbuild.test.current().p.length")
     reader = decode(site_context.blob([f"heads.{d}.power" for d in devs], samples=[b]))
     for d, name in enumerate(devs):
         gate.select_option("#ctl-device", str(d))
@@ -39,14 +39,14 @@ def test_default_threshold_reproduces_captured_power(gate, site_context):
         got = gate.locator("#gate-readout dd[data-key=captured]").get_attribute("data-value")
         assert got == repr(want) or float(got) == want, (name, got, want)
         # the recomputed float32 value, rounded to the record's stored precision, is the captured one
-        same = gate.evaluate("(() => { const r = NB_PAGE.current(), c = NB.gate.captured(NB_PAGE.cap, NB_PAGE.extra.devices,"
-                             " NB_PAGE.state.dev, 0, 'hard'); return NB.gate.same(r.power[240], c.values[240], c.storage); })()")
+        same = gate.evaluate("(() => { const r = nilmbuild.test.current(), c = nilmbuild.test.gate.captured(nilmbuild.test.cap, nilmbuild.test.extra.devices,"
+                             " nilmbuild.test.state.dev, 0, 'hard'); return nilmbuild.test.gate.same(r.power[240], c.values[240], c.storage); })()")
         assert same
 
 
 def test_soft_mode_matches_captured_soft_gate_run(gate):
     gate.select_option("#ctl-mode", "soft")
-    L = gate.evaluate("NB_PAGE.current().p.length")
+    L = gate.evaluate("nilmbuild.test.current().p.length")
     assert gate.locator("#gate-match").get_attribute("data-matches") == str(L)
     assert "ablation.soft_gate.output.power" in gate.locator("#gate-match").text_content()
 
@@ -60,8 +60,8 @@ def test_threshold_slider_moves_the_step(nb, gate):
     assert before != after
     r, g, b = after                                              # the hard-gate step is drawn in #D55E00
     assert r > 180 and g < 140 and b < 60, after
-    on = gate.evaluate("Array.from(NB_PAGE.current().gate).filter(v => v > 0).length")
-    p = gate.evaluate("Array.from(NB_PAGE.current().p).filter(v => v > 0.9).length")
+    on = gate.evaluate("Array.from(nilmbuild.test.current().gate).filter(v => v > 0).length")
+    p = gate.evaluate("Array.from(nilmbuild.test.current().p).filter(v => v > 0.9).length")
     assert on == p
 
 

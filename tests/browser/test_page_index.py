@@ -10,9 +10,9 @@ import pytest
 def overview(nb, page_at, built_site):
     page = page_at(built_site / "index.html", viewport=(1280, 900))
     nb.wait_ready(page)
-    if page.evaluate("NB.pageIndex.state.playing"):
+    if page.evaluate("nilmbuild.test.state.playing"):
         page.click("#flow-play")                       # stop the pulses: a static, deterministic frame
-    assert page.evaluate("NB.pageIndex.state.playing") is False
+    assert page.evaluate("nilmbuild.test.state.playing") is False
     return page
 
 
@@ -24,13 +24,13 @@ def test_loads_offline_and_draws(nb, overview):
 
 
 def test_edge_hover_shows_the_captured_shape(overview, site_context):
-    n_edges = overview.evaluate("NB.pageIndex.state.layout.edges.length")
+    n_edges = overview.evaluate("nilmbuild.test.state.layout.edges.length")
     assert n_edges >= 15
     box = overview.locator("#flow").bounding_box()
     for k in (0, 4, n_edges - 1):
-        name = overview.evaluate(f"NB.pageIndex.state.layout.edges[{k}].e.record")
-        x, y = overview.evaluate(f"NB.pageIndex.state.layout.edges[{k}].pts[24]")
-        s = overview.evaluate("NB.pageIndex.state.scale")
+        name = overview.evaluate(f"nilmbuild.test.state.layout.edges[{k}].e.record")
+        x, y = overview.evaluate(f"nilmbuild.test.state.layout.edges[{k}].pts[24]")
+        s = overview.evaluate("nilmbuild.test.state.scale")
         overview.mouse.move(box["x"] + x * s, box["y"] + y * s)
         tip = overview.locator("#nb-tooltip").text_content()
         shape = "(" + ", ".join(str(int(s)) for s in site_context.capture.records[name].shape) + ")"
@@ -57,15 +57,15 @@ def test_stages_link_to_pages_and_embed_snippets(overview, built_site):
 def test_sample_select_changes_the_input_sparkline(nb, overview):
     if overview.locator("#flow-sample option").count() < 2:
         pytest.skip("one example window only")
-    b = overview.evaluate("NB.pageIndex.state.layout.boxes.input")
+    b = overview.evaluate("nilmbuild.test.state.layout.boxes.input")
     before = nb.canvas_rgb(overview, "#flow")
     overview.select_option("#flow-sample", "1")
     after = nb.canvas_rgb(overview, "#flow")
     y0, y1, x0, x1 = int(b["y"]) + 26, int(b["y"] + b["h"]) - 26, int(b["x"]) + 8, int(b["x"] + b["w"]) - 8
     assert np.abs(before[y0:y1, x0:x1] - after[y0:y1, x0:x1]).max() > 30
     # the stage boxes do not depend on the sample
-    n = overview.evaluate("NB.pageIndex.state.layout.boxes.norm")
-    p = overview.evaluate("NB.pageIndex.state.layout.boxes.enc2")
+    n = overview.evaluate("nilmbuild.test.state.layout.boxes.norm")
+    p = overview.evaluate("nilmbuild.test.state.layout.boxes.enc2")
     ys, xs = slice(int(n["y"]), int(n["y"] + n["h"])), slice(int(n["x"]), int(p["x"] + p["w"]))
     assert np.abs(before[ys, xs] - after[ys, xs]).max() <= 2
 

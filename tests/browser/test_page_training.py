@@ -32,19 +32,19 @@ def test_pcgrad_heatmap_cell_and_epoch_slider(nb, training, site_context):
     cell = box["width"] / D
     r, c = 0, 1
     cos = epochs[-1]["pcgrad"]["mean_cos"][f"{devs[0]}|{devs[1]}"]
-    want = training.evaluate(f"NB.colormaps.map('burd', ({cos} + 1) / 2)")
+    want = training.evaluate(f"nilmbuild.test.colormaps.map('burd', ({cos} + 1) / 2)")
     got = nb.pixel(training, "#pc-canvas", int(c * cell + cell / 2), int(r * cell + cell / 2))
     assert all(abs(g - w) <= 3 for g, w in zip(got, want)), (got, want)
     # hover reads the logged value
     training.mouse.move(box["x"] + c * cell + cell / 2, box["y"] + r * cell + cell / 2)
-    assert f"cos {training.evaluate(f'NB.fmt({cos}, 4)')}" in training.locator("#pc-readout").text_content()
+    assert f"cos {training.evaluate(f'nilmbuild.test.fmt({cos}, 4)')}" in training.locator("#pc-readout").text_content()
     # another epoch: its own logged cosine, or grey cells where PCGrad was off (e.g. warm-up epochs)
     for e, rec in enumerate(epochs[:-1]):
         training.locator("#pc-epoch").fill(str(e + 1))
         got0 = nb.pixel(training, "#pc-canvas", int(c * cell + cell / 2), int(r * cell + cell / 2))
         key = f"{devs[0]}|{devs[1]}"
         if key in rec["pcgrad"]["mean_cos"]:
-            want0 = training.evaluate(f"NB.colormaps.map('burd', ({rec['pcgrad']['mean_cos'][key]} + 1) / 2)")
+            want0 = training.evaluate(f"nilmbuild.test.colormaps.map('burd', ({rec['pcgrad']['mean_cos'][key]} + 1) / 2)")
         else:
             want0 = [217, 217, 217]  # nanColor 0.85: nothing logged
         assert all(abs(g - w) <= 3 for g, w in zip(got0, want0)), (e, got0, want0)

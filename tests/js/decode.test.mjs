@@ -4,9 +4,8 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import vm from "node:vm";
 import { execFileSync } from "node:child_process";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 let FIX = process.env.NB_CAPTURE_FIXTURE;
@@ -15,23 +14,16 @@ if (!FIX) {
   execFileSync("python", [path.join(ROOT, "tests", "test_js_decoder.py"), FIX], { cwd: ROOT, stdio: "inherit" });
 }
 
-// load the msgpack UMD and our plain script into one context, as the page does
-const ctx = vm.createContext({
-  Float32Array, Uint8Array, Uint16Array, ArrayBuffer, DataView, Math, JSON, Error, RangeError, TypeError, Object,
-  Array, Number, String, Symbol, Promise, BigInt, TextEncoder, TextDecoder,
-});
-ctx.globalThis = ctx;
-vm.runInContext(fs.readFileSync(path.join(ROOT, "node_modules/@msgpack/msgpack/dist.umd/msgpack.min.js"), "utf8"), ctx);
-vm.runInContext(fs.readFileSync(path.join(ROOT, "static/js/decode.js"), "utf8"), ctx);
-const NB = ctx.NB;
+// the decoder is an ES module; it imports @msgpack/msgpack from node_modules, as the page bundle does
+const { decode, decodeF16, halfToFloat } = await import(pathToFileURL(path.join(ROOT, "static/js/decode.js")).href);
 const manifest = JSON.parse(fs.readFileSync(path.join(FIX, "manifest.json"), "utf8"));
 
 function expected(key, i) {
   const b = fs.readFileSync(path.join(FIX, key, `${i}.f32`));
   return new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
 }
-function load(key) { return NB.decode(new Uint8Array(fs.readFileSync(path.join(FIX, `${key}.msgpack`)))); }
-const plain = (x) => JSON.parse(JSON.stringify(x));   // values from the vm realm -> this realm
+function load(key) { return decode(new Uint8Array(fs.readFileSync(path.join(FIX, `${key}.msgpack`)))); }
+const plain = (x) => JSON.parse(JSON.stringify(x));   // plain JSON values (arrays of strings, numbers)
 function maxAbs(a) { let m = 0; for (const v of a) if (Math.abs(v) > m) m = Math.abs(v); return m; }
 
 test("stored encodings decode bit-exactly (f16 special values, f32, bits, u8bool, f16z)", () => {
@@ -48,7 +40,7 @@ test("stored encodings decode bit-exactly (f16 special values, f32, bits, u8bool
 });
 
 test("manual float16 fallback: subnormals, zeros, inf, nan, every pattern", () => {
-  const h = NB.decode.halfToFloat;
+  const h = halfToFloat;
   assert.equal(h(0x0001), Math.pow(2, -24));
   assert.equal(h(0x03ff), 1023 * Math.pow(2, -24));
   assert.equal(h(0x0400), Math.pow(2, -14));
@@ -61,7 +53,7 @@ test("manual float16 fallback: subnormals, zeros, inf, nan, every pattern", () =
   assert.ok(Object.is(h(0x8000), -0));
   const all = new Uint8Array(131072);
   for (let i = 0; i < 65536; i++) { all[2 * i] = i & 255; all[2 * i + 1] = i >> 8; }
-  const fallback = NB.decode.decodeF16(all, 65536, false), want = expected("special", 0);
+  const fallback = decodeF16(all, 65536, false), want = expected("special", 0);
   for (let i = 0; i < 65536; i++) {
     if (Number.isNaN(want[i])) assert.ok(Number.isNaN(fallback[i]));
     else assert.ok(Object.is(fallback[i], want[i]), `pattern ${i}`);

@@ -29,8 +29,9 @@ def build(ctx) -> PageSpec:
         slug=SLUG,
         title=TITLE,
         template="attention.html",
-        js_modules=("decode.js", "colormaps.js", "gl.js", "plot2d.js", "page_attention.js"),
-        shaders=("attention_weights.vert", "attention_weights.frag"),
+        entry="page_attention.js",
+        data={"samples": samples, "sample_labels": window_starts(ctx, samples), "n_layers": n_layers,
+              "aggregate_affine": aggregate_watts_affine(ctx)},
         blobs={"capture": blob},
         context={
             "n_layers": n_layers,

@@ -78,8 +78,7 @@ def data_blob(ctx) -> bytes:
 def build(ctx) -> PageSpec:
     return PageSpec(
         slug=SLUG, title=TITLE, template="data.html", section=SECTION, summary=SUMMARY,
-        js_modules=("colormaps.js", "plot2d.js", "disaggregation_watts.js", "page_data.js"),
+        entry="page_data.js",
         blobs={"data": data_blob(ctx)},
         context={"notes": ctx.notes_for(SLUG), "source_meta": ctx.public(ctx.prepared.meta)},
-        vendor=("msgpack",),
     )

@@ -69,8 +69,7 @@ def build(ctx) -> PageSpec:
         day_error = str(e)
     return PageSpec(
         slug=SLUG, title=TITLE, template="disaggregation.html", section=SECTION, summary=SUMMARY,
-        js_modules=("colormaps.js", "plot2d.js", "decode.js", "disaggregation_watts.js", "disaggregation_lanes.js", "page_disaggregation.js"),
+        entry="page_disaggregation.js",
         blobs=blobs,
         context={"notes": ctx.notes_for(SLUG), "day_error": day_error, "metric_names": ["mae", "rmse", "f1", "precision", "recall", "nde", "sae", "teca"]},
-        vendor=("msgpack",),
     )

@@ -48,8 +48,7 @@ def build(ctx) -> PageSpec:
         slug=SLUG,
         title=TITLE,
         template="embedding.html",
-        js_modules=("decode.js", "colormaps.js", "gl.js", "plot2d.js", "film_kit.js", "page_embedding.js"),
-        shaders=("heatmap.vert", "heatmap.frag"),
+        entry="page_embedding.js",
         blobs=kit_blobs(ctx, RECORDS, samples, extra),
         context={"notes": ctx.notes_for(SLUG)},
         summary="Input channels and instance norm, dilated ResUnits with the receptive field on the real signal, "

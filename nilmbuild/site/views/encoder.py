@@ -32,8 +32,9 @@ def build(ctx) -> PageSpec:
         slug=SLUG,
         title=TITLE,
         template="encoder.html",
-        js_modules=("decode.js", "colormaps.js", "gl.js", "plot2d.js", "page_encoder.js"),
-        shaders=("heatmap.vert", "heatmap.frag"),
+        entry="page_encoder.js",
+        data={"samples": samples, "sample_labels": window_starts(ctx, samples), "n_layers": n_layers,
+              "steps": [{"suffix": s, "label": lab} for s, lab in STEPS]},
         blobs={"capture": blob},
         context={
             "n_layers": n_layers,

@@ -36,8 +36,7 @@ def build(ctx) -> PageSpec:
         slug=SLUG,
         title=TITLE,
         template="film.html",
-        js_modules=("decode.js", "colormaps.js", "gl.js", "plot2d.js", "film_kit.js", "page_film.js"),
-        shaders=("heatmap.vert", "heatmap.frag"),
+        entry="page_film.js",
         blobs=kit_blobs(ctx, RECORDS, samples, extra),
         context={"notes": ctx.notes_for(SLUG)},
         summary="Condition features, the FiLM generators' real activations, gamma and beta per device and layer, "

@@ -85,8 +85,9 @@ def build(ctx) -> PageSpec:
         slug=SLUG,
         title=TITLE,
         template="forward.html",
-        js_modules=("decode.js", "colormaps.js", "gl.js", "page_forward.js"),
-        shaders=("heatmap.vert", "heatmap.frag", "forward_box.vert", "forward_box.frag"),
+        entry="page_forward.js",
+        data={"stages": [{k: v for k, v in s.items()} for s in st], "samples": list(range(B)),
+              "sample_labels": window_starts(ctx, range(B)), "bin": BIN, "aggregate_affine": aggregate_watts_affine(ctx)},
         blobs={"capture": blob, "binned": summary_blob(ctx, st)},
         context={
             "stages": [{k: v for k, v in s.items()} for s in st],

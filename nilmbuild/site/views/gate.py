@@ -27,8 +27,7 @@ def build(ctx) -> PageSpec:
         slug=SLUG,
         title=TITLE,
         template="gate.html",
-        js_modules=("decode.js", "colormaps.js", "plot2d.js", "film_kit.js", "page_gate.js"),
-        shaders=(),
+        entry="page_gate.js",
         blobs=kit_blobs(ctx, RECORDS, samples, extra),
         context={"notes": ctx.notes_for(SLUG)},
         summary="Smoothstep vs hard gate, a live threshold on the captured gate probabilities, power before and "

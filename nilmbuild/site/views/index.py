@@ -94,9 +94,7 @@ def build(ctx) -> PageSpec:
     ]
     return PageSpec(
         slug=SLUG, title=TITLE, template="index.html", section=SECTION, summary=SUMMARY,
-        js_modules=("colormaps.js", "decode.js", "disaggregation_watts.js", "page_index.js"),
-        shaders=(),
+        entry="page_index.js",
         blobs={"capture": ctx.blob(["input", "output.power", "target.power"], samples), "flow": flow_blob(ctx.capture, ctx.prepared.scalers)},
         context={"provenance": provenance, "notes": ctx.notes_for(SLUG), "all_notes": ctx.notes},
-        vendor=("msgpack",),
     )

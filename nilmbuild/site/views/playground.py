@@ -40,7 +40,7 @@ def build(ctx) -> PageSpec:
     samples = pick_device_samples(ctx, min(N_STARTS, int(ctx.x.shape[0])))
     data = {"live": live, "starts": start_windows(ctx, samples), "palette": palette(live["stepS"])}
     return PageSpec(
-        slug=SLUG, title=TITLE, template="playground.html", entry="page_playground.js", vendor=(),
+        slug=SLUG, title=TITLE, template="playground.html", entry="page_playground.js",
         data=data, blobs=blobs, files=files, context={"notes": ctx.notes_for(SLUG)},
         summary="Edit a real window (draw, drop a kettle boil, scale, paste) and watch NILMFormer re-run live in "
                 "your browser: per-device watts, gate probabilities, attention.",

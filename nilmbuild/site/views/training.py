@@ -59,11 +59,10 @@ def build(ctx) -> PageSpec:
     has_log = bool(summary["epochs"])
     return PageSpec(
         slug=SLUG, title=TITLE, template="training.html", section=SECTION, summary=SUMMARY,
-        js_modules=("colormaps.js", "gl.js", "plot2d.js", "disaggregation_watts.js", "page_training.js"),
-        shaders=("heatmap.vert", "heatmap.frag"),
+        entry="page_training.js",
+        data={"has_log": has_log},
         blobs={"train": msgpack.packb(summary, use_bin_type=True)},
         context={"has_log": has_log, "n_epochs": len(summary["epochs"]), "device_types": summary["device_types"],
                  "checkpoint_path": ctx.checkpoint_label, "notes": ctx.notes_for(SLUG),
                  "train_config": summary["train_config"], "best_epoch": summary["best_epoch"]},
-        vendor=("regl", "msgpack"),
     )

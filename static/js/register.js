@@ -1,0 +1,38 @@
+/* register.js: the one way a page starts, and the one test hook.
+ *
+ *   import { registerPage } from "../register.js";
+ *   registerPage({ slug: "attention", start: function (page) { ...; return { state: S }; } });
+ *
+ * registerPage checks that the payload is this page's, routes uncaught errors to #nb-error, follows #embed,
+ * then calls start(page()) inside try/catch (an exception becomes the page's error message). What start
+ * returns (and whatever testHook(obj) adds later) lands on window.nilmbuild.test, next to a few shared
+ * helpers (page, fmt, colormaps, decode, blob, msgpack) that the browser tests use to compute expected values.
+ * Pages call ready() themselves once the first frame is drawn.
+ */
+import { decode as msgpackDecode } from "@msgpack/msgpack";
+
+import { colormaps } from "./colormaps.js";
+import { blob, catchErrors, fail, fmt, followEmbed, page } from "./core.js";
+import { decode } from "./decode.js";
+
+// window.nilmbuild.test: the browser tests' only way into a page.
+export function testHook(obj) {
+  var nb = (window.nilmbuild = window.nilmbuild || {});
+  nb.test = nb.test || { page: page, fmt: fmt, colormaps: colormaps, decode: decode, blob: blob,
+                        msgpack: { decode: msgpackDecode } };
+  if (obj) Object.assign(nb.test, obj);
+  return nb.test;
+}
+
+export function registerPage(spec) {
+  catchErrors();
+  followEmbed();
+  testHook();
+  var p = page();
+  try {
+    if (p.slug !== spec.slug) throw new Error("page '" + p.slug + "' runs the script of page '" + spec.slug + "'");
+    testHook(spec.start(p));
+  } catch (e) {
+    fail(e);
+  }
+}
