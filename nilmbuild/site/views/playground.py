@@ -35,14 +35,21 @@ def start_windows(ctx, samples) -> list[dict]:
     return out
 
 
+SUMMARY = ("Edit a real window (draw, drop a kettle boil, scale, paste) and watch NILMFormer re-run live in "
+           "your browser: per-device watts, gate probabilities, attention.")
+
+
+def nav_spec() -> PageSpec:
+    """What the navigation needs when this page is not being built (no model export, no runtime file)."""
+    return PageSpec(slug=SLUG, title=TITLE, template="playground.html", summary=SUMMARY, section=SECTION)
+
+
 def build(ctx) -> PageSpec:
     live, blobs, files = live_parts(ctx.loaded)
     samples = pick_device_samples(ctx, min(N_STARTS, int(ctx.x.shape[0])))
     data = {"live": live, "starts": start_windows(ctx, samples), "palette": palette(live["stepS"])}
     return PageSpec(
         slug=SLUG, title=TITLE, template="playground.html", entry="page_playground.js",
-        data=data, blobs=blobs, files=files, context={"notes": ctx.notes_for(SLUG)},
-        summary="Edit a real window (draw, drop a kettle boil, scale, paste) and watch NILMFormer re-run live in "
-                "your browser: per-device watts, gate probabilities, attention.",
+        data=data, blobs=blobs, files=files, context={"notes": ctx.notes_for(SLUG)}, summary=SUMMARY,
         section=SECTION,
     )
