@@ -33,6 +33,26 @@ _RUNS = """async (n) => {
 }"""
 
 
+def python_reference_ms(repeats: int) -> float | None:
+    """Median ms of the same graph in onnxruntime for Python (CPU, 1 thread), measured now on this machine:
+    the reference the in-page time is compared with (absolute times on a shared machine are noise)."""
+    try:
+        import numpy as np
+        import onnxruntime as ort
+    except ImportError:
+        return None
+    import nilmbuild
+    from nilmbuild.bench.timing import median_time
+    from nilmbuild.live.export import onnx_bytes
+
+    m = nilmbuild.load_model()
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads, opts.inter_op_num_threads, opts.log_severity_level = 1, 1, 3
+    sess = ort.InferenceSession(onnx_bytes(m.loaded), opts, providers=["CPUExecutionProvider"])
+    feeds = {"x": np.random.default_rng(0).random((1, 7, m.window), dtype=np.float32), "head": np.array(0, np.int64)}
+    return 1000 * median_time(lambda: sess.run(["watts"], feeds), repeats=repeats, warmup=1)
+
+
 def bench_live(site_dir: Path, repeats: int = 7) -> list[dict]:
     from playwright.sync_api import sync_playwright
 
@@ -52,11 +72,14 @@ def bench_live(site_dir: Path, repeats: int = 7) -> list[dict]:
         r = page.evaluate(_RUNS, repeats)
         browser.close()
     long = r["long"] or [0.0]
+    ref = python_reference_ms(repeats)
     return [
         {"group": group, "name": "page ready (runtime, session, first run)", "seconds": ready_s},
         {"group": group, "name": f"ms per run, median of {repeats} (target < 1000)",
          "ms": statistics.median(r["wall"]), "ms_in_worker": statistics.median(r["worker"]),
-         "ms_max": max(r["wall"])},
+         "ms_max": max(r["wall"]),
+         "vs_python_onnxruntime": statistics.median(r["wall"]) / ref if ref else None},
+        {"group": group, "name": "reference: same graph, onnxruntime Python, 1 thread", "ms": ref},
         {"group": group, "name": "longest main-thread task during the runs", "ms": max(long),
          "long_tasks": len(r["long"])},
         {"group": group, "name": "bytes: playground.html", "bytes": page_file.stat().st_size},
