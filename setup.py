@@ -80,7 +80,7 @@ def copy_live_runtime(dest: Path) -> None:
     for rel in ("package.json", names["ORT_JS"], names["GLUE"], names["WASM"], *[p.name for p in src.glob("LICENSE*")]):
         if not (src / rel).is_file():
             raise SystemExit(f"node_modules/{names['PACKAGE']}/{rel} is missing: run `npm ci` before building the wheel")
-        out = dest / "node_modules" / names["PACKAGE"] / rel
+        out = dest / names["PACKAGE"] / rel       # runtime.py reads _assets/onnxruntime-web/ in a wheel
         out.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src / rel, out)
 

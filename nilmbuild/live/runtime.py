@@ -27,6 +27,8 @@ FILES = ("package.json", ORT_JS, GLUE, WASM)     # what setup.py copies into the
 def _read(root: Path, rel: str) -> bytes:
     path = root / "node_modules" / PACKAGE / rel
     if not path.is_file():
+        path = root / PACKAGE / rel                  # an installed wheel's _assets/ (setup.py copy_live_runtime)
+    if not path.is_file():
         raise UserError("onnxruntime-web missing from node_modules: run `npm ci` (or `make site`)")
     return path.read_bytes()
 
