@@ -13,6 +13,7 @@ Nothing is copied into the source tree and nothing third-party is committed to g
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import json
 import shutil
@@ -22,7 +23,7 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).resolve().parent
-BUNDLED_PACKAGES = ("esbuild", "regl", "@msgpack/msgpack")
+BUNDLED_PACKAGES = ("esbuild", "regl", "@msgpack/msgpack", "onnxruntime-web")
 
 
 def bundler():
@@ -64,7 +65,24 @@ def copy_assets(dest: Path) -> list[Path]:
             out = dest / "licenses" / package / lic.name
             out.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(lic, out)
+    copy_live_runtime(dest)
     return [p for p in dest.rglob("*") if p.is_file()]
+
+
+def copy_live_runtime(dest: Path) -> None:
+    """onnxruntime-web's files that nilmbuild/live/runtime.py packs into the site's nilmbuild-runtime.js
+    (PACKAGE, ORT_JS, GLUE, WASM there, read without importing the package), with its package.json and licence."""
+    names = {}
+    for node in ast.parse((HERE / "nilmbuild" / "live" / "runtime.py").read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and len(node.targets) == 1:
+            names[getattr(node.targets[0], "id", "")] = node.value.value
+    src = HERE / "node_modules" / names["PACKAGE"]
+    for rel in ("package.json", names["ORT_JS"], names["GLUE"], names["WASM"], *[p.name for p in src.glob("LICENSE*")]):
+        if not (src / rel).is_file():
+            raise SystemExit(f"node_modules/{names['PACKAGE']}/{rel} is missing: run `npm ci` before building the wheel")
+        out = dest / names["PACKAGE"] / rel       # runtime.py reads _assets/onnxruntime-web/ in a wheel
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src / rel, out)
 
 
 class build_py_with_assets(build_py):

@@ -36,7 +36,10 @@ def test_wheel_contents(wheel):
               "nilmbuild/_assets/licenses/regl/LICENSE", "nilmbuild/_assets/licenses/@msgpack/msgpack/LICENSE"):
         assert f in names, f
     pages = sorted(p.name for p in (REPO / "static" / "js").glob("page_*.js"))
-    assert len(pages) == 10
+    from nilmbuild.site.pages import NAV_ORDER
+
+    assert len(pages) == len(NAV_ORDER)
+    assert "nilmbuild/_assets/onnxruntime-web/dist/ort-wasm-simd-threaded.wasm" in names   # the live model's runtime
     for p in pages:
         assert f"nilmbuild/_assets/bundles/{p}" in names, p
     assert not [n for n in names if n.endswith(".map") or "/src/" in n or "node_modules" in n]

@@ -54,9 +54,12 @@ class NILMFormer(nn.Module):
         B, C, L = x.shape                                                    # (B, 7, L)
         put(trace, "input", x, AX_BCT, "0", "forward-pass.md 0", "scaled aggregate + 6 sin/cos time features")
 
-        # Stage 1: per-sample, per-channel instance norm (std unbiased, + 1e-5)
+        # Stage 1: per-sample, per-channel instance norm (std unbiased, + 1e-5), in float64: a channel that is
+        # constant over the window (month, day of year) then gives exactly 0, where float32 gives rounding noise
+        # / (std ~1e-7 + 1e-5) that differs between runtimes and moves gates (docs/live-model.md)
         x_main = x[:, : cfg.c_in]                                           # (B, 1, L), kept for the condition features
-        h = (x - x.mean(dim=-1, keepdim=True)) / (x.std(dim=-1, keepdim=True) + 1e-5)
+        x64 = x.double()
+        h = ((x64 - x64.mean(dim=-1, keepdim=True)) / (x64.std(dim=-1, keepdim=True) + 1e-5)).to(x.dtype)
         put(trace, "instance_norm", h, AX_BCT, "1", "forward-pass.md 1", "(x - mean) / (std + 1e-5) per sample and channel")
 
         # Stages 2-5: embedding, positional encoding, projection, transpose

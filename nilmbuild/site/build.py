@@ -54,6 +54,8 @@ class PageSpec:
     context: extra template variables (must not be named site/page/nav/assets).
     summary: one line for the index and ``<meta name=description>``.
     section: the spec section the page shows (e.g. ``"4.2"``), shown next to the title.
+    files: extra site files the page needs beside it (relative path -> bytes, e.g. the live model's runtime);
+        pages that name the same file must give the same bytes.
     """
 
     slug: str
@@ -65,6 +67,7 @@ class PageSpec:
     context: dict = field(default_factory=dict)
     summary: str = ""
     section: str = ""
+    files: dict[str, bytes] = field(default_factory=dict)
 
     @property
     def filename(self) -> str:
@@ -151,6 +154,17 @@ def render_page(
         raise UserError(f"page {page.slug!r}: template {e.name!r} not found in templates/") from None
 
 
+def _page_files(pages: list[PageSpec]) -> dict[str, bytes]:
+    """The extra files the pages need (PageSpec.files), each once; a name with two contents is an error."""
+    files: dict[str, bytes] = {}
+    for p in pages:
+        for rel, data in p.files.items():
+            if rel in files and files[rel] != data:
+                raise UserError(f"page {p.slug!r}: file {rel!r} differs from another page's copy")
+            files[rel] = data
+    return files
+
+
 def _read_manifest(out_dir: Path) -> dict[str, str]:
     """rel path -> sha256 from the old manifest, for entries safe to consider ours (relative, inside out_dir)."""
     path = out_dir / MANIFEST
@@ -219,6 +233,7 @@ def build_site(
     for page in it:
         rendered[page.filename] = render_page(env, page, pages, ctx, script_cache).encode("utf-8")
     rendered[".nojekyll"] = b""
+    rendered.update(_page_files(selected))
 
     old = _read_manifest(out_dir)
     partial = build_only is not None

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from nilmbuild.site.build import BuildResult, PageSpec, build_site
 
-NAV_ORDER = ("index", "data", "forward", "embedding", "encoder", "attention", "film", "gate",
+NAV_ORDER = ("index", "data", "forward", "embedding", "encoder", "attention", "film", "gate", "playground",
              "disaggregation", "training")
 
 
@@ -21,14 +21,21 @@ def view_module(slug: str):
     return importlib.import_module(f"nilmbuild.site.views.{slug}")
 
 
-def page_specs(ctx, progress: bool = False) -> list[PageSpec]:
-    """Build every page's PageSpec (blobs included) from the context, in navigation order."""
+def page_specs(ctx, progress: bool = False, only=None) -> list[PageSpec]:
+    """Build every page's PageSpec (blobs included) from the context, in navigation order. With `only` (slugs),
+    a page outside it whose view has `nav_spec()` (a costly page, e.g. the playground's model export) gets just
+    that: what the navigation and the index need."""
     it = NAV_ORDER
     if progress:
         from tqdm import tqdm
 
         it = tqdm(NAV_ORDER, desc="serialising pages", unit="page", file=sys.stderr)
-    return [view_module(slug).build(ctx) for slug in it]
+    specs = []
+    for slug in it:
+        mod = view_module(slug)
+        light = only is not None and slug not in only and hasattr(mod, "nav_spec")
+        specs.append(mod.nav_spec() if light else mod.build(ctx))
+    return specs
 
 
 def site_context_vars(ctx) -> dict:
@@ -46,7 +53,7 @@ def build_all(ctx, out_dir: str | Path, *, build_only=None, progress: bool = Fal
               timings: dict | None = None) -> BuildResult:
     """Serialise every page's blobs from ctx and render the site into out_dir (atomically, manifest-safe)."""
     t = time.perf_counter()
-    pages = page_specs(ctx, progress)
+    pages = page_specs(ctx, progress, only=None if build_only is None else set(build_only))
     t_ser = time.perf_counter()
     result = build_site(out_dir, pages, site_context_vars(ctx), build_only=build_only, progress=progress)
     if timings is not None:

@@ -1,0 +1,94 @@
+"""Live-model benchmark (issue 11): the playground page in headless Chromium (SwiftShader, no GPU).
+
+Rows: page ready (runtime load + session + first run), ms per in-page run (median of `repeats` runWindow
+calls, measured in the page: posting to the worker and back; and in the worker: session.run alone), the
+longest main-thread task during those runs (PerformanceObserver "longtask"; 0 = none over 50 ms), and the
+bytes of the page and of the shared runtime file. Target: < 1 s per run.
+
+    python -m nilmbuild.bench.live SITE_DIR     # on a built site (nilmbuild site --pages playground)
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+_RUNS = """async (n) => {
+  window.__nbLong = [];
+  const obs = new PerformanceObserver(l => l.getEntries().forEach(e => window.__nbLong.push(e.duration)));
+  obs.observe({type: "longtask"});
+  const W = nilmbuild.live.window, wall = [], worker = [];
+  for (let i = 0; i < n; i++) {
+    const a = new Float32Array(W).map((_, t) => 200 + 2500 * (((t * 7 + i * 13) % 97) < 4));
+    const x = nilmbuild.live.modelInput(a, "2024-04-12T08:00");
+    const t0 = performance.now();
+    const r = await nilmbuild.live.run(x, 0, ["watts"]);
+    wall.push(performance.now() - t0); worker.push(r.ms);
+  }
+  await new Promise(r => setTimeout(r, 100));
+  obs.disconnect();
+  return {wall, worker, long: window.__nbLong};
+}"""
+
+
+def python_reference_ms(repeats: int) -> float | None:
+    """Median ms of the same graph in onnxruntime for Python (CPU, 1 thread), measured now on this machine:
+    the reference the in-page time is compared with (absolute times on a shared machine are noise)."""
+    try:
+        import numpy as np
+        import onnxruntime as ort
+    except ImportError:
+        return None
+    import nilmbuild
+    from nilmbuild.bench.timing import median_time
+    from nilmbuild.live.export import onnx_bytes
+
+    m = nilmbuild.load_model()
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads, opts.inter_op_num_threads, opts.log_severity_level = 1, 1, 3
+    sess = ort.InferenceSession(onnx_bytes(m.loaded), opts, providers=["CPUExecutionProvider"])
+    feeds = {"x": np.random.default_rng(0).random((1, 7, m.window), dtype=np.float32), "head": np.array(0, np.int64)}
+    return 1000 * median_time(lambda: sess.run(["watts"], feeds), repeats=repeats, warmup=1)
+
+
+def bench_live(site_dir: Path, repeats: int = 7) -> list[dict]:
+    from playwright.sync_api import sync_playwright
+
+    from nilmbuild.live.runtime import RUNTIME_FILE
+    from nilmbuild.site.browser import launch
+
+    site_dir = Path(site_dir)
+    page_file = site_dir / "playground.html"
+    group = "live model in Chromium (SwiftShader, onnxruntime-web wasm, 1 thread, Web Worker)"
+    with sync_playwright() as pw:
+        browser = launch(pw)
+        page = browser.new_page(viewport={"width": 1200, "height": 900})
+        t = time.perf_counter()
+        page.goto(page_file.resolve().as_uri())
+        page.wait_for_function("document.documentElement.dataset.ready === 'true'", timeout=300000)
+        ready_s = time.perf_counter() - t
+        r = page.evaluate(_RUNS, repeats)
+        browser.close()
+    long = r["long"] or [0.0]
+    ref = python_reference_ms(repeats)
+    return [
+        {"group": group, "name": "page ready (runtime, session, first run)", "seconds": ready_s},
+        {"group": group, "name": f"ms per run, median of {repeats} (target < 1000)",
+         "ms": statistics.median(r["wall"]), "ms_in_worker": statistics.median(r["worker"]),
+         "ms_max": max(r["wall"]),
+         "vs_python_onnxruntime": statistics.median(r["wall"]) / ref if ref else None},
+        {"group": group, "name": "reference: same graph, onnxruntime Python, 1 thread", "ms": ref},
+        {"group": group, "name": "longest main-thread task during the runs", "ms": max(long),
+         "long_tasks": len(r["long"])},
+        {"group": group, "name": "bytes: playground.html", "bytes": page_file.stat().st_size},
+        {"group": group, "name": f"bytes: {RUNTIME_FILE} (shared, loaded once)",
+         "bytes": (site_dir / RUNTIME_FILE).stat().st_size},
+    ]
+
+
+if __name__ == "__main__":
+    from nilmbuild.bench.__main__ import print_table
+
+    print_table(bench_live(Path(sys.argv[1])))

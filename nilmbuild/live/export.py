@@ -1,0 +1,139 @@
+"""Export a checkpoint to one ONNX graph that the pages run with onnxruntime-web (docs/live-model.md).
+
+Inputs: `x` (1, 7, W) float32, the model input exactly as `nilmbuild.pipeline.model_input` builds it, and
+`head` () int64, the attention head whose per-layer maps come back. Outputs (OUTPUTS, in this order):
+the watts (D, W) after the hard gate and the output FiLM, converted with the checkpoint's appliance scalers,
+plus the stage tensors the exactness tests compare with a Trace of the PyTorch model.
+Which exporter works and why the options below are set: ../shared/reference/in-browser-model.md.
+"""
+
+from __future__ import annotations
+
+import io
+import warnings
+
+import numpy as np
+import torch
+from torch import nn
+
+from nilmbuild.model.trace import Trace
+
+# name in the graph -> the Trace record it equals (batch axis dropped); "watts" and "attention" are derived.
+STAGES = {
+    "instance_norm": "instance_norm",
+    "embed_with_pos": "embed.with_pos",
+    "projection": "projection",
+    "cond_vector": "cond.vector",
+    "film_enc_gamma": "film_enc.gamma_mean",
+    "film_enc_beta": "film_enc.beta_mean",
+    "encoder_0_out": "encoder.0.out",
+    "encoder_1_out": "encoder.1.out",
+    "encoder_2_out": "encoder.2.out",
+    "film_dec_gamma": "film_dec.gamma",
+    "film_dec_beta": "film_dec.beta",
+    "gate_prob": "output.gate",
+    "power_scaled": "output.power",
+}
+OUTPUTS = ("watts", "attention", *STAGES)
+
+
+def inverse_affine(scaler: dict) -> tuple[float, float]:
+    """A scaler's inverse as z * a + b (every nilmbuild scaler is affine)."""
+    from nilmbuild.data.preprocess import scaler_from_dict
+
+    inv = scaler_from_dict(scaler).inverse
+    b = float(inv(np.float64(0.0)))
+    return float(inv(np.float64(1.0))) - b, b
+
+
+def forward_affine(scaler: dict) -> tuple[float, float]:
+    """A scaler's transform as x * a + b (for the aggregate, which the page scales itself)."""
+    a, b = inverse_affine(scaler)
+    return 1.0 / a, -b / a
+
+
+class LiveModel(nn.Module):
+    """The checkpoint's model in eval mode (hard gate) with its outputs in watts and its stage tensors."""
+
+    def __init__(self, loaded) -> None:
+        super().__init__()
+        self.model = loaded.model.eval()
+        aff = [inverse_affine(loaded.scalers["appliances"][d]) for d in loaded.devices]
+        self.register_buffer("w_scale", torch.tensor([a for a, _ in aff], dtype=torch.float32)[:, None])
+        self.register_buffer("w_offset", torch.tensor([b for _, b in aff], dtype=torch.float32)[:, None])
+
+    def forward(self, x: torch.Tensor, head: torch.Tensor):
+        trace = Trace()
+        out = self.model(x, gate_mode="hard", trace=trace)
+        watts = out.power[0] * self.w_scale + self.w_offset                    # (D, W)
+        layers = range(self.model.cfg.n_encoder_layers)
+        attention = torch.stack([trace[f"encoder.{l}.attn.weights"][0].index_select(0, head.reshape(1))[0]
+                                 for l in layers])                             # (layers, query, key)
+        return (watts, attention, *(trace[name][0] for name in STAGES.values()))
+
+
+def torch_reference(loaded, x: np.ndarray, head: int) -> dict[str, np.ndarray]:
+    """What each graph output should be, from a Trace of the PyTorch model (hard gate) on x (1, 7, W) and
+    the appliance scalers (nilmbuild.infer.postprocess.denormalise), independently of LiveModel."""
+    from nilmbuild.infer.postprocess import denormalise
+
+    trace = Trace()
+    with torch.no_grad():
+        loaded.model.eval()(torch.from_numpy(np.asarray(x, np.float32)), gate_mode="hard", trace=trace)
+    ref = {g: trace[t][0].numpy() for g, t in STAGES.items()}
+    apps = loaded.scalers["appliances"]
+    ref["watts"] = np.stack([denormalise(ref["power_scaled"][i], apps[d]) for i, d in enumerate(loaded.devices)])
+    ref["attention"] = np.stack([trace[f"encoder.{l}.attn.weights"][0, head].numpy()
+                                 for l in range(loaded.cfg.n_encoder_layers)])
+    return ref
+
+
+def strip_metadata(model_proto) -> None:
+    """Drop the exporter's per-node stack traces and doc strings (~1.2 MB; the output is unchanged)."""
+    graphs = [model_proto.graph] + [f for f in model_proto.functions]
+    for g in graphs:
+        for node in g.node:
+            del node.metadata_props[:]
+            node.doc_string = ""
+    model_proto.graph.doc_string = ""
+
+
+def export_onnx(loaded) -> bytes:
+    """The checkpoint -> ONNX bytes (opset 18, float32 weights, one file, mask kept as ops)."""
+    import onnx
+
+    live = LiveModel(loaded).eval()
+    W = int(loaded.cfg.window)
+    args = (torch.zeros(1, 1 + loaded.cfg.n_exo, W), torch.tensor(0, dtype=torch.int64))
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")
+        prog = torch.onnx.export(live, args, dynamo=True, opset_version=18, optimize=False,
+                                 external_data=False, input_names=["x", "head"], output_names=list(OUTPUTS),
+                                 verbose=False)
+    proto = prog.model_proto
+    strip_metadata(proto)
+    buf = io.BytesIO()
+    onnx.save_model(proto, buf)
+    return buf.getvalue()
+
+
+def cache_key(loaded) -> str:
+    """Checkpoint bytes + the code the graph is traced from + the exporter's versions."""
+    import hashlib
+    from pathlib import Path
+
+    import onnxscript
+
+    h = hashlib.sha256(Path(loaded.path).read_bytes())
+    code = Path(__file__).parents[1] / "model"
+    for p in sorted(code.glob("*.py")) + [Path(__file__)]:
+        h.update(p.read_bytes())
+    h.update(f"{torch.__version__} {onnxscript.__version__}".encode())
+    return h.hexdigest()[:24]
+
+
+def onnx_bytes(loaded) -> bytes:
+    """export_onnx, cached on disk by cache_key (the export takes ~30-90 s on 2 busy cores)."""
+    from nilmbuild.live.cache import cached
+
+    return cached(f"{cache_key(loaded)}.onnx", lambda: export_onnx(loaded))

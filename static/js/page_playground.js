@@ -1,0 +1,151 @@
+/* page_playground.js: the Playground page. The reader edits a captured window's aggregate; every edit re-runs
+ * NILMFormer live (live_model.js, in a Web Worker), debounced, and the lanes show the per-device watts, the gate
+ * probabilities and one head's attention row for the edited signal. */
+import { palette } from "./colormaps.js";
+import { blob, fail, ready } from "./core.js";
+import { createLiveModel, exposeLiveModel } from "./live_model.js";
+import { parseStart } from "./live_time.js";
+import { registerPage, testHook } from "./register.js";
+import { createSignal, parseValues } from "./playground_edit.js";
+import { drawLanes, pointToLane } from "./playground_plot.js";
+
+var DEBOUNCE_MS = 120;
+var FETCH = ["watts", "gate_prob", "attention"];
+
+function $(id) { return document.getElementById(id); }
+
+function option(sel, value, text) {
+  var o = document.createElement("option");
+  o.value = String(value); o.textContent = text; sel.appendChild(o);
+}
+
+function start(p) {
+  var data = p.data, spec = data.live, W = spec.window;
+  var live = exposeLiveModel(createLiveModel(spec, blob(spec.blob)));
+  var colors = palette;
+  var S = { startIdx: 0, signal: createSignal(data.starts[0].aggregate), result: null, runs: 0, ms: [],
+            head: 0, layer: 0, query: Math.floor(W / 2), geo: null, busy: false, dirty: false, timer: 0 };
+
+  function startISO() { return data.starts[S.startIdx].start; }
+
+  function lanes() {
+    var sig = S.signal.get(), r = S.result, out = [];
+    out.push({ title: "Aggregate, editable (draw here)", unit: "W", series: [
+      { name: "captured", values: data.starts[S.startIdx].aggregate, color: "#bbbbbb" },
+      { name: "edited", values: sig, color: "#000000" }] });
+    if (!r) return out;
+    out.push({ title: "Per-device power, live model output after the hard gate and output FiLM", unit: "W",
+               series: spec.devices.map(function (d, i) { return { name: d, values: r.watts[d], color: colors[i] }; }) });
+    out.push({ title: "Gate probability p (dashed: each device's hard-gate threshold)", unit: "0-1", min: 0, max: 1,
+               series: spec.devices.map(function (d, i) { return { name: d, values: r.gate.subarray(i * W, (i + 1) * W), color: colors[i] }; }),
+               hlines: spec.thresholds.map(function (t, i) { return { y: t, color: colors[i] }; }) });
+    var row = r.attention.subarray((S.layer * W + S.query) * W, (S.layer * W + S.query + 1) * W);
+    out.push({ title: "Attention of query step " + S.query + " over key steps (layer " + S.layer + ", head " + S.head + ")",
+               unit: "weight", min: 0, series: [{ name: "attention", values: row, color: colors[0] }], vline: S.query });
+    return out;
+  }
+
+  function draw() {
+    S.geo = drawLanes($("pg-canvas"), lanes(), W, "time step (" + spec.stepS + " s each) from the window start " + startISO() + " UTC: query and key axis of the attention lane");
+    $("pg-undo").disabled = !S.signal.canUndo();
+  }
+
+  function runNow() {
+    if (S.busy) { S.dirty = true; return; }
+    S.busy = true; S.dirty = false;
+    var x = live.modelInput(S.signal.get(), startISO());
+    live.run(x, S.head, FETCH).then(function (res) {
+      S.runs++; S.ms.push(res.ms);
+      S.result = { watts: live.perDevice(res.outputs.watts), gate: res.outputs.gate_prob.data,
+                   attention: res.outputs.attention.data, ms: res.ms, signal: Float32Array.from(S.signal.get()) };
+      $("pg-status").textContent = "Model run " + S.runs + ": " + res.ms.toFixed(0) + " ms in the worker.";
+      draw(); ready();
+      window.dispatchEvent(new CustomEvent("nilmbuild:run", { detail: S.runs }));
+    }).catch(fail).then(function () { S.busy = false; if (S.dirty) runNow(); });
+  }
+
+  function edited() { draw(); clearTimeout(S.timer); S.timer = setTimeout(runNow, DEBOUNCE_MS); }
+
+  legend(spec, colors);
+  wireControls(data, spec, S, edited, draw, runNow);
+  wireDrawing(S, edited, draw);
+  draw();
+  runNow();
+  testHook({ playground: S, edited: edited });
+}
+
+function legend(spec, colors) {
+  var box = $("pg-legend");
+  spec.devices.forEach(function (d, i) {
+    var row = document.createElement("div"), sw = document.createElement("span");
+    sw.style.cssText = "display:inline-block;width:1.4em;height:0.3em;vertical-align:middle;margin-right:0.4em;background:" + colors[i];
+    row.appendChild(sw);
+    row.appendChild(document.createTextNode(d.replace(/_/g, " ") + " (gate threshold " + spec.thresholds[i] + ")"));
+    box.appendChild(row);
+  });
+}
+
+function stepOf(S, data, spec, hhmm) {
+  var t0 = parseStart(data.starts[S.startIdx].start), d = new Date(t0), parts = hhmm.split(":");
+  var at = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate(), +parts[0], +parts[1]);
+  if (at < t0) at += 86400000;
+  return Math.round((at - t0) / 1000 / spec.stepS);
+}
+
+function wireControls(data, spec, S, edited, draw, runNow) {
+  var W = spec.window, sel = $("pg-start");
+  data.starts.forEach(function (s, i) { option(sel, i, "sample " + s.sample + ", " + s.start + " UTC"); });
+  sel.onchange = function () { S.startIdx = +sel.value; S.signal.reset(data.starts[S.startIdx].aggregate); edited(); };
+  var at = $("pg-at");
+  at.max = String(W - 1);
+  var eight = stepOf(S, data, spec, "08:00");
+  at.value = String(eight < W ? eight : Math.floor(W / 2));
+  data.palette.forEach(function (ev) {
+    var b = document.createElement("button");
+    b.type = "button"; b.textContent = ev.label; b.dataset.event = ev.name;
+    b.title = ev.watts.length + " steps, peak " + Math.max.apply(null, ev.watts).toFixed(0) + " W (from the simulator's " + ev.name + " model)";
+    b.onclick = function () { S.signal.addEvent(+at.value, ev.watts); edited(); };
+    $("pg-palette").appendChild(b);
+  });
+  $("pg-from").max = $("pg-to").max = String(W - 1);
+  $("pg-to").value = String(W - 1);
+  $("pg-scale").onclick = function () { S.signal.scale(+$("pg-from").value, +$("pg-to").value, +$("pg-factor").value); edited(); };
+  $("pg-shift").onclick = function () { S.signal.shift(+$("pg-from").value, +$("pg-to").value, +$("pg-offset").value); edited(); };
+  $("pg-paste").placeholder = "paste " + W + " values in watts (commas, spaces or new lines)";
+  $("pg-apply").onclick = function () {
+    try { S.signal.paste(parseValues($("pg-paste").value)); $("pg-paste-msg").textContent = ""; edited(); }
+    catch (e) { $("pg-paste-msg").textContent = e.message; }
+  };
+  $("pg-reset").onclick = function () { S.signal.reset(); edited(); };
+  $("pg-undo").onclick = function () { S.signal.undo(); edited(); };
+  for (var h = 0; h < spec.heads; h++) option($("pg-head"), h, "head " + h);
+  for (var l = 0; l < spec.layers; l++) option($("pg-layer"), l, "layer " + l);
+  $("pg-head").onchange = function () { S.head = +$("pg-head").value; runNow(); };
+  $("pg-layer").onchange = function () { S.layer = +$("pg-layer").value; draw(); };
+  var q = $("pg-query");
+  q.max = String(W - 1); q.value = String(S.query);
+  q.oninput = function () { S.query = +q.value; draw(); };
+}
+
+function wireDrawing(S, edited, draw) {
+  var canvas = $("pg-canvas"), last = null;
+  canvas.addEventListener("pointerdown", function (e) {
+    var p = S.geo && pointToLane(canvas, S.geo, 0, e.clientX, e.clientY);
+    if (!p || !p.inside) return;
+    canvas.setPointerCapture(e.pointerId);
+    S.signal.draw(p.step, p.value, p.step, p.value, true);
+    last = p; draw();
+  });
+  canvas.addEventListener("pointermove", function (e) {
+    if (!last) return;
+    var p = pointToLane(canvas, S.geo, 0, e.clientX, e.clientY);
+    if (!p) return;
+    S.signal.draw(last.step, last.value, p.step, p.value, false);
+    last = p; draw();
+  });
+  var end = function () { if (last) { last = null; edited(); } };
+  canvas.addEventListener("pointerup", end);
+  canvas.addEventListener("pointercancel", end);
+}
+
+registerPage({ slug: "playground", start: start });

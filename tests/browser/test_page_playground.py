@@ -1,0 +1,202 @@
+"""The live model in the page (issue 11): onnxruntime-web in a Web Worker reproduces the PyTorch model stage by
+stage, runWindow agrees with Python's run_window, the playground's edits reach the output, and everything works
+from file:// and inside an iframe with zero network requests.
+
+The site here is the playground page alone, built by its real view from the shipped checkpoint's example batch
+(no capture: the page runs the model itself), so this file does not wait for the whole site.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import nilmbuild
+from nilmbuild.live.export import OUTPUTS, inverse_affine, torch_reference
+from nilmbuild.live.palette import palette
+
+RUN_TIMEOUT = 180_000      # first run loads the runtime (~2-6 s) and the session; SwiftShader on 2 busy cores
+
+
+@pytest.fixture(scope="module")
+def model():
+    return nilmbuild.load_model()
+
+
+@pytest.fixture(scope="module")
+def windows(model):
+    from nilmbuild.data.preprocess import example_batch
+    from nilmbuild.pipeline import load_household_for, prepare_for
+
+    prepared = prepare_for(model.loaded, load_household_for(model.loaded))
+    return example_batch(prepared, split="test", batch_size=32, seed=0)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory, model, windows):
+    from nilmbuild.site.build import build_site
+    from nilmbuild.site.context import SiteContext
+    from nilmbuild.site.views import playground
+
+    x, y, t0 = windows
+    ctx = SiteContext(loaded=model.loaded, source="synthetic", household=None, prepared=None, x=x, y=y, t0=t0,
+                      capture=None)
+    out = tmp_path_factory.mktemp("live") / "site"
+    build_site(out, [playground.build(ctx)], {"checkpoint": "default.pt", "data_source": "synthetic"})
+    (out / "parent.html").write_text(
+        "<!doctype html><html><body><h1>host</h1><iframe id='f' src='playground.html#embed' "
+        "style='width:900px;height:700px;border:0'></iframe></body></html>")
+    return out
+
+
+@pytest.fixture
+def open_playground(page_at, site, nb):
+    def open_():
+        page = page_at(site / "playground.html", viewport=(1280, 1000))
+        nb.wait_ready(page, timeout=RUN_TIMEOUT)
+        return page
+    return open_
+
+
+def watts_bound(model, device):
+    """max(2 W, 1 % of the device's peak): the peak is the top of its training scaler (watts at scaled 1)."""
+    a, b = inverse_affine(model.loaded.scalers["appliances"][device])
+    return max(2.0, 0.01 * (a + b))
+
+
+def near_threshold(model, gate_prob):
+    """(D, W) bool: steps whose gate probability is within 1e-4 of the hard-gate threshold (the gate may flip)."""
+    return np.abs(gate_prob - model.loaded.model.gate_thresholds.numpy()[:, None]) < 1e-4
+
+
+def run_in_page(page, x, head):
+    return page.evaluate("""async ([x, head, fetch]) => {
+        const r = await nilmbuild.live.run(Float32Array.from(x), head, fetch);
+        const out = {};
+        for (const k of fetch) out[k] = {data: Array.from(r.outputs[k].data), dims: r.outputs[k].dims};
+        return out; }""", [x.reshape(-1).tolist(), head, list(OUTPUTS)])
+
+
+@pytest.mark.parametrize("sample,head", [(0, 0), (5, 3), (17, 7)])
+def test_in_page_model_equals_pytorch_stage_by_stage(open_playground, model, windows, sample, head):
+    page = open_playground()
+    x = windows[0][sample : sample + 1].astype(np.float32)
+    got = run_in_page(page, x, head)
+    ref = torch_reference(model.loaded, x, head)
+    near = near_threshold(model, ref["gate_prob"])
+    assert near.sum() <= 2
+    for name in OUTPUTS:
+        g = np.asarray(got[name]["data"], np.float32).reshape(got[name]["dims"])
+        assert g.shape == ref[name].shape, name
+        err = np.abs(g - ref[name])
+        if name == "watts":
+            for i, d in enumerate(model.devices):
+                assert np.where(near[i], 0, err[i]).max() <= watts_bound(model, d), (d, float(err[i].max()))
+        else:
+            bound = 1e-4 * max(1.0, float(np.abs(ref[name]).max()))
+            assert err.max() <= bound, (name, float(err.max()), bound)
+
+
+def test_run_window_agrees_with_python_on_a_signal_no_fixture_contains(open_playground, model):
+    rng = np.random.default_rng(4242)                           # a fresh random household minute series
+    agg = (120 + 60 * rng.random(model.window) + 2400 * (rng.random(model.window) > 0.96)).astype(np.float32)
+    start = "2025-02-17T19:23"
+    page = open_playground()
+    got = page.evaluate("""async ([a, s]) => { const o = await nilmbuild.runWindow(Float32Array.from(a), s);
+        const r = {}; for (const k in o) r[k] = Array.from(o[k]); return r; }""", [agg.tolist(), start])
+    assert page.evaluate("nilmbuild.devices") == model.devices
+    want = model.run_window(agg, start)
+    ref = torch_reference(model.loaded, __import__("nilmbuild.pipeline", fromlist=["model_input"]).model_input(
+        model.loaded, model.timestamps(start), agg)[None], 0)
+    near = near_threshold(model, ref["gate_prob"])
+    for i, d in enumerate(model.devices):
+        err = np.where(near[i], 0, np.abs(np.asarray(got[d], np.float32) - want[d]))
+        assert err.max() <= watts_bound(model, d), (d, float(err.max()))
+
+
+def test_run_window_rejects_bad_input(open_playground):
+    page = open_playground()
+    msg = page.evaluate("nilmbuild.runWindow(new Float32Array(10), '2024-01-01T00:00').then(() => 'ok', e => e.message)")
+    assert "needs" in msg and "got 10" in msg
+    msg = page.evaluate("nilmbuild.runWindow(new Float32Array(nilmbuild.live.window), 'soon').then(() => 'ok', e => e.message)")
+    assert "bad start time" in msg
+
+
+def runs(page):
+    return page.evaluate("nilmbuild.test.playground.runs")
+
+
+def wait_run_after(page, n):
+    page.wait_for_function(f"nilmbuild.test.playground.runs > {n} && !nilmbuild.test.playground.busy "
+                           "&& !nilmbuild.test.playground.dirty", timeout=RUN_TIMEOUT)
+
+
+def test_kettle_event_raises_the_kettle_output_there_and_nowhere_else(open_playground, model):
+    page = open_playground()
+    flat = ", ".join(["300"] * model.window)
+    n = runs(page)
+    page.fill("#pg-paste", flat)
+    page.click("#pg-apply")
+    wait_run_after(page, n)
+    before = np.asarray(page.evaluate("Array.from(nilmbuild.test.playground.result.watts.kettle)"))
+    at = int(page.input_value("#pg-at"))
+    kettle = palette(model.step_s)[0]
+    assert kettle["name"] == "kettle"
+    n = runs(page)
+    page.click("button[data-event=kettle]")
+    wait_run_after(page, n)
+    sig = np.asarray(page.evaluate("Array.from(nilmbuild.test.playground.result.signal)"))
+    np.testing.assert_allclose(sig[at : at + len(kettle["watts"])], 300 + np.asarray(kettle["watts"]), rtol=1e-6)
+    after = np.asarray(page.evaluate("Array.from(nilmbuild.test.playground.result.watts.kettle)"))
+    inside = slice(at, at + len(kettle["watts"]))
+    assert after[inside].max() > 1000 and before[inside].max() < 50
+    outside = np.ones(model.window, bool)
+    outside[max(0, at - 2) : at + len(kettle["watts"]) + 2] = False
+    assert np.abs(after - before)[outside].max() < 5
+
+
+def test_undo_and_reset_restore_the_signal(open_playground):
+    page = open_playground()
+    first = page.evaluate("Array.from(nilmbuild.test.playground.signal.get())")
+    n = runs(page)
+    page.click("#pg-scale")
+    wait_run_after(page, n)
+    scaled = page.evaluate("Array.from(nilmbuild.test.playground.signal.get())")
+    assert np.allclose(np.asarray(scaled), 1.5 * np.asarray(first), rtol=1e-6)
+    page.click("#pg-undo")
+    assert page.evaluate("Array.from(nilmbuild.test.playground.signal.get())") == first
+    page.click("#pg-shift")
+    page.click("#pg-reset")
+    assert page.evaluate("Array.from(nilmbuild.test.playground.signal.get())") == first
+
+
+def test_drawing_on_the_aggregate_edits_it(open_playground):
+    page = open_playground()
+    box = page.locator("#pg-canvas").bounding_box()
+    geo = page.evaluate("(() => { const g = nilmbuild.test.playground.geo; return {x0: g.layout.x0, x1: g.layout.x1,"
+                        " top: g.lanes[0].top, bot: g.lanes[0].bot, max: g.lanes[0].max, min: g.lanes[0].min}; })()")
+    y = box["y"] + geo["top"] + 0.1 * (geo["bot"] - geo["top"])
+    x0, x1 = box["x"] + geo["x0"] + 100, box["x"] + geo["x0"] + 200
+    n = runs(page)
+    page.mouse.move(x0, y)
+    page.mouse.down()
+    page.mouse.move(x1, y, steps=5)
+    page.mouse.up()
+    wait_run_after(page, n)
+    sig = np.asarray(page.evaluate("Array.from(nilmbuild.test.playground.result.signal)"))
+    W = len(sig)
+    lo = round(100 / (geo["x1"] - geo["x0"]) * (W - 1)) + 1
+    hi = round(200 / (geo["x1"] - geo["x0"]) * (W - 1)) - 1
+    want = geo["min"] + 0.9 * (geo["max"] - geo["min"])
+    assert np.allclose(sig[lo:hi], want, rtol=0.02)
+
+
+def test_works_inside_an_iframe_with_no_network(page_at, site, model):
+    page = page_at(site / "parent.html", viewport=(1000, 800))
+    frame = page.frame_locator("#f")
+    frame.locator("html[data-ready=true]").wait_for(state="attached", timeout=RUN_TIMEOUT)
+    inner = page.frames[1]
+    out = inner.evaluate("nilmbuild.runWindow(new Float32Array(nilmbuild.live.window).fill(250), "
+                         "'2024-05-01T07:00').then(o => Object.keys(o))")
+    assert out == model.devices
+    assert page.nb_requests == []                               # page_at also asserts this at teardown
