@@ -14,12 +14,13 @@ PYTEST_ARGS ?=
 TORCH_INDEX ?=
 FAST_TESTS  := not browser and not slow and not realdata
 
-.PHONY: setup site-deps python-deps js-deps chromium site test test-fast bench serve goldens mutate clean help
+.PHONY: setup site-deps python-deps js-deps chromium site test test-fast lint format bench serve goldens mutate clean help
 
 help:
 	@echo "make site    install what is missing, then build the site into site/"
 	@echo "make test    install what is missing (chromium too), then run every test"
 	@echo "make test-fast  the tests that need no browser, no shared data and under ~30 s each"
+	@echo "make lint    ruff check + ruff format --check (part of make test); make format rewrites the files"
 	@echo "make bench   speed and size benchmarks (table + bench/results.json)"
 	@echo "make serve   preview site/ on http://127.0.0.1:8000"
 	@echo "make goldens re-record the screenshot goldens after an intended visual change"
@@ -51,8 +52,16 @@ chromium:
 site: site-deps
 	$(BIN)/nilmbuild site
 
-test: setup
+test: setup lint
 	NILMBUILD_CHROMIUM=$(CHROMIUM) $(PY) -m pytest -q $(PYTEST_ARGS)
+
+lint: python-deps
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: python-deps
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
 
 test-fast: site-deps
 	$(PY) -m pytest -q -m "$(FAST_TESTS)" $(PYTEST_ARGS)

@@ -40,10 +40,14 @@ def check_npm_lock() -> None:
     for package in BUNDLED_PACKAGES:
         locked = lock.get(f"node_modules/{package}", {}).get("version")
         try:
-            version = json.loads((HERE / "node_modules" / package / "package.json").read_text(encoding="utf-8"))["version"]
+            version = json.loads((HERE / "node_modules" / package / "package.json").read_text(encoding="utf-8"))[
+                "version"
+            ]
         except (OSError, ValueError, KeyError):
-            raise SystemExit(f"node_modules/{package} is missing: run `npm ci` before building the wheel "
-                             "(the wheel carries the pages' prebuilt JS bundles; sdists do not)") from None
+            raise SystemExit(
+                f"node_modules/{package} is missing: run `npm ci` before building the wheel "
+                "(the wheel carries the pages' prebuilt JS bundles; sdists do not)"
+            ) from None
         if version != locked:
             raise SystemExit(f"node_modules/{package} is {version} but package-lock.json locks {locked}: run `npm ci`")
 
@@ -60,7 +64,7 @@ def copy_assets(dest: Path) -> list[Path]:
         b.write_prebuilt(HERE, dest)
     except b.BundleError as e:
         raise SystemExit(str(e)) from None
-    for package in BUNDLED_PACKAGES[1:]:   # the licences of the npm code inside the bundles
+    for package in BUNDLED_PACKAGES[1:]:  # the licences of the npm code inside the bundles
         for lic in (HERE / "node_modules" / package).glob("LICENSE*"):
             out = dest / "licenses" / package / lic.name
             out.parent.mkdir(parents=True, exist_ok=True)
@@ -79,8 +83,10 @@ def copy_live_runtime(dest: Path) -> None:
     src = HERE / "node_modules" / names["PACKAGE"]
     for rel in ("package.json", names["ORT_JS"], names["GLUE"], names["WASM"], *[p.name for p in src.glob("LICENSE*")]):
         if not (src / rel).is_file():
-            raise SystemExit(f"node_modules/{names['PACKAGE']}/{rel} is missing: run `npm ci` before building the wheel")
-        out = dest / names["PACKAGE"] / rel       # runtime.py reads _assets/onnxruntime-web/ in a wheel
+            raise SystemExit(
+                f"node_modules/{names['PACKAGE']}/{rel} is missing: run `npm ci` before building the wheel"
+            )
+        out = dest / names["PACKAGE"] / rel  # runtime.py reads _assets/onnxruntime-web/ in a wheel
         out.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src / rel, out)
 

@@ -24,7 +24,7 @@ from nilmbuild.errors import UserError
 
 @dataclass
 class Model:
-    loaded: object                       # nilmbuild.model.checkpoint.Loaded
+    loaded: object  # nilmbuild.model.checkpoint.Loaded
 
     @property
     def devices(self) -> list[str]:
@@ -55,9 +55,9 @@ class Model:
         agg = np.asarray(aggregate_w, dtype=np.float32).reshape(-1)
         if agg.shape[0] != self.window or not np.isfinite(agg).all():
             raise UserError(f"run_window needs {self.window} finite aggregate values in watts, got {agg.shape[0]}")
-        x = torch.from_numpy(model_input(self.loaded, self.timestamps(start), agg))[None]   # (1, 7, L)
+        x = torch.from_numpy(model_input(self.loaded, self.timestamps(start), agg))[None]  # (1, 7, L)
         model = self.loaded.model.eval()
-        power = model(x).power[0].numpy()                                                  # (D, L) scaled
+        power = model(x).power[0].numpy()  # (D, L) scaled
         apps = self.loaded.scalers["appliances"]
         return {d: denormalise(power[i], apps[d]) for i, d in enumerate(self.devices)}
 

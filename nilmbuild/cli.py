@@ -18,7 +18,7 @@ class _Group(click.Group):
     def invoke(self, ctx: click.Context):
         from nilmbuild.data.loaders import default_unit
 
-        unit = default_unit.set(None)             # --unit (data.cli.unit_option) sets it for this command only
+        unit = default_unit.set(None)  # --unit (data.cli.unit_option) sets it for this command only
         with warnings.catch_warnings():
             warnings.simplefilter("always", DataWarning)
             warnings.showwarning = _show_warning
@@ -68,8 +68,9 @@ def _register() -> None:
     main.add_command(capture)
     main.add_command(inspect_cmd)
     from nilmbuild.data.cli import data
+
     main.add_command(data)
-    from nilmbuild.site.cli import site, serve
+    from nilmbuild.site.cli import serve, site
 
     main.add_command(site)
     main.add_command(serve)

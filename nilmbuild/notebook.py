@@ -33,8 +33,14 @@ class InlinePage(str):
         return str(self)
 
 
-def context(checkpoint: str | None = None, source: str | None = None, *, house: int | None = None, seed: int = 0,
-            batch: int = 32):
+def context(
+    checkpoint: str | None = None,
+    source: str | None = None,
+    *,
+    house: int | None = None,
+    seed: int = 0,
+    batch: int = 32,
+):
     """The SiteContext for these inputs (built once, then cached for this Python session)."""
     from nilmbuild.site.context import make_context
 
@@ -54,8 +60,17 @@ def fragment(embed: bool = True, **state) -> str:
     return "#" + "&".join(parts) if parts else ""
 
 
-def page_html(page: str = "index", checkpoint: str | None = None, *, source: str | None = None,
-              house: int | None = None, seed: int = 0, embed: bool = True, ctx=None, **state) -> str:
+def page_html(
+    page: str = "index",
+    checkpoint: str | None = None,
+    *,
+    source: str | None = None,
+    house: int | None = None,
+    seed: int = 0,
+    embed: bool = True,
+    ctx=None,
+    **state,
+) -> str:
     """One page's self-contained HTML, with `state` set as its URL fragment before any page script runs."""
     from nilmbuild.site.build import DEFAULT_CONTEXT, make_env, render_page
     from nilmbuild.site.pages import NAV_ORDER, site_context_vars, view_module
@@ -68,8 +83,10 @@ def page_html(page: str = "index", checkpoint: str | None = None, *, source: str
     frag = fragment(embed, **state)
     if frag:
         # about:srcdoc has no fragment of its own: set it (same document, no navigation) before core.js reads it
-        js = ("<script>try{history.replaceState(null,'',%s)}catch(e){location.hash=%s}</script>"
-              % (_js(frag), _js(frag[1:])))
+        js = (
+            f"<script>try{{history.replaceState(null,'',{_js(frag)})}}"
+            f"catch(e){{location.hash={_js(frag[1:])}}}</script>"
+        )
         text, n = re.subn(r"<head[^>]*>", lambda m: m.group(0) + js, text, count=1)
         if not n:
             text = js + text
@@ -84,12 +101,24 @@ def _js(s: str) -> str:
 
 def iframe(page_text: str, *, title: str = "nilmbuild", height: int = 720) -> str:
     """An ``<iframe srcdoc>`` holding the page (escaped once, as the attribute requires)."""
-    return (f'<iframe srcdoc="{html.escape(page_text, quote=True)}" title="{html.escape(title, quote=True)}" '
-            f'style="width:100%;height:{int(height)}px;border:0"></iframe>')
+    return (
+        f'<iframe srcdoc="{html.escape(page_text, quote=True)}" title="{html.escape(title, quote=True)}" '
+        f'style="width:100%;height:{int(height)}px;border:0"></iframe>'
+    )
 
 
-def show(page: str = "index", checkpoint: str | None = None, *, source: str | None = None,
-         house: int | None = None, seed: int = 0, height: int = 720, embed: bool = True, ctx=None, **state):
+def show(
+    page: str = "index",
+    checkpoint: str | None = None,
+    *,
+    source: str | None = None,
+    house: int | None = None,
+    seed: int = 0,
+    height: int = 720,
+    embed: bool = True,
+    ctx=None,
+    **state,
+):
     """Display `page` inline: an IPython ``HTML`` object (rendered when it is the cell's value), or, without
     IPython, the same HTML as an :class:`InlinePage` string. `state` (e.g. layer=1, head=3, sample=5) goes
     into the page's URL fragment; `embed=False` shows the whole page with its explanation."""

@@ -30,15 +30,36 @@ import numpy as np
 
 from nilmbuild.errors import UserError
 
-__all__ = ["data_settings", "load_data_for", "load_household_for", "load_training_data", "model_input",
-           "prepare_for", "thresholds_for", "train_means_w", "training_provenance", "truth_w"]
+__all__ = [
+    "data_settings",
+    "load_data_for",
+    "load_household_for",
+    "load_training_data",
+    "model_input",
+    "prepare_for",
+    "thresholds_for",
+    "train_means_w",
+    "training_provenance",
+    "truth_w",
+]
 
 
 # ---- training: the data a run trains on, and what it records about it ------------------------------
 
-def load_training_data(source: str, *, window: int, house: int | None = None, days: int = 60, seed: int = 0,
-                       devices=None, val_from: str | None = None, test_from: str | None = None,
-                       scaler: str = "max", prep: dict | None = None):
+
+def load_training_data(
+    source: str,
+    *,
+    window: int,
+    house: int | None = None,
+    days: int = 60,
+    seed: int = 0,
+    devices=None,
+    val_from: str | None = None,
+    test_from: str | None = None,
+    scaler: str = "max",
+    prep: dict | None = None,
+):
     """Load and prepare a training run's data -> Prepared (scalers fitted on its train split).
 
     devices: None -> every device the source has a channel for. prep: PrepConfig overrides."""
@@ -53,14 +74,23 @@ def load_training_data(source: str, *, window: int, house: int | None = None, da
         raise UserError(f"unknown device(s) {', '.join(unknown)}; use some of {', '.join(DEVICE_NAMES)}")
     if not devs:
         raise UserError(f"{source}: no appliance channel to train on")
-    kw = {"window": window, "stride": window // 2, "devices": devs, "val_from": val_from, "test_from": test_from,
-          "scaler": scaler, "appliance_scaler": "max"}
+    kw = {
+        "window": window,
+        "stride": window // 2,
+        "devices": devs,
+        "val_from": val_from,
+        "test_from": test_from,
+        "scaler": scaler,
+        "appliance_scaler": "max",
+    }
     kw.update(prep or {})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         prepared = prepare(hh, PrepConfig(**kw))
     if prepared.train.x.shape[0] == 0:
-        raise UserError(f"{source}: the train split has no {window}-step windows; use more data (--days) or other split dates")
+        raise UserError(
+            f"{source}: the train split has no {window}-step windows; use more data (--days) or other split dates"
+        )
     return prepared
 
 
@@ -70,17 +100,28 @@ def training_provenance(prepared, *, source: str, house: int | None, days: int, 
     from nilmbuild.data.loaders import default_unit
 
     return {
-        "source": source, "house": house, "days": days if source == "synthetic" else None, "seed": seed,
-        "columns": None, "unit": default_unit.get(), "prep": prepared.config, "span": prepared.stats.get("span"),
+        "source": source,
+        "house": house,
+        "days": days if source == "synthetic" else None,
+        "seed": seed,
+        "columns": None,
+        "unit": default_unit.get(),
+        "prep": prepared.config,
+        "span": prepared.stats.get("span"),
         "unknown_columns": prepared.meta.get("unknown_columns") or [],
-        "splits": {s: ([str(sp.timestamps[0]), str(sp.timestamps[-1])] if sp.timestamps.size else None)
-                   for s, sp in prepared.splits.items()},
-        "windows": prepared.stats.get("windows"), "dataset": prepared.meta.get("dataset"),
-        "command": command or " ".join(shlex.quote(a) for a in sys.argv), "nilmbuild_version": __version__,
+        "splits": {
+            s: ([str(sp.timestamps[0]), str(sp.timestamps[-1])] if sp.timestamps.size else None)
+            for s, sp in prepared.splits.items()
+        },
+        "windows": prepared.stats.get("windows"),
+        "dataset": prepared.meta.get("dataset"),
+        "command": command or " ".join(shlex.quote(a) for a in sys.argv),
+        "nilmbuild_version": __version__,
     }
 
 
 # ---- a checkpoint: the same data again -------------------------------------------------------------
+
 
 def data_settings(provenance: dict | None) -> dict:
     """Normalised data settings recorded in a checkpoint's provenance (see module docstring)."""
@@ -91,8 +132,14 @@ def data_settings(provenance: dict | None) -> dict:
     if isinstance(src, dict):
         src = src.get("spec") or src.get("source") or "synthetic"
     prep = p.get("prep") or p.get("prep_config") or {}
-    return {"source": str(src), "house": p.get("house"), "days": int(p.get("days") or 60),
-            "seed": int(p.get("seed") or 0), "columns": p.get("columns") or None, "prep": dict(prep)}
+    return {
+        "source": str(src),
+        "house": p.get("house"),
+        "days": int(p.get("days") or 60),
+        "seed": int(p.get("seed") or 0),
+        "columns": p.get("columns") or None,
+        "prep": dict(prep),
+    }
 
 
 def _prep_config(prep: dict, **override):
@@ -106,9 +153,17 @@ def _prep_config(prep: dict, **override):
     return PrepConfig(**kw)
 
 
-def load_data_for(loaded, source: str | None = None, house: int | None = None, *, days: int | None = None,
-                  seed: int | None = None, date_from: str | None = None, date_to: str | None = None,
-                  whole: bool = False):
+def load_data_for(
+    loaded,
+    source: str | None = None,
+    house: int | None = None,
+    *,
+    days: int | None = None,
+    seed: int | None = None,
+    date_from: str | None = None,
+    date_to: str | None = None,
+    whole: bool = False,
+):
     """Load and prepare the data a checkpoint is evaluated / run on -> Prepared.
 
     source/house default to the checkpoint's provenance; the split settings always come from it.
@@ -118,8 +173,16 @@ def load_data_for(loaded, source: str | None = None, house: int | None = None, *
     return prepare_for(loaded, hh, whole=whole)
 
 
-def load_household_for(loaded, source: str | None = None, house: int | None = None, *, days: int | None = None,
-                       seed: int | None = None, date_from: str | None = None, date_to: str | None = None):
+def load_household_for(
+    loaded,
+    source: str | None = None,
+    house: int | None = None,
+    *,
+    days: int | None = None,
+    seed: int | None = None,
+    date_from: str | None = None,
+    date_to: str | None = None,
+):
     """The raw Household behind load_data_for (source/house/days/seed default to the checkpoint's provenance)."""
     from nilmbuild.data.loaders import default_unit, load_source
 
@@ -127,9 +190,14 @@ def load_household_for(loaded, source: str | None = None, house: int | None = No
     same = source is None or source == s["source"]
     spec = s["source"] if source is None else source
     unit = default_unit.get() or ((getattr(loaded, "provenance", None) or {}).get("unit") if same else None)
-    hh = load_source(spec, house=house if house is not None else (s["house"] if same else None),
-                     columns=s["columns"] if same else None, unit=unit,
-                     days=days if days is not None else s["days"], seed=seed if seed is not None else s["seed"])
+    hh = load_source(
+        spec,
+        house=house if house is not None else (s["house"] if same else None),
+        columns=s["columns"] if same else None,
+        unit=unit,
+        days=days if days is not None else s["days"],
+        seed=seed if seed is not None else s["seed"],
+    )
     return _between(hh, date_from, date_to) if (date_from or date_to) else hh
 
 
@@ -148,10 +216,17 @@ def _between(hh, date_from: str | None, date_to: str | None):
     if hi is not None:
         keep &= hh.timestamps < hi
     if not keep.any():
-        raise UserError(f"no samples between {date_from or 'start'} and {date_to or 'end'} "
-                        f"(data spans {hh.timestamps[0]} .. {hh.timestamps[-1]})")
-    return Household(timestamps=hh.timestamps[keep], aggregate=hh.aggregate[keep],
-                     appliances={k: v[keep] for k, v in hh.appliances.items()}, rate_s=hh.rate_s, meta=dict(hh.meta))
+        raise UserError(
+            f"no samples between {date_from or 'start'} and {date_to or 'end'} "
+            f"(data spans {hh.timestamps[0]} .. {hh.timestamps[-1]})"
+        )
+    return Household(
+        timestamps=hh.timestamps[keep],
+        aggregate=hh.aggregate[keep],
+        appliances={k: v[keep] for k, v in hh.appliances.items()},
+        rate_s=hh.rate_s,
+        meta=dict(hh.meta),
+    )
 
 
 def prepare_for(loaded, hh, *, whole: bool = False):
@@ -169,6 +244,7 @@ def prepare_for(loaded, hh, *, whole: bool = False):
 
 
 # ---- model input and ground truth of a continuous series -------------------------------------------
+
 
 def model_input(loaded, timestamps: np.ndarray, aggregate_w: np.ndarray) -> np.ndarray:
     """(T,) timestamps + aggregate watts -> (7, T) float32 model input, scaled with the checkpoint's

@@ -23,8 +23,11 @@ def pytest_runtest_setup(item):
     if item.get_closest_marker("realdata") is None or SHARED_DATA.is_dir():
         return
     if os.environ.get("CI", "").lower() in ("true", "1", "yes"):
-        pytest.fail(f"CI: {SHARED_DATA} is missing; the realdata tests must run in CI (check out the shared data "
-                    f"next to the repository)", pytrace=False)
+        pytest.fail(
+            f"CI: {SHARED_DATA} is missing; the realdata tests must run in CI (check out the shared data "
+            f"next to the repository)",
+            pytrace=False,
+        )
     pytest.skip(f"{SHARED_DATA} not present")
 
 

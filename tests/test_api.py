@@ -18,7 +18,9 @@ def test_run_window_equals_a_hand_built_forward_pass(model):
     rng = np.random.default_rng(7)
     agg = (200 + 3000 * (rng.random(model.window) > 0.97) + 50 * rng.random(model.window)).astype(np.float32)
     out = model.run_window(agg, "2024-04-13T06:30")
-    assert list(out) == model.devices and all(v.shape == (model.window,) and v.dtype == np.float32 for v in out.values())
+    assert list(out) == model.devices and all(
+        v.shape == (model.window,) and v.dtype == np.float32 for v in out.values()
+    )
     # by hand: scale, time features at 1-minute steps from 06:30, forward with the hard gate, unscale
     ck = model.loaded
     ts = np.datetime64("2024-04-13T06:30") + np.arange(model.window) * np.timedelta64(60, "s")

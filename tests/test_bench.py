@@ -32,10 +32,12 @@ def test_train_step_bench_reports_four_steps_against_the_previous_ones():
 def test_build_figures_are_printed_beside_the_baseline_as_ratios():
     from nilmbuild.bench.build_runs import compare_rows
 
-    rows = compare_rows({"build_s": 9.0, "peak_rss_mb": 1200.0, "site_mb": 17.3},
-                        {"machine": {"cores": 2}, "figures": {"build_s": 36.0, "peak_rss_mb": 4800.0}})
+    rows = compare_rows(
+        {"build_s": 9.0, "peak_rss_mb": 1200.0, "site_mb": 17.3},
+        {"machine": {"cores": 2}, "figures": {"build_s": 36.0, "peak_rss_mb": 4800.0}},
+    )
     by = {r["name"]: r for r in rows}
     assert by["build_s"]["baseline"] == 36.0 and by["build_s"]["ratio"] == 0.25
     assert by["peak_rss_mb"]["ratio"] == 0.25
-    assert by["site_mb"]["baseline"] is None and by["site_mb"]["ratio"] is None      # not in the baseline
+    assert by["site_mb"]["baseline"] is None and by["site_mb"]["ratio"] is None  # not in the baseline
     assert [r["ratio"] for r in compare_rows({"build_s": 9.0}, None)] == [None]

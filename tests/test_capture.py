@@ -31,7 +31,7 @@ def _batch(B, model):
     return torch.from_numpy(np.asarray(x, np.float32)), np.asarray(y, np.float32), t0
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def full_capture(B=1):
     m = _model()
     x, y, t0 = _batch(B, m)
@@ -49,9 +49,9 @@ def test_attention_rebuild_within_2e3_of_pytorch():
         true = trace[f"encoder.{l}.attn.weights"].numpy()
         err = np.abs(w - true).max()
         assert err <= ATTN_WEIGHTS_TOL, (l, err)
-        assert np.allclose(w.sum(-1), 1.0, atol=1e-5)                     # self-consistent rows
+        assert np.allclose(w.sum(-1), 1.0, atol=1e-5)  # self-consistent rows
         d = np.arange(w.shape[-1])
-        assert (w[..., d, d] == 0).all()                                   # diagonal exactly 0
+        assert (w[..., d, d] == 0).all()  # diagonal exactly 0
         assert (r.get(f"encoder.{l}.attn.masked_scores")[..., d, d] == -1e4).all()
 
 
@@ -87,8 +87,11 @@ def test_ablations_are_real_runs():
     m, x, cap = full_capture()
     r = decode(encode(cap, names=["ablation.*", "output.power"]))
     with torch.no_grad():
-        for key, kw in (("no_film", {"use_film": False}), ("no_mask", {"mask_diagonal": False}),
-                        ("soft_gate", {"gate_mode": "soft"})):
+        for key, kw in (
+            ("no_film", {"use_film": False}),
+            ("no_mask", {"mask_diagonal": False}),
+            ("soft_gate", {"gate_mode": "soft"}),
+        ):
             kw.setdefault("gate_mode", "hard")
             true = m(x, **kw).power.numpy()
             got = r.get(f"ablation.{key}.output.power")
@@ -103,8 +106,21 @@ def test_capture_cli_end_to_end(tmp_path):
     from nilmbuild.cli import main
 
     out = tmp_path / "cap.msgpack"
-    res = CliRunner().invoke(main, ["capture", "--checkpoint", str(ck), "--batch", "2", "--no-ablations",
-                                    "--names", "output.*", "--out", str(out)])
+    res = CliRunner().invoke(
+        main,
+        [
+            "capture",
+            "--checkpoint",
+            str(ck),
+            "--batch",
+            "2",
+            "--no-ablations",
+            "--names",
+            "output.*",
+            "--out",
+            str(out),
+        ],
+    )
     assert res.exit_code == 0, res.output
     r = decode(out.read_bytes())
     assert r.meta["samples"] == [0, 1] and r.meta["data"]["source"] == "synthetic"

@@ -19,8 +19,11 @@ def test_info_json_has_the_spec_numbers():
     p = d["params"]
     assert p["encoder_layer"] == 111_456 and p["input_projection"] == 864 and p["pos_encoding"] == 3_840
     assert set(p["heads"]) == {"kettle", "microwave", "fridge", "dishwasher", "washing_machine"}
-    assert p["total"] == sum(v for k, v in p.items() if k in ("embedding", "pos_encoding", "input_projection",
-                                                              "encoder_layers", "encoder_film", "decoder_film")) + sum(p["heads"].values())
+    assert p["total"] == sum(
+        v
+        for k, v in p.items()
+        if k in ("embedding", "pos_encoding", "input_projection", "encoder_layers", "encoder_film", "decoder_film")
+    ) + sum(p["heads"].values())
     assert d["config"]["d_model"] == 96 and d["config"]["n_head"] == 8
 
 

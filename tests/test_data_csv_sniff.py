@@ -13,8 +13,15 @@ from nilmbuild.data.loaders import load_notes, sniff_dialect
 from nilmbuild.errors import DataWarning, UserError
 
 
-def _rows(n=40, sep=",", dec=".", agg=lambda i: 300.5 + i, kettle=lambda i: 2000.25 if i < 4 else 0.0,
-          header=("Time", "Aggregate", "Kettle"), extra=()):
+def _rows(
+    n=40,
+    sep=",",
+    dec=".",
+    agg=lambda i: 300.5 + i,
+    kettle=lambda i: 2000.25 if i < 4 else 0.0,
+    header=("Time", "Aggregate", "Kettle"),
+    extra=(),
+):
     """n one-minute rows; `extra` values are appended to every row (for extra header columns)."""
     t = np.datetime64("2013-06-01 00:00:00") + np.arange(n) * np.timedelta64(60, "s")
     out = [sep.join(header)]
@@ -36,7 +43,7 @@ def _one_line_error(fn, *parts):
 
 def _quiet_load(*a, **kw):
     with warnings.catch_warnings():
-        warnings.simplefilter("error", DataWarning)       # none of these fixtures should warn
+        warnings.simplefilter("error", DataWarning)  # none of these fixtures should warn
         return load_csv(*a, **kw)
 
 
@@ -52,25 +59,37 @@ def test_delimiter_and_decimal_comma_are_sniffed(tmp_path, sep, dec):
 def test_sniff_dialect_prefers_comma_and_never_guesses_decimal_comma_with_dots():
     assert sniff_dialect(["a,b", "1,2"]) == (",", ".")
     assert sniff_dialect(["a;b", "1,5;2,25"]) == (";", ",")
-    assert sniff_dialect(["a;b", "1,5;2.25"]) == (";", ".")      # mixed marks: leave the numbers to fail loudly
+    assert sniff_dialect(["a;b", "1,5;2.25"]) == (";", ".")  # mixed marks: leave the numbers to fail loudly
     assert sniff_dialect(["onecolumn", "1"]) == (",", ".")
     assert sniff_dialect([]) == (",", ".")
 
 
-@pytest.mark.parametrize("text, expected", [
-    # mixed delimiters: the row and both delimiters are named
-    ("Time;Aggregate;Kettle\n2013-06-01 00:00:00;1;0\n2013-06-01 00:01:00,2,0\n",
-     ("a.csv:3", "separated by ','", "header by ';'", "one delimiter")),
-    # decimal commas in a comma-separated file
-    ("Time,Aggregate,Kettle\n2013-06-01 00:00:00,1,5,0,25\n2013-06-01 00:01:00,2,0\n",
-     ("a.csv:2", "decimal commas", "';'")),
-    # any other malformed row still says fix the row
-    ("Time,Aggregate,Kettle\n2013-01-01 00:00:00,1,0,9\n",
-     ("a.csv:2", "4 fields but the header has 3", "fix the row")),
-    # a quoted decimal comma gets a hint
-    ('Time,Aggregate,Kettle\n2013-06-01 00:00:00,"1,5",0\n2013-06-01 00:01:00,2,0\n',
-     ("a.csv:2", "non-numeric", "decimal comma?")),
-], ids=["mixed-delimiters", "decimal-commas", "other-malformed-row", "quoted-decimal-comma"])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # mixed delimiters: the row and both delimiters are named
+        (
+            "Time;Aggregate;Kettle\n2013-06-01 00:00:00;1;0\n2013-06-01 00:01:00,2,0\n",
+            ("a.csv:3", "separated by ','", "header by ';'", "one delimiter"),
+        ),
+        # decimal commas in a comma-separated file
+        (
+            "Time,Aggregate,Kettle\n2013-06-01 00:00:00,1,5,0,25\n2013-06-01 00:01:00,2,0\n",
+            ("a.csv:2", "decimal commas", "';'"),
+        ),
+        # any other malformed row still says fix the row
+        (
+            "Time,Aggregate,Kettle\n2013-01-01 00:00:00,1,0,9\n",
+            ("a.csv:2", "4 fields but the header has 3", "fix the row"),
+        ),
+        # a quoted decimal comma gets a hint
+        (
+            'Time,Aggregate,Kettle\n2013-06-01 00:00:00,"1,5",0\n2013-06-01 00:01:00,2,0\n',
+            ("a.csv:2", "non-numeric", "decimal comma?"),
+        ),
+    ],
+    ids=["mixed-delimiters", "decimal-commas", "other-malformed-row", "quoted-decimal-comma"],
+)
 def test_malformed_rows_name_their_cause(tmp_path, text, expected):
     f = tmp_path / "a.csv"
     f.write_text(text)
@@ -87,11 +106,11 @@ def test_kw_from_header_and_from_unit_option(tmp_path):
 
     g = tmp_path / "plain.csv"
     g.write_text(_rows(agg=lambda i: 0.3, kettle=lambda i: 2.0))
-    with pytest.warns(DataWarning, match="--unit kW"):           # looks like kW: say how to read it so
+    with pytest.warns(DataWarning, match="--unit kW"):  # looks like kW: say how to read it so
         load_csv(g)
     h = _quiet_load(g, unit="kW")
     assert h.aggregate[0] == pytest.approx(300) and h.meta["units"] == ["Aggregate", "Kettle"]
-    w = tmp_path / "w.csv"                                       # an explicit W in the name beats --unit kW
+    w = tmp_path / "w.csv"  # an explicit W in the name beats --unit kW
     w.write_text(_rows(header=("Time", "Aggregate (W)", "Kettle")))
     h = _quiet_load(w, unit="kW")
     assert h.aggregate[0] == pytest.approx(300.5) and h.appliances["kettle"][0] == pytest.approx(2_000_250)
@@ -125,10 +144,18 @@ def test_trailing_delimiter_column_is_not_unknown(tmp_path):
 
 def test_cli_prints_one_line_warnings_and_the_counts(tmp_path):
     f = tmp_path / "neg.csv"
-    n = 3 * 1440                                                   # 3 days of minutes: enough to window
-    f.write_text(_rows(n=n, sep=";", dec=",", agg=lambda i: -2.5 if i % 1000 == 1 else 300 + (i % 7),
-                       kettle=lambda i: 2000 if i % 90 < 3 else 0,
-                       header=("Time", "Aggregate", "Kettle", "Toaster"), extra=("1",)))
+    n = 3 * 1440  # 3 days of minutes: enough to window
+    f.write_text(
+        _rows(
+            n=n,
+            sep=";",
+            dec=",",
+            agg=lambda i: -2.5 if i % 1000 == 1 else 300 + (i % 7),
+            kettle=lambda i: 2000 if i % 90 < 3 else 0,
+            header=("Time", "Aggregate", "Kettle", "Toaster"),
+            extra=("1",),
+        )
+    )
     r = CliRunner().invoke(main, ["data", "--source", f"csv:{f}", "--window", "60", "--stride", "60"])
     assert r.exit_code == 0, r.output + r.stderr
     assert "Traceback" not in r.stderr
@@ -142,8 +169,7 @@ def test_cli_prints_one_line_warnings_and_the_counts(tmp_path):
 def test_cli_unit_option_and_delimiter_error(tmp_path):
     f = tmp_path / "kw.csv"
     f.write_text(_rows(n=3 * 1440, agg=lambda i: 0.3, kettle=lambda i: 2.0 if i % 90 < 3 else 0))
-    r = CliRunner().invoke(main, ["data", "--source", f"csv:{f}", "--unit", "kW", "--window", "60",
-                                                  "--stride", "60"])
+    r = CliRunner().invoke(main, ["data", "--source", f"csv:{f}", "--unit", "kW", "--window", "60", "--stride", "60"])
     assert r.exit_code == 0, r.stderr
     assert "units         kW -> W: Aggregate, Kettle" in r.stdout and "--unit kW" not in r.stderr
     # --unit applies to this command only: the next one reads watts (and says the data looks like kW)

@@ -24,8 +24,8 @@ def _ukdale(root, house=2, n=200):
     (h / "labels.dat").write_text("1 aggregate\n2 kettle\n3 washer_dryer\n4 fridge_freezer\n5 toaster\n6 fridge\n")
     ts = T0 + 6 * np.arange(n)
     _dat(h / "channel_1.dat", ts, np.full(n, 500.0))
-    _dat(h / "channel_2.dat", ts + 2, np.where(np.arange(n) % 50 < 5, 2500.0, 0.0))   # offset clock
-    _dat(h / "channel_3.dat", ts[::2] + 1, np.full(n // 2, 20.0))                      # every 12 s
+    _dat(h / "channel_2.dat", ts + 2, np.where(np.arange(n) % 50 < 5, 2500.0, 0.0))  # offset clock
+    _dat(h / "channel_3.dat", ts[::2] + 1, np.full(n // 2, 20.0))  # every 12 s
     _dat(h / "channel_4.dat", ts, np.full(n, 80.0))
     _dat(h / "channel_5.dat", ts, np.zeros(n))
     _dat(h / "channel_6.dat", ts, np.full(n, 5.0))
@@ -39,20 +39,22 @@ def test_ukdale_maps_and_sums_channels(tmp_path):
     assert set(h.appliances) == {"kettle", "washing_machine", "fridge"}
     assert sorted(h.meta["missing"]) == ["dishwasher", "microwave"]
     assert len(h) == 200 and np.all(h.aggregate == 500)
-    assert np.allclose(h.appliances["fridge"], 85)                   # fridge_freezer + fridge summed
+    assert np.allclose(h.appliances["fridge"], 85)  # fridge_freezer + fridge summed
     assert h.appliances["kettle"].max() == 2500
-    assert np.isnan(h.appliances["washing_machine"]).sum() == 100    # sampled every other bin
-    assert load_source(f"ukdale:{tmp_path / 'house_2'}").meta["house"] == 2   # a house folder works too
+    assert np.isnan(h.appliances["washing_machine"]).sum() == 100  # sampled every other bin
+    assert load_source(f"ukdale:{tmp_path / 'house_2'}").meta["house"] == 2  # a house folder works too
 
 
 def test_redd_mains_are_summed(tmp_path):
     h = tmp_path / "low_freq" / "house_1"
     h.mkdir(parents=True)
-    (h / "labels.dat").write_text("1 mains\n2 mains\n3 refrigerator\n4 dishwaser\n5 washer_dryer\n6 washer_dryer\n7 microwave\n")
-    ts = T0 + np.arange(300)                         # mains 1 s
+    (h / "labels.dat").write_text(
+        "1 mains\n2 mains\n3 refrigerator\n4 dishwaser\n5 washer_dryer\n6 washer_dryer\n7 microwave\n"
+    )
+    ts = T0 + np.arange(300)  # mains 1 s
     _dat(h / "channel_1.dat", ts, np.full(300, 100.0))
     _dat(h / "channel_2.dat", ts, np.full(300, 150.0))
-    ts3 = T0 + 3 * np.arange(100)                    # appliances 3 s
+    ts3 = T0 + 3 * np.arange(100)  # appliances 3 s
     for k, w in ((3, 90.0), (4, 0.0), (5, 10.0), (6, 15.0), (7, 0.0)):
         _dat(h / f"channel_{k}.dat", ts3, np.full(100, w))
     hh = load_redd(tmp_path, house=1).check()
@@ -66,8 +68,11 @@ def test_refit_house2_map(tmp_path):
     rows = ["Time,Unix,Aggregate," + ",".join(f"Appliance{i}" for i in range(1, 10)) + ",Issues"]
     for i in range(n):
         vals = [80, 0, 0, 60, 0, 0, 10, 2200 if i < 5 else 0, 0]
-        rows.append(f"2014-01-01 00:{i // 8:02d}:{(i % 8) * 7:02d},{T0 + 8 * i},{500 + sum(vals)},"
-                    + ",".join(map(str, vals)) + ",0")
+        rows.append(
+            f"2014-01-01 00:{i // 8:02d}:{(i % 8) * 7:02d},{T0 + 8 * i},{500 + sum(vals)},"
+            + ",".join(map(str, vals))
+            + ",0"
+        )
     (tmp_path / "CLEAN_House2.csv").write_text("\n".join(rows) + "\n")
     h = load_refit(tmp_path, house=2).check()
     assert h.meta["dataset"] == "refit" and h.meta["like"] == "refit" and h.rate_s == 8
@@ -113,6 +118,7 @@ def test_csv_column_map(tmp_path):
 
 # ---- bad input: one-line UserError naming the file (and line) -------------------------------------
 
+
 def _expect(fn, *patterns):
     with pytest.raises(UserError) as e:
         fn()
@@ -132,7 +138,7 @@ def test_ukdale_malformed_nonnumeric_duplicate_unsorted_empty(tmp_path):
         "unsorted": (good[:2] + [good[3], good[2]] + good[4:], ["channel_2.dat:4", "not sorted"]),
         "empty": ([], ["channel_2.dat", "empty"]),
     }
-    for name, (lines, pats) in cases.items():
+    for lines, pats in cases.values():
         (h / "channel_2.dat").write_text("".join(lines))
         _expect(lambda: load_ukdale(tmp_path, house=2), *pats)
 

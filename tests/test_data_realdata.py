@@ -8,7 +8,7 @@ import pytest
 
 from nilmbuild.data import PrepConfig, load_source, prepare
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"     # = conftest.SHARED_DATA
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"  # = conftest.SHARED_DATA
 
 pytestmark = pytest.mark.realdata
 

@@ -22,8 +22,8 @@ def test_shapes_dtypes_and_invariants():
     assert str(h.timestamps[0]) == "2024-07-01T00:00:00"
     assert tuple(h.appliances) == DEVICE_NAMES and h.meta["missing"] == []
     total = sum(h.appliances[d] for d in DEVICE_NAMES)
-    assert (h.aggregate >= total - 30).all()          # targets are part of the aggregate (minus meter noise)
-    assert (h.aggregate - total).mean() > 50          # plus base load, lighting and unlabelled loads
+    assert (h.aggregate >= total - 30).all()  # targets are part of the aggregate (minus meter noise)
+    assert (h.aggregate - total).mean() > 50  # plus base load, lighting and unlabelled loads
 
 
 def test_sixty_days_is_fast():
@@ -44,18 +44,18 @@ def test_signatures_look_like_real_meters():
     s, e = _runs(k > 1000)
     per_day = s.size / 20
     assert 2 <= per_day <= 10
-    assert np.median(e - s) * 6 / 60 > 1.5 and (e - s).max() * 6 <= 5 * 60 + 6       # 2-5 min
+    assert np.median(e - s) * 6 / 60 > 1.5 and (e - s).max() * 6 <= 5 * 60 + 6  # 2-5 min
     assert 2000 < np.median(k[k > 1000]) < 3000
     f = h.appliances["fridge"]
     s, e = _runs(f > 50)
-    assert 20 < s.size / 20 < 45                                                    # tens-of-minute cycles
-    assert f.max() > 200 and 70 < np.median(f[f > 50]) < 150                         # start-up spikes
+    assert 20 < s.size / 20 < 45  # tens-of-minute cycles
+    assert f.max() > 200 and 70 < np.median(f[f > 50]) < 150  # start-up spikes
     for dev, lo in (("dishwasher", 1.2), ("washing_machine", 0.9)):
         x = h.appliances[dev]
-        assert ((x > 1700) & (x < 2500)).any()                                       # ~2 kW heating
-        s, e = _runs(on_off(x, 10, 1, 300))            # bridge pauses shorter than 30 min
+        assert ((x > 1700) & (x < 2500)).any()  # ~2 kW heating
+        s, e = _runs(on_off(x, 10, 1, 300))  # bridge pauses shorter than 30 min
         assert lo * 3600 < np.median(e - s) * 6 < 2.2 * 3600
     m = h.appliances["microwave"]
     assert 700 < np.median(m[m > 500]) < 1500
     hours = (np.arange(len(h)) % STEPS_PER_DAY) * 6 / 3600
-    assert (k[(hours > 1) & (hours < 5)] < 100).all()                                # nobody boils water at 3 am
+    assert (k[(hours > 1) & (hours < 5)] < 100).all()  # nobody boils water at 3 am

@@ -24,13 +24,14 @@ def tiny_model(seed=0):
     return m
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def tiny_capture():
     m = tiny_model()
     torch.manual_seed(1)
     x = torch.rand(B, 7, W)
-    y = np.stack([np.random.default_rng(0).random((B, 5, W)),
-                  np.random.default_rng(1).random((B, 5, W)) > 0.7], axis=2).astype(np.float32)
+    y = np.stack(
+        [np.random.default_rng(0).random((B, 5, W)), np.random.default_rng(1).random((B, 5, W)) > 0.7], axis=2
+    ).astype(np.float32)
     t0 = np.array(["2024-01-01T00:00", "2024-01-02T08:00", "2024-01-03T16:00"], dtype="datetime64[s]")
     cap = capture_batch(m, x, y=y, t0=t0)
     trace = Trace()
@@ -43,10 +44,13 @@ def special_capture():
     """Records that exercise every stored encoding, f16 special values included."""
     half = np.arange(65536, dtype=np.uint16).view(np.float16).astype(np.float32)
     recs = {}
-    for name, t, enc in (("half.all", half, "f16"), ("half.all_f32", half, "f32"),
-                         ("bits.x", (np.arange(37) % 3 == 0).astype(np.float32), "bits"),
-                         ("u8.x", (np.arange(11) % 2).astype(np.float32), "u8bool"),
-                         ("sparse.x", np.where(np.arange(100) % 3 == 0, np.linspace(-2, 2, 100), 0).astype(np.float32), "f16z")):
+    for name, t, enc in (
+        ("half.all", half, "f16"),
+        ("half.all_f32", half, "f32"),
+        ("bits.x", (np.arange(37) % 3 == 0).astype(np.float32), "bits"),
+        ("u8.x", (np.arange(11) % 2).astype(np.float32), "u8bool"),
+        ("sparse.x", np.where(np.arange(100) % 3 == 0, np.linspace(-2, 2, 100), 0).astype(np.float32), "f16z"),
+    ):
         recs[name] = _stored(name, t, ("index",), "0", "test", "special values", encoding=enc)
     return Capture(records=recs, meta={"test": True}, batch_size=1)
 
@@ -56,15 +60,15 @@ def test_every_stored_encoding_round_trips():
     r = decode(encode(cap))
     for n, rec in cap.records.items():
         want = fmt.quantise(rec.tensor, rec.encoding)
-        np.testing.assert_array_equal(r.get(n), want)           # NaN == NaN for array_equal? use bit view
+        np.testing.assert_array_equal(r.get(n), want)  # NaN == NaN for array_equal? use bit view
         assert r.record(n)["encoding"] == rec.encoding
     h = r.get("half.all")
     bits = np.arange(65536, dtype=np.uint16)
     ref = bits.view(np.float16).astype(np.float32)
     assert np.array_equal(np.isnan(h), np.isnan(ref))
     ok = ~np.isnan(ref)
-    assert np.array_equal(h[ok], ref[ok])                      # subnormals, +-0, +-inf exact
-    assert r.get("half.all")[0x0001] == 2.0 ** -24 and np.isinf(r.get("half.all")[0x7C00])
+    assert np.array_equal(h[ok], ref[ok])  # subnormals, +-0, +-inf exact
+    assert r.get("half.all")[0x0001] == 2.0**-24 and np.isinf(r.get("half.all")[0x7C00])
 
 
 def test_roundtrip_stored_records_are_f16_exact_and_derived_within_bounds():
@@ -81,14 +85,14 @@ def test_roundtrip_stored_records_are_f16_exact_and_derived_within_bounds():
         amax = float(np.abs(true).max()) if true.size else 0.0
         err = float(np.abs(got.astype(np.float64) - true).max()) if true.size else 0.0
         if rec["encoding"] == "f16" or rec["encoding"] == "f16z":
-            assert err <= 2.0 ** -11 * amax + 6e-8, n
+            assert err <= 2.0**-11 * amax + 6e-8, n
         elif rec["encoding"] in ("f32", "bits"):
             assert err == 0.0 or n.endswith(".lse"), n
         elif rec["op"] == "attention_weights":
             assert err <= ATTN_WEIGHTS_TOL, n
         else:
             assert err <= REL_TOL_DERIVED * amax + 1e-5, (n, rec["op"], err, amax)
-        assert abs(rec["err"] - err) <= 1e-6 + 1e-3 * err, n     # recorded err is the measured one
+        assert abs(rec["err"] - err) <= 1e-6 + 1e-3 * err, n  # recorded err is the measured one
 
 
 def test_stats_are_of_the_exact_tensor():

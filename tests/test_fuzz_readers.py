@@ -25,9 +25,14 @@ from nilmbuild.capture import decode, encode
 from nilmbuild.data.loaders import load_csv, load_refit, load_ukdale
 from nilmbuild.errors import UserError
 
-DEEP = int(os.environ.get("NILMBUILD_FUZZ_EXAMPLES", "0"))     # e.g. 2000 for a long local run (random seeds)
-SETTINGS = settings(max_examples=DEEP or 50, deadline=5000, derandomize=not DEEP, database=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+DEEP = int(os.environ.get("NILMBUILD_FUZZ_EXAMPLES", "0"))  # e.g. 2000 for a long local run (random seeds)
+SETTINGS = settings(
+    max_examples=DEEP or 50,
+    deadline=5000,
+    derandomize=not DEEP,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 ALARM_S = 20
 
 
@@ -35,6 +40,7 @@ ALARM_S = 20
 def no_hang(seconds=ALARM_S):
     def boom(*_):
         raise TimeoutError(f"reader hung for more than {seconds} s")
+
     old = signal.signal(signal.SIGALRM, boom)
     signal.alarm(seconds)
     try:
@@ -86,13 +92,54 @@ EDITS = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 10**6), st.integers
 
 # ---- CSV ------------------------------------------------------------------------------------------
 
-VALID_CSV = ("time,aggregate,kettle,fridge\n" + "".join(
-    f"2024-01-01 00:{m:02d}:00,{300 + 7 * m},{2000 if m % 5 == 0 else 0},{80 if m % 3 else 0}\n" for m in range(12))
+VALID_CSV = (
+    "time,aggregate,kettle,fridge\n"
+    + "".join(
+        f"2024-01-01 00:{m:02d}:00,{300 + 7 * m},{2000 if m % 5 == 0 else 0},{80 if m % 3 else 0}\n" for m in range(12)
+    )
 ).encode()
-CELLS = st.sampled_from(["", "0", "12.5", "-3", "nan", "inf", "-inf", "1e999", "abc", "2024-01-01 00:00:00",
-                         "1704067200", " ", '"x,y"', "\x00", "1,2", "2024-13-45", "NaT", "+"])
-HEADERS = st.lists(st.sampled_from(["time", "unix", "aggregate", "mains", "kettle", "fridge", "microwave",
-                                    "dish washer", "x", "", "kettle_status", "time"]), min_size=1, max_size=6)
+CELLS = st.sampled_from(
+    [
+        "",
+        "0",
+        "12.5",
+        "-3",
+        "nan",
+        "inf",
+        "-inf",
+        "1e999",
+        "abc",
+        "2024-01-01 00:00:00",
+        "1704067200",
+        " ",
+        '"x,y"',
+        "\x00",
+        "1,2",
+        "2024-13-45",
+        "NaT",
+        "+",
+    ]
+)
+HEADERS = st.lists(
+    st.sampled_from(
+        [
+            "time",
+            "unix",
+            "aggregate",
+            "mains",
+            "kettle",
+            "fridge",
+            "microwave",
+            "dish washer",
+            "x",
+            "",
+            "kettle_status",
+            "time",
+        ]
+    ),
+    min_size=1,
+    max_size=6,
+)
 
 
 @st.composite
@@ -105,8 +152,11 @@ def csv_texts(draw):
 @st.composite
 def csv_nearly_valid(draw):
     """time, aggregate and appliance columns with increasing times; some cells odd (inf, text, empty)."""
-    cols = ["time", "aggregate", *draw(st.lists(st.sampled_from(["kettle", "fridge", "microwave"]), min_size=1,
-                                                  max_size=3, unique=True))]
+    cols = [
+        "time",
+        "aggregate",
+        *draw(st.lists(st.sampled_from(["kettle", "fridge", "microwave"]), min_size=1, max_size=3, unique=True)),
+    ]
     n = draw(st.integers(1, 8))
     times = [draw(st.sampled_from([f"2024-01-01 00:{m:02d}:00", str(1704067200 + 60 * m)])) for m in range(n)]
     if len(set(t[:4] for t in times)) > 1:
@@ -203,12 +253,16 @@ TOKENS = st.sampled_from(["1700000000", "1700000006", "1e300", "-5", "inf", "nan
 
 
 @SETTINGS
-@given(st.sampled_from(["channel_1.dat", "channel_2.dat"]),
-       st.lists(st.tuples(st.integers(0, 40), TOKENS), min_size=1, max_size=8))
+@given(
+    st.sampled_from(["channel_1.dat", "channel_2.dat"]),
+    st.lists(st.tuples(st.integers(0, 40), TOKENS), min_size=1, max_size=8),
+)
 def test_ukdale_channel_generated_lines(name, lines):
     """Increasing timestamps with one odd token per line (inf, nan, 1e300, text) in either column."""
-    body = b"".join(b"%d %s\n" % (1_700_000_000 + 6 * i, v.encode()) if k % 2 else
-                    b"%s %d\n" % (v.encode(), 300) for i, (k, v) in enumerate(lines))
+    body = b"".join(
+        b"%d %s\n" % (1_700_000_000 + 6 * i, v.encode()) if k % 2 else b"%s %d\n" % (v.encode(), 300)
+        for i, (k, v) in enumerate(lines)
+    )
     load_house({**VALID_HOUSE, name: body})
 
 
@@ -221,9 +275,13 @@ def test_ukdale_one_file_mutated(name, edits):
 # ---- REFIT ----------------------------------------------------------------------------------------
 
 REFIT_HEAD = "Time,Unix,Aggregate," + ",".join(f"Appliance{i}" for i in range(1, 10)) + ",Issues\n"
-VALID_REFIT = (REFIT_HEAD + "".join(
-    f"2014-03-01 00:00:{s:02d},{1393632000 + s},{500 + s},80,0,0,0,{900 * (s % 2)},0,0,{2000 * (s % 3 == 0)},0,0\n"
-    for s in range(0, 60, 6))).encode()
+VALID_REFIT = (
+    REFIT_HEAD
+    + "".join(
+        f"2014-03-01 00:00:{s:02d},{1393632000 + s},{500 + s},80,0,0,0,{900 * (s % 2)},0,0,{2000 * (s % 3 == 0)},0,0\n"
+        for s in range(0, 60, 6)
+    )
+).encode()
 
 
 def load_refit_bytes(data: bytes):
@@ -249,6 +307,7 @@ def test_refit_arbitrary_bytes(data):
 
 # ---- capture blob ---------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def valid_blob():
     from test_format import special_capture
@@ -258,6 +317,7 @@ def valid_blob():
 
 def read_blob(data: bytes):
     """decode + materialise every record: UserError or arrays of each record's declared shape."""
+
     def run():
         r = decode(data)
         for n in r.names():
@@ -265,6 +325,7 @@ def read_blob(data: bytes):
             assert isinstance(a, np.ndarray) and a.dtype == np.float32, n
             assert list(a.shape) == list(r.record(n)["shape"]), n
         return r
+
     return user_error_or(run)
 
 

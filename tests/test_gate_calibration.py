@@ -35,8 +35,8 @@ T = 3 * SEG
 
 # per device: (gate, open-gate power W, truth W, ON state) for each of the 3 segments
 CASE = {
-    "kettle":    [(0.62, 2000, 2000, 1), (0.58, 2000, 0, 0), (0.05, 2000, 0, 0)],
-    "fridge":    [(0.12, 100, 100, 1), (0.58, 400, 100, 1), (0.62, 100, 100, 1)],
+    "kettle": [(0.62, 2000, 2000, 1), (0.58, 2000, 0, 0), (0.05, 2000, 0, 0)],
+    "fridge": [(0.12, 100, 100, 1), (0.58, 400, 100, 1), (0.62, 100, 100, 1)],
     "microwave": [(0.90, 800, 0, 0), (0.30, 800, 0, 0), (0.05, 800, 0, 0)],
 }
 
@@ -59,23 +59,36 @@ class StubModel(torch.nn.Module):
         self.calls = []
 
     def forward(self, x, gate_mode="hard"):
-        t = (x[:, 0] * AGG_MAX - AGG0).round().long().clamp(0, T - 1)        # (B, W)
+        t = (x[:, 0] * AGG_MAX - AGG0).round().long().clamp(0, T - 1)  # (B, W)
         self.calls.append((self.gate_thresholds.clone(), self.training))
-        g, p = self.gate[:, t].permute(1, 0, 2), self.open[:, t].permute(1, 0, 2)   # (B, D, W)
+        g, p = self.gate[:, t].permute(1, 0, 2), self.open[:, t].permute(1, 0, 2)  # (B, D, W)
         return SimpleNamespace(gate=g, power_raw=p, power=torch.where(g > self.gate_thresholds[None, :, None], p, 0.0))
 
 
 def prepared():
     """What calibrate_gates reads: scalers, devices, durations, the continuous val series, train means."""
     ts = np.datetime64("2024-03-01T00:00") + np.arange(T) * np.timedelta64(60, "s")
-    train_w = np.array([[0.0, 60.0], [100.0, 100.0], [0.0, 0.0]], dtype=np.float32)   # means 30 / 100 / 0 W
-    val = SimpleNamespace(timestamps=ts, aggregate_w=(AGG0 + np.arange(T)).astype(np.float32),
-                          appliances_w=per_step(2), states=per_step(3).astype(np.uint8), valid=np.ones(T, bool))
+    train_w = np.array([[0.0, 60.0], [100.0, 100.0], [0.0, 0.0]], dtype=np.float32)  # means 30 / 100 / 0 W
+    val = SimpleNamespace(
+        timestamps=ts,
+        aggregate_w=(AGG0 + np.arange(T)).astype(np.float32),
+        appliances_w=per_step(2),
+        states=per_step(3).astype(np.uint8),
+        valid=np.ones(T, bool),
+    )
     return SimpleNamespace(
-        devices=list(DEVS), thresholds_w={"kettle": 500.0, "fridge": 50.0, "microwave": 200.0}, resample_s=60,
-        scalers={"aggregate": {"kind": "max", "max": AGG_MAX}, "appliances": {d: {"kind": "max", "max": SCALE_W} for d in DEVS}},
-        min_on_steps={d: 1 for d in DEVS}, min_off_steps={d: 1 for d in DEVS},
-        val=val, train=SimpleNamespace(appliances_w=train_w, valid=np.array([True, True])))
+        devices=list(DEVS),
+        thresholds_w={"kettle": 500.0, "fridge": 50.0, "microwave": 200.0},
+        resample_s=60,
+        scalers={
+            "aggregate": {"kind": "max", "max": AGG_MAX},
+            "appliances": {d: {"kind": "max", "max": SCALE_W} for d in DEVS},
+        },
+        min_on_steps={d: 1 for d in DEVS},
+        min_off_steps={d: 1 for d in DEVS},
+        val=val,
+        train=SimpleNamespace(appliances_w=train_w, valid=np.array([True, True])),
+    )
 
 
 def mae_at(dev, t):
@@ -102,19 +115,19 @@ def test_kettle_picks_the_unique_threshold_that_separates_on_from_false_positive
 def test_fallback_when_nothing_beats_the_baseline_is_the_lowest_mae(calibrated):
     _, res = calibrated
     f = res["fridge"]
-    assert f["baseline_mae_w"] == pytest.approx(0.0, abs=1e-4)   # constant truth = train mean
+    assert f["baseline_mae_w"] == pytest.approx(0.0, abs=1e-4)  # constant truth = train mean
     maes = {t: mae_at("fridge", t) for t in THRESHOLD_GRID}
-    assert min(maes.values()) > 0                           # so no threshold is "not above the baseline"
+    assert min(maes.values()) > 0  # so no threshold is "not above the baseline"
     assert maes[0.60] == pytest.approx(200 / 3) and sorted(maes.values())[1] == pytest.approx(100)
     assert f["threshold"] == 0.60 and f["mae_w"] == pytest.approx(200 / 3, rel=1e-6)
-    assert f["f1"] == pytest.approx(0.5)                    # ON predicted in 1 of 3 ON segments: 2/(2+2)
+    assert f["f1"] == pytest.approx(0.5)  # ON predicted in 1 of 3 ON segments: 2/(2+2)
 
 
 def test_device_never_on_keeps_its_threshold_and_model_is_restored(calibrated):
     model, res = calibrated
     m = res["microwave"]
     assert (m["f1"], m["mae_w"], m["baseline_mae_w"]) == (None, None, None)
-    assert m["threshold"] == m["default"] == pytest.approx(START["microwave"])     # (read from a float32 buffer)
+    assert m["threshold"] == m["default"] == pytest.approx(START["microwave"])  # (read from a float32 buffer)
     # eval-mode passes with every gate open (-1) and every gate closed (2), then the model is put back
     assert model.calls and all(not training for _, training in model.calls)
     assert {float(thr[0]) for thr, _ in model.calls} == {-1.0, 2.0}
@@ -125,15 +138,22 @@ def test_device_never_on_keeps_its_threshold_and_model_is_restored(calibrated):
 
 
 def test_apply_thresholds_then_save_and_reload(tmp_path):
-    cfg = NILMFormerConfig(d_model=16, n_head=2, head_dim=8, n_encoder_layers=1, window=32, film_hidden_dim=8,
-                           devices=tuple(DeviceSpec(d, "regular", START[d]) for d in DEVS))
+    cfg = NILMFormerConfig(
+        d_model=16,
+        n_head=2,
+        head_dim=8,
+        n_encoder_layers=1,
+        window=32,
+        film_hidden_dim=8,
+        devices=tuple(DeviceSpec(d, "regular", START[d]) for d in DEVS),
+    )
     torch.manual_seed(0)
     model = NILMFormer(cfg).eval()
     x = torch.rand(4, 7, 32)
     with torch.no_grad():
         gate = model(x).gate
     # thresholds at each device's median gate, so about half the steps sit on either side of the cut
-    chosen = {d: round(float(gate[:, i].median()), 4) for i, d in enumerate(DEVS[:2])}   # microwave: not given
+    chosen = {d: round(float(gate[:, i].median()), 4) for i, d in enumerate(DEVS[:2])}  # microwave: not given
     apply_thresholds(model, chosen)
     want = [chosen["kettle"], chosen["fridge"], START["microwave"]]
     assert [d.gate_threshold for d in model.cfg.devices] == want
@@ -157,6 +177,7 @@ def test_gate_threshold_for_pos_weight(w, want):
 
 
 def test_device_specs_start_from_the_pos_weight_threshold():
-    specs = device_specs({"kettle": {"head": "sparse", "weights": {"pos_weight": 3.0}},
-                          "fridge": {"head": "regular", "weights": {}}})
+    specs = device_specs(
+        {"kettle": {"head": "sparse", "weights": {"pos_weight": 3.0}}, "fridge": {"head": "regular", "weights": {}}}
+    )
     assert specs == (DeviceSpec("kettle", "sparse", 0.75), DeviceSpec("fridge", "regular", 0.5))

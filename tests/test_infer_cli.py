@@ -11,9 +11,9 @@ from click.testing import CliRunner
 from nilmbuild.cli import main
 from nilmbuild.data import PrepConfig, load_source, prepare
 from nilmbuild.infer import disaggregate_series, evaluate
-from nilmbuild.pipeline import data_settings, load_data_for
 from nilmbuild.model import NILMFormer, NILMFormerConfig
 from nilmbuild.model.checkpoint import load_checkpoint, save_checkpoint
+from nilmbuild.pipeline import data_settings, load_data_for
 
 PREP = {"window": 48, "stride": 24, "fractions": [0.5, 0.25, 0.25], "gap_windows": 1}
 PROV = {"source": "synthetic", "days": 3, "seed": 1, "prep": PREP}
@@ -67,8 +67,10 @@ def test_evaluate_uses_checkpoint_scalers_and_split(ckpt):
 
 def test_disaggregate_csv(ckpt, tmp_path):
     out = tmp_path / "pred.csv"
-    r = CliRunner().invoke(main, ["disaggregate", "--checkpoint", str(ckpt), "--out", str(out),
-                                  "--from", "2024-01-02", "--to", "2024-01-03"])
+    r = CliRunner().invoke(
+        main,
+        ["disaggregate", "--checkpoint", str(ckpt), "--out", str(out), "--from", "2024-01-02", "--to", "2024-01-03"],
+    )
     assert r.exit_code == 0, r.output
     rows = list(csv.reader(out.open()))
     assert rows[0] == ["time", "aggregate", "kettle", "microwave", "fridge", "dishwasher", "washing_machine"]
@@ -81,8 +83,9 @@ def test_disaggregate_csv(ckpt, tmp_path):
 def test_errors_are_one_line(ckpt, tmp_path):
     r = CliRunner().invoke(main, ["evaluate", "--checkpoint", str(tmp_path / "missing.pt")])
     assert r.exit_code == 2 and "does not exist" in r.output
-    r = CliRunner().invoke(main, ["disaggregate", "--checkpoint", str(ckpt), "--out", str(tmp_path / "p.csv"),
-                                  "--from", "2030-01-01"])
+    r = CliRunner().invoke(
+        main, ["disaggregate", "--checkpoint", str(ckpt), "--out", str(tmp_path / "p.csv"), "--from", "2030-01-01"]
+    )
     assert r.exit_code == 2 and "no samples" in r.output
 
 

@@ -2,8 +2,15 @@
 
 import numpy as np
 
-from nilmbuild.infer import PostConfig, clamp_negative, denormalise, duration_steps, postprocess
-from nilmbuild.infer import suppress_long_off, suppress_short_activations
+from nilmbuild.infer import (
+    PostConfig,
+    clamp_negative,
+    denormalise,
+    duration_steps,
+    postprocess,
+    suppress_long_off,
+    suppress_short_activations,
+)
 from nilmbuild.infer.postprocess import min_steps
 
 
@@ -39,7 +46,7 @@ def test_long_off_suppression():
     out, supp, avg, mx = suppress_long_off(power, gate, thr=0.5, window=3)
     assert supp.tolist() == [1, 1, 1, 0, 0, 0, 1, 1, 1, 1]
     assert out.tolist() == [0, 0, 0, 3, 3, 3, 0, 0, 0, 0]
-    np.testing.assert_allclose(avg[[0, 4, 9]], [0.0, 0.3, 0.1], atol=1e-6)   # ends truncated
+    np.testing.assert_allclose(avg[[0, 4, 9]], [0.0, 0.3, 0.1], atol=1e-6)  # ends truncated
     np.testing.assert_allclose(mx[[3, 4, 5, 9]], [0.9, 0.9, 0.9, 0.2], atol=1e-6)
     # separate thresholds: avg < 0.5 but max must be < 0.1
     _, supp2, _, _ = suppress_long_off(power, gate, thr=0.5, window=3, thr_max=0.1)
@@ -49,16 +56,18 @@ def test_long_off_suppression():
 def test_clamp_and_denormalise():
     assert clamp_negative(np.array([-1, 0, 2])).tolist() == [0, 0, 2]
     np.testing.assert_allclose(denormalise(np.array([0, 0.5, 1]), {"kind": "max", "max": 2000.0}), [0, 1000, 2000])
-    np.testing.assert_allclose(denormalise(np.array([-1, 0, 2]), {"kind": "standard", "mean": 100.0, "std": 50.0}),
-                               [50, 100, 200])
+    np.testing.assert_allclose(
+        denormalise(np.array([-1, 0, 2]), {"kind": "standard", "mean": 100.0, "std": 50.0}), [50, 100, 200]
+    )
 
 
 def test_pipeline_stages():
     gate = np.array([[0, 0.9, 0, 0, 0, 0, 0.9, 0.9, 0.9, 0]], np.float32)
     scaled = np.array([[-0.01, 0.5, 0.02, 0.02, 0.02, 0.02, 1, 1, -0.2, 0.02]], np.float32)
     scalers = {"aggregate": {"kind": "max", "max": 1.0}, "appliances": {"kettle": {"kind": "max", "max": 100.0}}}
-    pc = PostConfig(min_on_steps={"kettle": 2}, min_off_steps={"kettle": 1}, gate_thresholds={"kettle": 0.5},
-                    off_window=3)
+    pc = PostConfig(
+        min_on_steps={"kettle": 2}, min_off_steps={"kettle": 1}, gate_thresholds={"kettle": 0.5}, off_window=3
+    )
     r = postprocess(scaled, gate, ["kettle"], scalers, pc)
     np.testing.assert_allclose(r["raw_w"][0], [-1, 50, 2, 2, 2, 2, 100, 100, -20, 2], atol=1e-4)
     np.testing.assert_allclose(r["short_w"][0], [-1, 0, 2, 2, 2, 2, 100, 100, -20, 2], atol=1e-4)
@@ -75,10 +84,10 @@ def test_pipeline_stages():
 def test_cap_to_aggregate_scales_every_device_by_the_same_factor_only_where_the_sum_exceeds():
     from nilmbuild.infer.postprocess import cap_to_aggregate
 
-    p = np.array([[2000.0, 100.0, 0.0], [1000.0, 50.0, 0.0]])             # 2 devices, 3 steps
-    agg = np.array([1500.0, 400.0, -5.0])                                    # step 0 exceeded, 1 not, 2 negative meter
+    p = np.array([[2000.0, 100.0, 0.0], [1000.0, 50.0, 0.0]])  # 2 devices, 3 steps
+    agg = np.array([1500.0, 400.0, -5.0])  # step 0 exceeded, 1 not, 2 negative meter
     out, binds = cap_to_aggregate(p, agg)
     assert binds.tolist() == [True, False, False]
-    np.testing.assert_allclose(out[:, 0], [1000.0, 500.0])                   # x 1500 / 3000, proportions kept
+    np.testing.assert_allclose(out[:, 0], [1000.0, 500.0])  # x 1500 / 3000, proportions kept
     np.testing.assert_allclose(out[:, 1:], p[:, 1:])
     assert abs(out[:, 0].sum() - 1500.0) < 1e-3

@@ -26,14 +26,15 @@ def loop_reference(model, x):
     parts = {"power": [], "gate": [], "power_raw": []}
     with torch.no_grad():
         for k in range(n):
-            out = model(torch.from_numpy(xp[None, :, k * C:k * C + W].copy()), gate_mode="hard")
+            out = model(torch.from_numpy(xp[None, :, k * C : k * C + W].copy()), gate_mode="hard")
             for key in parts:
-                parts[key].append(getattr(out, key)[0, :, M:M + C].numpy())
+                parts[key].append(getattr(out, key)[0, :, M : M + C].numpy())
     return {k: np.concatenate(v, axis=1)[:, :T] for k, v in parts.items()}
 
 
-@pytest.mark.parametrize("T,batch_size", [(1, 1), (7, 64), (W - 1, 3), (W, 1), (100, 3), (5 * W // 2 + 3, 4),
-                                          (4 * W, 64)])
+@pytest.mark.parametrize(
+    "T,batch_size", [(1, 1), (7, 64), (W - 1, 3), (W, 1), (100, 3), (5 * W // 2 + 3, 4), (4 * W, 64)]
+)
 def test_matches_plain_loop(model, T, batch_size):
     x = np.random.default_rng(T).normal(size=(7, T)).astype(np.float32)
     res = seq2subseq(model, x, batch_size=batch_size)
@@ -45,7 +46,7 @@ def test_matches_plain_loop(model, T, batch_size):
 
 
 def test_geometry_and_seams(model):
-    T = 100                                            # not a multiple of the stride (24)
+    T = 100  # not a multiple of the stride (24)
     g = geometry(T, W)
     assert (g.centre, g.margin, g.n_windows, g.pad_left) == (24, 12, 5, 12)
     assert g.pad_right == 5 * 24 + 12 - T and g.pad_right >= g.margin
@@ -72,7 +73,7 @@ def test_progress_and_model_mode_restored(model):
 def test_pad_edge_and_time_features():
     ts = np.datetime64("2024-03-01T23:50", "s") + np.arange(10) * np.timedelta64(60, "s")
     x = np.concatenate([np.arange(10, dtype=np.float32)[None], exogenous(ts)])
-    p = pad_series(x, 3, 4)                            # edge replicate everywhere
+    p = pad_series(x, 3, 4)  # edge replicate everywhere
     assert p.shape == (7, 17)
     assert p[0, :3].tolist() == [0, 0, 0] and p[0, -4:].tolist() == [9, 9, 9, 9]
     np.testing.assert_array_equal(p[:, 3:13], x)

@@ -11,7 +11,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,8 +49,9 @@ def test_js_decoder_matches_python_reader(tmp_path):
         pytest.skip("node_modules/@msgpack/msgpack missing: run `npm ci`")
     write_fixture(tmp_path)
     env = dict(os.environ, NB_CAPTURE_FIXTURE=str(tmp_path))
-    res = subprocess.run(["node", "--test", str(ROOT / "tests" / "js")], cwd=ROOT, env=env,
-                         capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        ["node", "--test", str(ROOT / "tests" / "js")], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
     assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
 
 

@@ -45,24 +45,44 @@ def test_param_counts_match_spec_arithmetic(model):
     assert p["decoder_film"] == 5 * 32 + (45 * 32 + 32) + (32 * 2 + 2) == 1_698
     sparse = (96 * 64 * 3 + 64) + 128 + (64 * 64 * 3 + 64) + 128 + (64 * 2 + 2)
     regular = (96 * 128 * 3 + 128) + (128 * 128 * 3 + 128) + 2 * (128 + 1) + 1
-    assert p["heads"] == {"kettle": sparse, "microwave": sparse, "fridge": regular,
-                          "dishwasher": regular, "washing_machine": regular}
+    assert p["heads"] == {
+        "kettle": sparse,
+        "microwave": sparse,
+        "fridge": regular,
+        "dishwasher": regular,
+        "washing_machine": regular,
+    }
     assert 0.4e6 < p["total"] < 0.8e6  # the spec's "~0.55M" order
 
 
 def test_shapes_at_every_stage(traced):
     _, out, t = traced
     expect = {
-        "input": (B, 7, L), "instance_norm": (B, 7, L),
-        "embed.res0.out": (B, 8, L), "embed.res3.out": (B, 8, L), "pos_encoding": (8, L),
-        "projection": (B, 96, L), "cond.elec": (B, 5), "cond.bands": (B, 8), "cond.vector": (B, 13),
-        "film_enc.input": (B, 5, 45), "film_enc.hidden": (B, 5, 32),
-        "film_enc.gamma": (B, 5, 3, 96), "film_enc.beta_mean": (B, 3, 96),
-        "encoder.0.ln1": (B, L, 96), "encoder.2.attn.q": (B, 8, L, 12),
-        "encoder.1.attn.weights": (B, 8, L, L), "encoder.0.attn.merged": (B, L, 96),
-        "encoder.0.ffn.hidden": (B, L, 384), "encoder.2.out": (B, L, 96),
-        "film_dec.gamma": (B, 5), "heads.kettle.features": (B, 64, L), "heads.fridge.features": (B, 128, L),
-        "heads.fridge.cls_prob": (B, L), "output.power": (B, 5, L), "output.gate": (B, 5, L),
+        "input": (B, 7, L),
+        "instance_norm": (B, 7, L),
+        "embed.res0.out": (B, 8, L),
+        "embed.res3.out": (B, 8, L),
+        "pos_encoding": (8, L),
+        "projection": (B, 96, L),
+        "cond.elec": (B, 5),
+        "cond.bands": (B, 8),
+        "cond.vector": (B, 13),
+        "film_enc.input": (B, 5, 45),
+        "film_enc.hidden": (B, 5, 32),
+        "film_enc.gamma": (B, 5, 3, 96),
+        "film_enc.beta_mean": (B, 3, 96),
+        "encoder.0.ln1": (B, L, 96),
+        "encoder.2.attn.q": (B, 8, L, 12),
+        "encoder.1.attn.weights": (B, 8, L, L),
+        "encoder.0.attn.merged": (B, L, 96),
+        "encoder.0.ffn.hidden": (B, L, 384),
+        "encoder.2.out": (B, L, 96),
+        "film_dec.gamma": (B, 5),
+        "heads.kettle.features": (B, 64, L),
+        "heads.fridge.features": (B, 128, L),
+        "heads.fridge.cls_prob": (B, L),
+        "output.power": (B, 5, L),
+        "output.gate": (B, 5, L),
     }
     for name, shape in expect.items():
         assert tuple(t[name].shape) == shape, name
@@ -87,7 +107,7 @@ def test_instance_norm_of_a_constant_channel_is_exactly_zero():
     torch.manual_seed(0)
     m = NILMFormer(NILMFormerConfig()).eval()
     x = torch.rand(2, 7, m.cfg.window)
-    x[:, 3] = 0.47115951776504517          # a day-of-year channel inside one day (float32 mean/std not exact)
+    x[:, 3] = 0.47115951776504517  # a day-of-year channel inside one day (float32 mean/std not exact)
     t = Trace()
     with torch.no_grad():
         m(x, trace=t)
@@ -108,11 +128,11 @@ def test_attention_hand_computed():
     attn = DiagonallyMaskedSelfAttention(d_model=1, n_head=1, head_dim=1, dropout=0.0).eval()
     for lin in (attn.wq, attn.wk, attn.wv, attn.wo):
         lin.weight.data.fill_(1.0)
-    x = torch.tensor([[[2.0], [5.0]]])                                     # (1, 2, 1)
+    x = torch.tensor([[[2.0], [5.0]]])  # (1, 2, 1)
     t = Trace()
     y = attn(x, mask_diagonal=True, trace=t, name="a")
     torch.testing.assert_close(t["a.weights"][0, 0], torch.tensor([[0.0, 1.0], [1.0, 0.0]]))
-    torch.testing.assert_close(y, torch.tensor([[[5.0], [2.0]]]))          # each position reads the other's value
+    torch.testing.assert_close(y, torch.tensor([[[5.0], [2.0]]]))  # each position reads the other's value
     # unmasked: softmax of q.k = [[4, 10], [10, 25]] rows
     t2 = Trace()
     attn(x, mask_diagonal=False, trace=t2, name="a")
@@ -145,7 +165,9 @@ def test_film_identity_and_formula():
     x = torch.randn(3, 5, 4)
     zero = torch.zeros(3, 1, 4)
     torch.testing.assert_close(film(x, zero, zero), x)
-    torch.testing.assert_close(film(torch.tensor([0.3]), torch.tensor([0.2]), torch.tensor([0.05])), torch.tensor([0.41]))
+    torch.testing.assert_close(
+        film(torch.tensor([0.3]), torch.tensor([0.2]), torch.tensor([0.05])), torch.tensor([0.41])
+    )
     assert film(torch.tensor([float("nan")]), zero[0, 0, :1], zero[0, 0, :1]).item() == 0.0
 
 
@@ -173,7 +195,9 @@ def test_smoothstep_and_gates(model):
         pr = t[f"heads.{dev.name}.gate_prob"]
         torch.testing.assert_close(t[f"heads.{dev.name}.soft_gate"], pr * pr * (3 - 2 * pr))
         assert torch.equal(t[f"heads.{dev.name}.hard_gate"], (pr > dev.gate_threshold).float())
-        torch.testing.assert_close(t[f"heads.{dev.name}.power_hard"], t[f"heads.{dev.name}.hard_gate"] * t[f"heads.{dev.name}.power_raw"])
+        torch.testing.assert_close(
+            t[f"heads.{dev.name}.power_hard"], t[f"heads.{dev.name}.hard_gate"] * t[f"heads.{dev.name}.power_raw"]
+        )
     cls = t["heads.fridge.cls_prob"]
     assert cls.min() >= 0 and cls.max() <= 2
     torch.testing.assert_close(cls / 2, t["heads.fridge.gate_prob"])
@@ -193,7 +217,7 @@ def test_eval_is_deterministic_and_train_mode_is_soft(model):
 
 
 def test_condition_features_hand_computed():
-    x = torch.tensor([[[0.0, 1.0, 0.0, 1.0]]])                              # mean .5, std .5, rms sqrt(.5), peak 1
+    x = torch.tensor([[[0.0, 1.0, 0.0, 1.0]]])  # mean .5, std .5, rms sqrt(.5), peak 1
     c = condition_features(x, True, True, 2)
     rms = math.sqrt(0.5 + 1e-6)
     torch.testing.assert_close(c[0, :5], torch.tensor([0.5, 0.5, rms, 1.0, 1.0 / (rms + 1e-6)]))
@@ -232,7 +256,9 @@ def test_record_names_come_from_model_names_and_derivations_name_real_records(mo
     weights = {f"weights.{k}" for k in ("input_projection.weight", "input_projection.bias")}
     for l in range(model.cfg.n_encoder_layers):
         weights |= {f"weights.encoder.{l}.attn.{w}" for w in ("wv", "wo")}
-        weights |= {f"weights.encoder.{l}.{n}.{p}" for n in ("norm1", "norm2", "ffn.layer1") for p in ("weight", "bias")}
+        weights |= {
+            f"weights.encoder.{l}.{n}.{p}" for n in ("norm1", "norm2", "ffn.layer1") for p in ("weight", "bias")
+        }
     derived = {n: r.derive for n, r in t.records.items() if r.derive}
     assert len(derived) >= 10 * model.cfg.n_encoder_layers
     for n, d in derived.items():

@@ -29,13 +29,26 @@ def _files() -> list[Path]:
 def _patterns() -> list[re.Pattern]:
     cfg, m = NILMFormerConfig(), model_sizes(NILMFormerConfig())
     big = sorted({m["window"], m["centre"], m["d_model"], m["d_ff"], m["film_enc_out"]})
-    pats = [rf"(?<![\w.#&-]){n}(?![\w.])" for n in big]                  # 480, 240, 96, 384, 576 anywhere
-    pats += [rf"\b{cfg.n_head} heads?\b", rf"heads? of {cfg.head_dim}\b", rf"(√|&radic;){cfg.head_dim}\b",
-             rf"\b{cfg.head_dim} dim", rf"\b{cfg.n_cond} condition", rf"\b{m['n_elec']} electrical",
-             rf"\b{cfg.n_freq_bands} (spectral|band)", rf"\b{cfg.film_hidden_dim}[- ](number|hidden|device)",
-             rf"\b{m['film_in']} (inputs|→)", rf"× {cfg.film_hidden_dim}\)", rf"\b{cfg.n_encoder_layers} (encoder )?layers",
-             rf"\b{cfg.n_channels} (input )?channels", rf"\b{m['window_hours']}-hour", rf"\b{cfg.c_embedding} → ",
-             rf"\b{cfg.c_embedding} ×", rf"\b{cfg.n_exo} sin/cos", rf"\b{m['n_devices']} devices"]
+    pats = [rf"(?<![\w.#&-]){n}(?![\w.])" for n in big]  # 480, 240, 96, 384, 576 anywhere
+    pats += [
+        rf"\b{cfg.n_head} heads?\b",
+        rf"heads? of {cfg.head_dim}\b",
+        rf"(√|&radic;){cfg.head_dim}\b",
+        rf"\b{cfg.head_dim} dim",
+        rf"\b{cfg.n_cond} condition",
+        rf"\b{m['n_elec']} electrical",
+        rf"\b{cfg.n_freq_bands} (spectral|band)",
+        rf"\b{cfg.film_hidden_dim}[- ](number|hidden|device)",
+        rf"\b{m['film_in']} (inputs|→)",
+        rf"× {cfg.film_hidden_dim}\)",
+        rf"\b{cfg.n_encoder_layers} (encoder )?layers",
+        rf"\b{cfg.n_channels} (input )?channels",
+        rf"\b{m['window_hours']}-hour",
+        rf"\b{cfg.c_embedding} → ",
+        rf"\b{cfg.c_embedding} ×",
+        rf"\b{cfg.n_exo} sin/cos",
+        rf"\b{m['n_devices']} devices",
+    ]
     return [re.compile(p) for p in pats]
 
 
@@ -51,20 +64,41 @@ def _hits(text: str, patterns) -> list[tuple[int, str]]:
 
 def test_no_model_size_literals_in_static_or_templates():
     patterns = _patterns()
-    found = [(f.relative_to(ROOT).as_posix(), i, line) for f in _files()
-             for i, line in _hits(f.read_text(encoding="utf-8"), patterns)]
+    found = [
+        (f.relative_to(ROOT).as_posix(), i, line)
+        for f in _files()
+        for i, line in _hits(f.read_text(encoding="utf-8"), patterns)
+    ]
     assert found == [], "model sizes written as literals:\n" + "\n".join(f"{f}:{i}: {line}" for f, i, line in found)
 
 
-@pytest.mark.parametrize("line", ["splits every 96-d vector into 8 heads of 12 dimensions",
-                                  "var state = { t: 240 };", "FFN 96 &rarr; 384 &rarr; 96", "the 13 condition features",
-                                  "× 3 encoder layers", "1×1 projection 8 → 96", "over the 8-hour window"])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "splits every 96-d vector into 8 heads of 12 dimensions",
+        "var state = { t: 240 };",
+        "FFN 96 &rarr; 384 &rarr; 96",
+        "the 13 condition features",
+        "× 3 encoder layers",
+        "1×1 projection 8 → 96",
+        "over the 8-hour window",
+    ],
+)
 def test_the_search_finds_sizes_where_they_were(line):
     """The patterns catch the literals this test was written to remove (each line is one that was in static/)."""
     assert _hits(line, _patterns()) != []
 
 
-@pytest.mark.parametrize("line", ["{{ site.model.n_head }} heads", "height: LIVE_PX", "style='width:480px'",
-                                  "var v = 0.96;", "#960000", "cells = 1024"])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "{{ site.model.n_head }} heads",
+        "height: LIVE_PX",
+        "style='width:480px'",
+        "var v = 0.96;",
+        "#960000",
+        "cells = 1024",
+    ],
+)
 def test_the_search_leaves_other_numbers(line):
     assert _hits(line, _patterns()) == []

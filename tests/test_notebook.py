@@ -18,7 +18,7 @@ def _srcdoc(out: str) -> str:
 
 
 def test_show_without_ipython_returns_the_html_string(site_context, monkeypatch):
-    monkeypatch.setitem(sys.modules, "IPython", None)              # import IPython fails, as when not installed
+    monkeypatch.setitem(sys.modules, "IPython", None)  # import IPython fails, as when not installed
     out = notebook.show("attention", ctx=site_context, height=640, layer=1, head=3, sample=5)
     assert isinstance(out, str) and out._repr_html_() == str(out)
     assert 'style="width:100%;height:640px;border:0"' in out and 'title="nilmbuild: attention"' in out
@@ -28,10 +28,10 @@ def test_show_without_ipython_returns_the_html_string(site_context, monkeypatch)
     assert "/* regl " in page and "/* @msgpack/msgpack " in page and 'id="nb-blob-' in page
     assert not re.search(r"<(script|img|iframe)[^>]*\ssrc=|<link[^>]*\shref=", page, re.IGNORECASE)
     # the state becomes the page's URL fragment before any page script runs
-    head = page[page.lower().index("<head"):]
-    first_script = head[head.index("<script"):head.index("</script>")]
+    head = page[page.lower().index("<head") :]
+    first_script = head[head.index("<script") : head.index("</script>")]
     assert "history.replaceState" in first_script and '"#embed&layer=1&head=3&sample=5"' in first_script
-    assert "</script" not in page[page.index('"#embed'):page.index('"#embed') + 40]
+    assert "</script" not in page[page.index('"#embed') : page.index('"#embed') + 40]
 
 
 def test_show_with_ipython_returns_an_html_object(site_context, monkeypatch):
@@ -49,7 +49,7 @@ def test_show_with_ipython_returns_an_html_object(site_context, monkeypatch):
     monkeypatch.setitem(sys.modules, "IPython.display", display_mod)
     out = notebook.show("gate", ctx=site_context, embed=False)
     assert isinstance(out, HTML) and shown["data"].startswith("<iframe srcdoc=")
-    assert "replaceState" not in _srcdoc(shown["data"])             # no state, no embed: the URL is left alone
+    assert "replaceState" not in _srcdoc(shown["data"])  # no state, no embed: the URL is left alone
 
 
 def test_fragment_and_bad_input():

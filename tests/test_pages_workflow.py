@@ -11,8 +11,14 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 WORKFLOW = REPO / ".github" / "workflows" / "pages.yml"
-KNOWN_ACTIONS = {"actions/checkout", "actions/setup-python", "actions/setup-node", "actions/configure-pages",
-                 "actions/upload-pages-artifact", "actions/deploy-pages"}
+KNOWN_ACTIONS = {
+    "actions/checkout",
+    "actions/setup-python",
+    "actions/setup-node",
+    "actions/configure-pages",
+    "actions/upload-pages-artifact",
+    "actions/deploy-pages",
+}
 
 
 @pytest.fixture(scope="module")
@@ -65,27 +71,40 @@ def test_every_command_exists_and_the_order_is_deps_tests_site(workflow):
         made += goals
     assert made == ["site-deps", "test-fast", "site"]
     readme = (REPO / "README.md").read_text(encoding="utf-8")
-    assert "make site " in readme                             # the README's build command is what deploys
+    assert "make site " in readme  # the README's build command is what deploys
 
 
 def test_cpu_torch_from_pytorch_index(workflow):
     cmd = next(c for c in _commands(workflow) if "TORCH_INDEX=" in c)
     assert "TORCH_INDEX=https://download.pytorch.org/whl/cpu" in cmd
-    r = subprocess.run(["make", "-n", "python-deps", "TORCH_INDEX=https://download.pytorch.org/whl/cpu",
-                        "VENV=/nonexistent/venv"], cwd=REPO, capture_output=True, text=True, check=True)
-    assert "pip install -q --disable-pip-version-check torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu" \
+    r = subprocess.run(
+        ["make", "-n", "python-deps", "TORCH_INDEX=https://download.pytorch.org/whl/cpu", "VENV=/nonexistent/venv"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert (
+        "pip install -q --disable-pip-version-check torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
         in r.stdout
+    )
 
 
 @pytest.mark.skipif(not shutil.which("make"), reason="needs make")
 def test_make_site_needs_no_browser():
     def dry(goal):
         # -B: every step as if nothing were installed yet; nothing runs (-n)
-        return subprocess.run(["make", "-n", "-B", goal, "CHROMIUM=/nonexistent/chromium", "VENV=/nonexistent/venv"],
-                              cwd=REPO, capture_output=True, text=True, check=True).stdout
+        return subprocess.run(
+            ["make", "-n", "-B", goal, "CHROMIUM=/nonexistent/chromium", "VENV=/nonexistent/venv"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+
     site, test = dry("site"), dry("test")
     assert "nilmbuild site" in site and "npm ci" in site and "pip install" in site
     assert "chromium" not in site.lower() and "apt-get update" not in site
-    assert "apt-get install -y -qq chromium" in test               # the browser is set up for the tests only
+    assert "apt-get install -y -qq chromium" in test  # the browser is set up for the tests only
     fast = dry("test-fast")
     assert "not browser and not slow and not realdata" in fast and "chromium" not in fast.lower()

@@ -26,15 +26,22 @@ NASTY = "</script><script>alert(1)</script><!-- x -->"
 def _pages(blob: bytes = b"\x00\x01</script>\xff", extra: str = NASTY) -> list[PageSpec]:
     return [
         PageSpec(slug="index", title="Overview", template="index.html", summary="s"),
-        PageSpec(slug="fixture", title="Fixture", template="fixture_heatmap.html",
-                 entry="tests/browser/fixtures/fixture_heatmap.js",
-                 blobs={"matrix": blob, "note": NASTY.encode()}, context={"explain": extra}, section="1.2"),
+        PageSpec(
+            slug="fixture",
+            title="Fixture",
+            template="fixture_heatmap.html",
+            entry="tests/browser/fixtures/fixture_heatmap.js",
+            blobs={"matrix": blob, "note": NASTY.encode()},
+            context={"explain": extra},
+            section="1.2",
+        ),
     ]
 
 
 def _build(out, pages=None, **kw):
-    return build_site(out, pages or _pages(), {"checkpoint": "c.pt", "data_source": "synthetic"},
-                      template_dirs=[FIXTURES], **kw)
+    return build_site(
+        out, pages or _pages(), {"checkpoint": "c.pt", "data_source": "synthetic"}, template_dirs=[FIXTURES], **kw
+    )
 
 
 def _inline_scripts(html: str) -> list[str]:
@@ -59,8 +66,15 @@ def test_page_is_self_contained(tmp_path):
     assert "function axisTitle(ax)" in html
     assert json.dumps((assets.ROOT / "static" / "glsl" / "heatmap.frag").read_text())[1:40] in html
     payload = json.loads(re.search(r'<script type="application/json" id="nb-page">(.*?)</script>', html).group(1))
-    assert payload == {"slug": "fixture", "title": "Fixture", "section": "1.2", "blobs": ["matrix", "note"],
-                       "data": {}, "model": {}, "watts": {}}
+    assert payload == {
+        "slug": "fixture",
+        "title": "Fixture",
+        "section": "1.2",
+        "blobs": ["matrix", "note"],
+        "data": {},
+        "model": {},
+        "watts": {},
+    }
     # a page without an entry module gets no bundle, only the ready flag
     index = (tmp_path / "site" / "index.html").read_text()
     assert "esbuild" not in index and 'id="nb-page"' not in index and "dataset.ready" in index
@@ -132,21 +146,26 @@ def test_manifest_with_real_hashes_cannot_delete_outside(tmp_path):
     _build(out)
     outside = tmp_path / "outside.txt"
     outside.write_text("outside")
-    via_link = tmp_path / "linked.txt"                       # reached through a symlinked file
+    via_link = tmp_path / "linked.txt"  # reached through a symlinked file
     via_link.write_text("linked file")
-    elsewhere = tmp_path / "elsewhere"                       # reached through a symlinked folder
+    elsewhere = tmp_path / "elsewhere"  # reached through a symlinked folder
     elsewhere.mkdir()
     (elsewhere / "victim.txt").write_text("in a linked folder")
     (out / "link.txt").symlink_to(via_link)
     (out / "linkdir").symlink_to(elsewhere, target_is_directory=True)
-    (out / "alias.html").symlink_to(out / ".nojekyll")       # the user's link to one of our files
-    files = {"alias.html": _sha(out / ".nojekyll"), "../outside.txt": _sha(outside), str(outside): _sha(outside),
-             "link.txt": _sha(via_link),
-             "linkdir/victim.txt": _sha(elsewhere / "victim.txt"), "fixture.html": _sha(out / "fixture.html")}
+    (out / "alias.html").symlink_to(out / ".nojekyll")  # the user's link to one of our files
+    files = {
+        "alias.html": _sha(out / ".nojekyll"),
+        "../outside.txt": _sha(outside),
+        str(outside): _sha(outside),
+        "link.txt": _sha(via_link),
+        "linkdir/victim.txt": _sha(elsewhere / "victim.txt"),
+        "fixture.html": _sha(out / "fixture.html"),
+    }
     (out / MANIFEST).write_text(json.dumps({"files": files}))
     assert sorted(_read_manifest(out)) == ["alias.html", "fixture.html", "link.txt", "linkdir/victim.txt"]
     res = _build(out, [_pages()[0]])
-    assert res.removed == ["fixture.html"]                   # the guard is not just "delete nothing"
+    assert res.removed == ["fixture.html"]  # the guard is not just "delete nothing"
     assert outside.read_text() == "outside"
     assert via_link.read_text() == "linked file" and (out / "link.txt").is_symlink()
     assert (elsewhere / "victim.txt").read_text() == "in a linked folder" and (out / "linkdir").is_symlink()

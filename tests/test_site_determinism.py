@@ -27,7 +27,16 @@ def _files(root: Path) -> dict[str, bytes]:
 @pytest.mark.slow
 def test_default_site_builds_byte_identical_twice(built_site, tmp_path):
     out = tmp_path / "again"
-    cmd = [sys.executable, "-c", "from nilmbuild.cli import main; main()", "site", "--out", str(out), "--quiet", "--no-cache"]
+    cmd = [
+        sys.executable,
+        "-c",
+        "from nilmbuild.cli import main; main()",
+        "site",
+        "--out",
+        str(out),
+        "--quiet",
+        "--no-cache",
+    ]
     if os.environ.get("NILMBUILD_TEST_CHECKPOINT"):
         cmd += ["--checkpoint", os.environ["NILMBUILD_TEST_CHECKPOINT"]]
     env = dict(os.environ, PYTHONHASHSEED="12345")
@@ -35,7 +44,7 @@ def test_default_site_builds_byte_identical_twice(built_site, tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     a, b = _files(built_site), _files(out)
     assert sorted(a) == sorted(b)
-    assert len(a) >= 12 and sum(map(len, a.values())) > 5_000_000          # the whole site, not a stub
+    assert len(a) >= 12 and sum(map(len, a.values())) > 5_000_000  # the whole site, not a stub
     differ = [name for name in a if a[name] != b[name]]
     assert differ == [], f"differ between two builds: {differ}"
 
@@ -48,7 +57,7 @@ def test_rebuild_from_the_capture_cache_is_byte_identical_to_a_cold_build(built_
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     checkpoint = os.environ.get("NILMBUILD_TEST_CHECKPOINT") or None
-    make_context(checkpoint, cache=True)                                  # cold: captures and fills the cache
+    make_context(checkpoint, cache=True)  # cold: captures and fills the cache
     assert len(list(capture_cache.cache_dir().glob("*.pkl"))) == 1
 
     def no_capture(*a, **k):
@@ -71,7 +80,7 @@ def test_the_capture_cache_misses_when_checkpoint_batch_or_settings_change(tmp_p
 
     def fake_capture(loaded, x, y, t0):
         calls.append(1)
-        return {"capture": len(calls)}                                     # picklable stand-in for a Capture
+        return {"capture": len(calls)}  # picklable stand-in for a Capture
 
     monkeypatch.setattr(nilmbuild.capture, "capture_batch", fake_capture)
     ckpt = tmp_path / "m.pt"
@@ -80,14 +89,14 @@ def test_the_capture_cache_misses_when_checkpoint_batch_or_settings_change(tmp_p
     x, y, t0 = np.zeros((2, 7, 4), np.float32), np.zeros((2, 1, 2, 4), np.float32), np.array([0, 1])
 
     assert cached_capture(loaded, x, y, t0) == {"capture": 1}
-    assert cached_capture(loaded, x, y, t0) == {"capture": 1} and len(calls) == 1      # hit
-    ckpt.write_bytes(b"weights v2")                                        # same file, other bytes: miss
+    assert cached_capture(loaded, x, y, t0) == {"capture": 1} and len(calls) == 1  # hit
+    ckpt.write_bytes(b"weights v2")  # same file, other bytes: miss
     assert cached_capture(loaded, x, y, t0) == {"capture": 2}
     x2 = x.copy()
-    x2[0, 0, 0] = 1.0                                                      # other data: miss
+    x2[0, 0, 0] = 1.0  # other data: miss
     assert cached_capture(loaded, x2, y, t0) == {"capture": 3}
     assert cached_capture(loaded, x, y, t0, cache=False) == {"capture": 4}  # --no-cache: captures
-    assert len(list(capture_cache.cache_dir().glob("*.pkl"))) == 3          # ... and writes nothing
+    assert len(list(capture_cache.cache_dir().glob("*.pkl"))) == 3  # ... and writes nothing
     assert capture_cache.clear() == 3 and not list(capture_cache.cache_dir().iterdir())
     (capture_cache.cache_dir() / "notes.txt").write_text("not ours")
     assert capture_cache.clear() == 0 and (capture_cache.cache_dir() / "notes.txt").exists()

@@ -8,16 +8,19 @@ def st(duty, peak, dur, cv=0.3):
     return {"duty_cycle": duty, "peak_w": peak, "mean_on_min": dur, "cv_on": cv}
 
 
-@pytest.mark.parametrize("stats,expected", [
-    (st(0.012, 2900, 3), "sparse_high_power"),        # kettle
-    (st(0.005, 1400, 4), "sparse_medium_power"),      # microwave below 2000 W
-    (st(0.022, 2300, 75), "long_cycle"),              # washing machine: rare but long
-    (st(0.032, 2200, 84), "long_cycle"),              # dishwasher
-    (st(0.33, 200, 17, 0.2), "cycling_low_power"),    # fridge (regular cycles)
-    (st(0.2, 900, 10, 0.8), "cycling_low_power"),     # the spec's own rule: duty < 0.25 and cv > 0.5
-    (st(0.95, 30, 600), "always_on"),
-    (st(0.5, 1500, 20), "regular"),
-])
+@pytest.mark.parametrize(
+    "stats,expected",
+    [
+        (st(0.012, 2900, 3), "sparse_high_power"),  # kettle
+        (st(0.005, 1400, 4), "sparse_medium_power"),  # microwave below 2000 W
+        (st(0.022, 2300, 75), "long_cycle"),  # washing machine: rare but long
+        (st(0.032, 2200, 84), "long_cycle"),  # dishwasher
+        (st(0.33, 200, 17, 0.2), "cycling_low_power"),  # fridge (regular cycles)
+        (st(0.2, 900, 10, 0.8), "cycling_low_power"),  # the spec's own rule: duty < 0.25 and cv > 0.5
+        (st(0.95, 30, 600), "always_on"),
+        (st(0.5, 1500, 20), "regular"),
+    ],
+)
 def test_tree(stats, expected):
     assert classify(stats) == expected
 

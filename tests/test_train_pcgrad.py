@@ -4,10 +4,10 @@ from nilmbuild.train.pcgrad import pcgrad_backward, project
 
 
 def test_conflicting_gradients_are_projected():
-    g1, g2 = torch.tensor([1.0, 0.0]), torch.tensor([-1.0, 1.0])        # cos = -1/sqrt(2) < 0
+    g1, g2 = torch.tensor([1.0, 0.0]), torch.tensor([-1.0, 1.0])  # cos = -1/sqrt(2) < 0
     (p1, p2), cos, n = project([g1, g2], torch.Generator().manual_seed(0))
     assert n == 2
-    assert torch.allclose(cos[0, 1], torch.tensor(-2 ** -0.5))
+    assert torch.allclose(cos[0, 1], torch.tensor(-(2**-0.5)))
     # g1 - (g1.g2 / |g2|^2) g2 = [1, 0] + 0.5 [-1, 1] = [0.5, 0.5]
     assert torch.allclose(p1, torch.tensor([0.5, 0.5]))
     # g2 - (g2.g1 / |g1|^2) g1 = [-1, 1] + [1, 0] = [0, 1]
@@ -23,8 +23,8 @@ def test_agreeing_gradients_are_unchanged():
 
 
 def test_backward_shared_and_own_parameters():
-    w = torch.nn.Parameter(torch.tensor([0.0, 0.0]))          # shared
-    a, b = torch.nn.Parameter(torch.tensor(1.0)), torch.nn.Parameter(torch.tensor(1.0))   # heads
+    w = torch.nn.Parameter(torch.tensor([0.0, 0.0]))  # shared
+    a, b = torch.nn.Parameter(torch.tensor(1.0)), torch.nn.Parameter(torch.tensor(1.0))  # heads
     losses = torch.stack([w @ torch.tensor([1.0, 0.0]) + 2 * a, w @ torch.tensor([-1.0, 1.0]) + 3 * b])
     cos, n = pcgrad_backward(losses, [w], [[a], [b]], torch.Generator().manual_seed(0))
     assert n == 2
@@ -59,7 +59,7 @@ def test_batched_backward_equals_one_backward_per_device():
     for got, w, p in zip(got_shared, want, shared):
         assert torch.allclose(got, w.view_as(p), atol=1e-6)
     for i in range(3):
-        for got, w in zip(got_own[i], per[i][len(shared):]):
+        for got, w in zip(got_own[i], per[i][len(shared) :]):
             assert torch.allclose(got, w, atol=1e-6)
 
 
@@ -74,11 +74,11 @@ def test_weakly_agreeing_and_orthogonal_gradients_are_not_projected():
 
 def test_backward_accumulates_onto_existing_grads_and_allows_unused_shared_parameters():
     w = torch.nn.Parameter(torch.tensor([0.0, 0.0]))
-    unused = torch.nn.Parameter(torch.tensor([5.0]))          # shared, but no loss reaches it
+    unused = torch.nn.Parameter(torch.tensor([5.0]))  # shared, but no loss reaches it
     a, b = torch.nn.Parameter(torch.tensor(1.0)), torch.nn.Parameter(torch.tensor(1.0))
     w.grad, a.grad, b.grad = torch.tensor([1.0, 1.0]), torch.tensor(10.0), torch.tensor(-10.0)
     losses = torch.stack([w @ torch.tensor([1.0, 0.0]) + 2 * a, w @ torch.tensor([-1.0, 1.0]) + 3 * b])
     pcgrad_backward(losses, [w, unused], [[a], [b]], torch.Generator().manual_seed(0))
-    assert torch.allclose(w.grad, torch.tensor([1.5, 2.5]))             # [1, 1] + the projected sum [0.5, 1.5]
+    assert torch.allclose(w.grad, torch.tensor([1.5, 2.5]))  # [1, 1] + the projected sum [0.5, 1.5]
     assert a.grad.item() == 12.0 and b.grad.item() == -7.0
     assert torch.equal(unused.grad, torch.zeros(1))

@@ -27,25 +27,25 @@ def test_take_crops_picks_the_right_steps():
 
 def test_event_biased_crops_contain_an_on_step_and_stay_inside():
     states = torch.zeros(4, 2, 100)
-    states[:, 1, 70:73] = 1.0                                            # one short event per window
+    states[:, 1, 70:73] = 1.0  # one short event per window
     g = torch.Generator().manual_seed(0)
     rows, starts = sample_crops(states, g, crop_len=20, p_event=1.0)
     k = rows.numel() // 4
     assert 2 <= k <= 4 and torch.equal(rows, torch.arange(4).repeat_interleave(k))
     assert (starts >= 0).all() and (starts + 20 <= 100).all()
-    assert all(s <= 72 and s + 20 > 70 for s in starts.tolist())      # every crop covers part of the event
+    assert all(s <= 72 and s + 20 > 70 for s in starts.tolist())  # every crop covers part of the event
 
 
 def test_crop_sees_the_positional_encoding_at_its_positions():
     torch.manual_seed(0)
     net = NILMFormer(NILMFormerConfig(**SMALL))
-    pe = net.positional(torch.tensor([0, 5, 16]), 16)                    # (3, 8, 16)
+    pe = net.positional(torch.tensor([0, 5, 16]), 16)  # (3, 8, 16)
     full = net.pos_encoding[0]
     for b, s in enumerate([0, 5, 16]):
-        assert torch.equal(pe[b], full[:, s:s + 16])
+        assert torch.equal(pe[b], full[:, s : s + 16])
     assert net.positional(None, 32) is net.pos_encoding
     with pytest.raises(ValueError):
-        net.positional(torch.tensor([20]), 16)                           # reaches past position 31
+        net.positional(torch.tensor([20]), 16)  # reaches past position 31
     out = net(torch.randn(3, 7, 16), pos_start=torch.tensor([0, 5, 16]))
     assert out.power.shape == (3, 5, 16)
     # the positional slice changes the answer: the same crop at two positions gives two outputs
@@ -70,10 +70,10 @@ def test_uncertainty_weights_move_towards_inverse_loss():
 
 def test_lr_schedule_warms_up_then_decays_to_the_floor():
     f = [lr_factor(i, 100, 0.1, 0.05) for i in range(100)]
-    assert f[0] == pytest.approx(0.1) and f[9] == pytest.approx(1.0)    # linear warm-up over 10 steps
+    assert f[0] == pytest.approx(0.1) and f[9] == pytest.approx(1.0)  # linear warm-up over 10 steps
     assert f[10] == pytest.approx(1.0) and all(a >= b for a, b in zip(f[10:], f[11:]))
     assert f[99] == pytest.approx(0.05 + 0.95 * 0.5 * (1 + np.cos(np.pi * 89 / 90)))
-    assert lr_factor(55, 100, 0.1, 0.05) == pytest.approx(0.05 + 0.95 * 0.5)   # half way through the decay
+    assert lr_factor(55, 100, 0.1, 0.05) == pytest.approx(0.05 + 0.95 * 0.5)  # half way through the decay
 
 
 def test_random_windows_are_valid_reproducible_and_fresh():
@@ -85,7 +85,7 @@ def test_random_windows_are_valid_reproducible_and_fresh():
     # every drawn window is a slice of the continuous train block
     x = ts.x
     for w in a["x"][:4].numpy():
-        hits = [s for s in ts.starts if np.array_equal(x[:, s:s + 32], w)]
+        hits = [s for s in ts.starts if np.array_equal(x[:, s : s + 32], w)]
         assert hits
 
 
@@ -103,4 +103,4 @@ def test_scaler_option_scales_the_aggregate_and_keeps_targets_max_scaled(kind):
     prep = load_prepared(TrainConfig(days=2, scaler=kind, model=SMALL), 32)
     assert prep.scalers["aggregate"]["kind"] == kind
     assert {s["kind"] for s in prep.scalers["appliances"].values()} == {"max"}
-    assert prep.train.y[:, :, 0].min() >= 0.0                           # targets stay >= 0 for the heads
+    assert prep.train.y[:, :, 0].min() >= 0.0  # targets stay >= 0 for the heads

@@ -1,7 +1,6 @@
 """Tiny end-to-end runs: a small NILMFormer (d_model 16, one layer, L = 96) on 2 simulated days."""
 
 import torch
-import pytest
 from click.testing import CliRunner
 
 from nilmbuild.model.checkpoint import load_checkpoint
@@ -14,8 +13,17 @@ TINY = {"d_model": 16, "n_head": 2, "head_dim": 8, "n_encoder_layers": 1, "windo
 
 
 def tiny(tmp_path, name="m.pt", **kw):
-    base = dict(days=2, epochs=2, batch_size=8, lr=1e-2, model=TINY, out=str(tmp_path / name), progress=False,
-                threads=2, warmup_epochs=1)
+    base = dict(
+        days=2,
+        epochs=2,
+        batch_size=8,
+        lr=1e-2,
+        model=TINY,
+        out=str(tmp_path / name),
+        progress=False,
+        threads=2,
+        warmup_epochs=1,
+    )
     base.update(kw)
     return TrainConfig(**base)
 
@@ -26,15 +34,18 @@ def same(a, b):
 
 @torch.no_grad()
 def train_loss(model, prepared_like_ckpt):
-    from nilmbuild.train.trainer import load_prepared, tensors
     from nilmbuild.train.losses import LossWeights, device_losses, loss_components, weight_matrix
+    from nilmbuild.train.trainer import load_prepared, tensors
+
     tc, info = prepared_like_ckpt
     prepared = load_prepared(tc, 96)
     w = [LossWeights(**info[d]["weights"]) for d in prepared.devices]
     d = tensors(prepared.train, [x.long_off_steps for x in w])
     model.eval()
     out = model(d["x"], gate_mode="soft")
-    c = loss_components(out.power, out.gate_logit, d["y"], d["s"], None, d["lo"], torch.tensor([x.pos_weight for x in w]))
+    c = loss_components(
+        out.power, out.gate_logit, d["y"], d["s"], None, d["lo"], torch.tensor([x.pos_weight for x in w])
+    )
     return float(device_losses(c, weight_matrix(w, 0.0, 0.0)).sum())
 
 
@@ -49,8 +60,18 @@ def test_tiny_run_reduces_loss_and_writes_a_loadable_checkpoint(tmp_path):
     log = ck.train_log
     assert len(log["epochs"]) == 2 and "baseline_val" in log
     e = log["epochs"][-1]
-    assert set(e["loss"]["devices"]["kettle"]) >= {"mae_on", "mae_off", "peak", "grad", "energy", "zero", "long_off",
-                                                   "gate_bce", "anti_collapse", "out_stats"}
+    assert set(e["loss"]["devices"]["kettle"]) >= {
+        "mae_on",
+        "mae_off",
+        "peak",
+        "grad",
+        "energy",
+        "zero",
+        "long_off",
+        "gate_bce",
+        "anti_collapse",
+        "out_stats",
+    }
     assert e["pcgrad"]["enabled"] and "kettle|fridge" in e["pcgrad"]["mean_cos"]
     assert e["schedule"]["crops"] is True and log["epochs"][0]["schedule"]["crops"] is False
     assert "mae" in e["val"]["devices"]["kettle"]
@@ -86,6 +107,7 @@ def test_same_seed_same_weights_and_resume_continues(tmp_path):
 
 def test_cli_help_and_errors():
     from nilmbuild.cli import main
+
     r = CliRunner().invoke(main, ["train", "--help"])
     assert r.exit_code == 0 and "--no-pcgrad" in r.output and "--resume" in r.output
     r = CliRunner().invoke(main, ["train", "--source", "nope:x", "--max-steps", "1"])
@@ -94,8 +116,13 @@ def test_cli_help_and_errors():
 
 def _update(state, init):
     """Everything training changed (running BatchNorm statistics left out), as one vector."""
-    return torch.cat([(state[k].float() - init[k].float()).ravel() for k in init
-                      if init[k].is_floating_point() and "running" not in k])
+    return torch.cat(
+        [
+            (state[k].float() - init[k].float()).ravel()
+            for k in init
+            if init[k].is_floating_point() and "running" not in k
+        ]
+    )
 
 
 def _cos(a, b):
@@ -108,6 +135,7 @@ def test_ddp_two_processes_match_one_process_on_the_global_batch(tmp_path):
     BatchNorm statistics are per rank (no SyncBatchNorm) and masked-mean losses are normalised per
     rank; so compare the weight updates' directions, against a control run on different windows."""
     from nilmbuild.train.ddp import spawn_local
+
     kw = dict(max_steps=2, pcgrad=False, threads=1, epochs=1, model={**TINY, "dp_rate": 0.0})
     tc = tiny(tmp_path, "ddp.pt", batch_size=4, **kw)
     spawn_local(tc, 2, str(tmp_path))

@@ -46,8 +46,11 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--skip", default="", help="comma-separated sections to skip")
     ap.add_argument("--out", default="bench/results.json")
-    ap.add_argument("--write-baseline", action="store_true",
-                    help="also record this run's build figures and the machine in bench/baseline.json")
+    ap.add_argument(
+        "--write-baseline",
+        action="store_true",
+        help="also record this run's build figures and the machine in bench/baseline.json",
+    )
     a = ap.parse_args(argv)
     skip = set(filter(None, a.skip.split(",")))
     reps = 2 if a.quick else 5
@@ -55,10 +58,15 @@ def main(argv=None) -> int:
     rows, t0 = [], time.perf_counter()
 
     def env() -> dict:
-        return {"python": platform.python_version(), "torch": torch.__version__, "cpus": os.cpu_count(),
-                "threads": torch.get_num_threads(), "machine": platform.machine(),
-                "device": ("cuda:" + torch.cuda.get_device_name(0)) if torch.cuda.is_available() else "cpu",
-                "wall_s": time.perf_counter() - t0}
+        return {
+            "python": platform.python_version(),
+            "torch": torch.__version__,
+            "cpus": os.cpu_count(),
+            "threads": torch.get_num_threads(),
+            "machine": platform.machine(),
+            "device": ("cuda:" + torch.cuda.get_device_name(0)) if torch.cuda.is_available() else "cpu",
+            "wall_s": time.perf_counter() - t0,
+        }
 
     def section(name, fn):
         """Run one section, print its rows at once and save everything so far (a later failure loses nothing)."""

@@ -82,8 +82,15 @@ def machine() -> dict:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:
         cores = os.cpu_count()
-    return {"cores": cores, "cpu": cpu, "python": platform.python_version(), "torch": torch.__version__,
-            "chromium": version, "load_avg_1m": os.getloadavg()[0], "date": time.strftime("%Y-%m-%d")}
+    return {
+        "cores": cores,
+        "cpu": cpu,
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "chromium": version,
+        "load_avg_1m": os.getloadavg()[0],
+        "date": time.strftime("%Y-%m-%d"),
+    }
 
 
 def compare_rows(figures: dict, baseline: dict | None) -> list[dict]:
@@ -92,8 +99,15 @@ def compare_rows(figures: dict, baseline: dict | None) -> list[dict]:
     rows = []
     for k, v in figures.items():
         b = base.get(k)
-        rows.append({"group": "nilmbuild site, as run (vs bench/baseline.json)", "name": k, "now": v,
-                     "baseline": b, "ratio": (v / b) if b else None})
+        rows.append(
+            {
+                "group": "nilmbuild site, as run (vs bench/baseline.json)",
+                "name": k,
+                "now": v,
+                "baseline": b,
+                "ratio": (v / b) if b else None,
+            }
+        )
     return rows
 
 
@@ -102,6 +116,7 @@ def bench_build_runs(repeats: int = 2, write_baseline: bool = False) -> list[dic
     baseline = json.loads(BASELINE.read_text()) if BASELINE.is_file() else None
     if write_baseline:
         BASELINE.parent.mkdir(parents=True, exist_ok=True)
-        BASELINE.write_text(json.dumps({"machine": machine(), "repeats": repeats, "figures": figures},
-                                       indent=1, sort_keys=True) + "\n")
+        BASELINE.write_text(
+            json.dumps({"machine": machine(), "repeats": repeats, "figures": figures}, indent=1, sort_keys=True) + "\n"
+        )
     return compare_rows(figures, baseline)

@@ -75,16 +75,27 @@ def bench_live(site_dir: Path, repeats: int = 7) -> list[dict]:
     ref = python_reference_ms(repeats)
     return [
         {"group": group, "name": "page ready (runtime, session, first run)", "seconds": ready_s},
-        {"group": group, "name": f"ms per run, median of {repeats} (target < 1000)",
-         "ms": statistics.median(r["wall"]), "ms_in_worker": statistics.median(r["worker"]),
-         "ms_max": max(r["wall"]),
-         "vs_python_onnxruntime": statistics.median(r["wall"]) / ref if ref else None},
+        {
+            "group": group,
+            "name": f"ms per run, median of {repeats} (target < 1000)",
+            "ms": statistics.median(r["wall"]),
+            "ms_in_worker": statistics.median(r["worker"]),
+            "ms_max": max(r["wall"]),
+            "vs_python_onnxruntime": statistics.median(r["wall"]) / ref if ref else None,
+        },
         {"group": group, "name": "reference: same graph, onnxruntime Python, 1 thread", "ms": ref},
-        {"group": group, "name": "longest main-thread task during the runs", "ms": max(long),
-         "long_tasks": len(r["long"])},
+        {
+            "group": group,
+            "name": "longest main-thread task during the runs",
+            "ms": max(long),
+            "long_tasks": len(r["long"]),
+        },
         {"group": group, "name": "bytes: playground.html", "bytes": page_file.stat().st_size},
-        {"group": group, "name": f"bytes: {RUNTIME_FILE} (shared, loaded once)",
-         "bytes": (site_dir / RUNTIME_FILE).stat().st_size},
+        {
+            "group": group,
+            "name": f"bytes: {RUNTIME_FILE} (shared, loaded once)",
+            "bytes": (site_dir / RUNTIME_FILE).stat().st_size,
+        },
     ]
 
 

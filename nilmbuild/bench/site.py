@@ -48,8 +48,10 @@ def bench_build() -> tuple[list[dict], list[dict], Path]:
     out = Path(tempfile.mkdtemp(prefix="nilmbuild-bench-site-"))
     build_all(ctx, out, timings=timings)
     total = time.perf_counter() - t
-    rows = [{"group": "nilmbuild site (wall time)", "name": k, "seconds": timings[k], "share": timings[k] / total}
-            for k in ("load", "capture", "serialize", "render")]
+    rows = [
+        {"group": "nilmbuild site (wall time)", "name": k, "seconds": timings[k], "share": timings[k] / total}
+        for k in ("load", "capture", "serialize", "render")
+    ]
     rows.append({"group": "nilmbuild site (wall time)", "name": "total", "seconds": total, "share": 1.0})
     return rows, size_rows(ctx, out), out
 
@@ -58,21 +60,37 @@ def size_rows(ctx, site_dir: Path) -> list[dict]:
     rows = []
     for f in sorted(site_dir.glob("*.html")):
         rows.append({"group": "bytes per page", "name": f.name, "bytes": f.stat().st_size})
-    rows.append({"group": "bytes per page", "name": "total site",
-                 "bytes": sum(f.stat().st_size for f in site_dir.rglob("*") if f.is_file())})
+    rows.append(
+        {
+            "group": "bytes per page",
+            "name": "total site",
+            "bytes": sum(f.stat().st_size for f in site_dir.rglob("*") if f.is_file()),
+        }
+    )
     rep = size_report(ctx.capture, samples=(0,))
     for g, b in sorted(rep["groups"].items(), key=lambda kv: -kv[1]):
         rows.append({"group": "capture bytes, one sample, per record group", "name": g, "bytes": b})
-    rows.append({"group": "capture bytes, one sample, per record group", "name": "total blob (budget 3 MB)",
-                 "bytes": rep["blob_bytes"]})
+    rows.append(
+        {
+            "group": "capture bytes, one sample, per record group",
+            "name": "total blob (budget 3 MB)",
+            "bytes": rep["blob_bytes"],
+        }
+    )
     # attention: q, k (f16) + row lse (f32) per layer vs the weights matrix as plain float16
     reader = decode(ctx.blob(["encoder.*.attn.*"], samples=[0]))
     L, H = ctx.x.shape[-1], ctx.loaded.cfg.n_head
     plain = ctx.loaded.cfg.n_encoder_layers * H * L * L * 2
     stored = sum(reader.nbytes(n) for n in reader.names() if n.split(".")[-1] in ("q", "k", "lse"))
     rows.append({"group": "attention store, one sample, 3 layers", "name": "plain float16 weights", "bytes": plain})
-    rows.append({"group": "attention store, one sample, 3 layers", "name": "q + k (f16) + lse (f32)", "bytes": stored,
-                 "ratio": plain / stored})
+    rows.append(
+        {
+            "group": "attention store, one sample, 3 layers",
+            "name": "q + k (f16) + lse (f32)",
+            "bytes": stored,
+            "ratio": plain / stored,
+        }
+    )
     return rows
 
 
@@ -100,9 +118,15 @@ def bench_pages(site_dir: Path, repeats: int = 5) -> list[dict]:
                     fps = page.evaluate(_DRIVE, [DRIVEN_CONTROLS[slug], 2000])
                 page.close()
             lt = longest[0] or []
-            rows.append({"group": "pages in Chromium (SwiftShader)", "name": slug,
-                         "ready_s_median": statistics.median(times),
-                         "long_tasks": len(lt), "longest_task_ms": max(lt) if lt else 0.0,
-                         "fps_driving_control": fps})
+            rows.append(
+                {
+                    "group": "pages in Chromium (SwiftShader)",
+                    "name": slug,
+                    "ready_s_median": statistics.median(times),
+                    "long_tasks": len(lt),
+                    "longest_task_ms": max(lt) if lt else 0.0,
+                    "fps_driving_control": fps,
+                }
+            )
         browser.close()
     return rows

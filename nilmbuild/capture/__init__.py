@@ -3,5 +3,15 @@
 from .capture import Capture, CaptureRecord, capture_batch, record_group, size_report
 from .format import FORMAT, VERSION, CaptureReader, decode, encode
 
-__all__ = ["Capture", "CaptureRecord", "CaptureReader", "FORMAT", "VERSION", "capture_batch", "decode", "encode",
-           "record_group", "size_report"]
+__all__ = [
+    "Capture",
+    "CaptureRecord",
+    "CaptureReader",
+    "FORMAT",
+    "VERSION",
+    "capture_batch",
+    "decode",
+    "encode",
+    "record_group",
+    "size_report",
+]

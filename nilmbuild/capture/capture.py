@@ -18,16 +18,16 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from nilmbuild.model.attention import MASK_VALUE
 from nilmbuild.model import names
+from nilmbuild.model.attention import MASK_VALUE
 from nilmbuild.model.trace import Trace
 
 from . import format as fmt
 
-F16_EPS = 2.0 ** -11                    # unit roundoff of binary16
-REL_TOL_DERIVED = 8 * F16_EPS           # derived (non-attention) records: err <= 8 u * max|x| (about 3.9e-3 max|x|)
-ATTN_WEIGHTS_TOL = 2e-3                 # rebuilt attention weights vs PyTorch's, absolute
-SMALL_NUMEL = 1024                      # per sample: tensors this small are stored f32
+F16_EPS = 2.0**-11  # unit roundoff of binary16
+REL_TOL_DERIVED = 8 * F16_EPS  # derived (non-attention) records: err <= 8 u * max|x| (about 3.9e-3 max|x|)
+ATTN_WEIGHTS_TOL = 2e-3  # rebuilt attention weights vs PyTorch's, absolute
+SMALL_NUMEL = 1024  # per sample: tensors this small are stored f32
 
 SPEC_NOTES = [
     "Attention scores, masked scores and weights are rebuilt from q, k (f16 unless f32 was needed) and the "
@@ -44,15 +44,15 @@ SPEC_NOTES = [
 @dataclass
 class CaptureRecord:
     name: str
-    tensor: np.ndarray | None           # float32 values a stored record writes (None for derived)
+    tensor: np.ndarray | None  # float32 values a stored record writes (None for derived)
     axes: tuple[str, ...]
     stage: str
     section: str
     doc: str
     shape: tuple[int, ...]
-    moments: list                       # per-sample (n, min, max, mean, M2) of the exact tensor; [one] if unbatched
+    moments: list  # per-sample (n, min, max, mean, M2) of the exact tensor; [one] if unbatched
     encoding: str = "f16"
-    derive: dict | None = None          # op + args when encoding == "derived"
+    derive: dict | None = None  # op + args when encoding == "derived"
     err: float = 0.0
 
     def deps(self) -> list[str]:
@@ -91,10 +91,10 @@ def choose_encoding(t: np.ndarray, batched: bool) -> str:
         return "f32"
     q = fmt.f16_round(t)
     std = float(t.std())
-    if std > 0 and float(np.abs(q - t).max()) > 1e-2 * std:   # f16 would blur the tensor's own variation
+    if std > 0 and float(np.abs(q - t).max()) > 1e-2 * std:  # f16 would blur the tensor's own variation
         return "f32"
     nnz = int(np.count_nonzero(q))
-    if (t.size + 7) // 8 + 2 * nnz < 0.9 * 2 * t.size:        # mostly-zero (ReLU) tensors: sparse f16
+    if (t.size + 7) // 8 + 2 * nnz < 0.9 * 2 * t.size:  # mostly-zero (ReLU) tensors: sparse f16
         return "f16z"
     return "f16"
 
@@ -106,13 +106,15 @@ def _stored(name, t, axes, stage, section, doc, encoding=None) -> CaptureRecord:
     with np.errstate(invalid="ignore"):
         d = np.abs(fmt.quantise(t, enc).astype(np.float64) - t)
     err = float(np.nanmax(d)) if t.size and not np.isnan(d).all() else 0.0
-    return CaptureRecord(name, t, tuple(axes), stage, section, doc, tuple(t.shape), _moments(t, batched), enc, None, err)
+    return CaptureRecord(
+        name, t, tuple(axes), stage, section, doc, tuple(t.shape), _moments(t, batched), enc, None, err
+    )
 
 
 def _max_abs_diff(rebuilt32: np.ndarray, true: np.ndarray) -> float:
     """max |rebuilt - true| in float64, as _Planner.derive measures it (0 where both agree on NaN/inf)."""
     err = float(np.abs(rebuilt32.astype(np.float64) - true).max()) if true.size else 0.0
-    if not np.isfinite(err):                 # NaN or inf: a miss (+inf), unless both hold the same values
+    if not np.isfinite(err):  # NaN or inf: a miss (+inf), unless both hold the same values
         err = 0.0 if np.array_equal(rebuilt32, true, equal_nan=True) else math.inf
     return err
 
@@ -134,8 +136,9 @@ def _attention_pass(q, k, scale, mask_diagonal, true_weights, true_scores: dict)
         if mask_diagonal:
             s[..., diag, diag] = MASK_VALUE
         if "masked_scores" in true_scores:
-            errs["masked_scores"] = max(errs["masked_scores"],
-                                        _max_abs_diff(s.astype(np.float32), true_scores["masked_scores"][b]))
+            errs["masked_scores"] = max(
+                errs["masked_scores"], _max_abs_diff(s.astype(np.float32), true_scores["masked_scores"][b])
+            )
         lse[b] = fmt.logsumexp_rows(s).astype(np.float32)
         s -= lse[b].astype(np.float64)[..., None]
         w = np.exp(s, out=s)
@@ -170,16 +173,27 @@ class _Planner:
         self._cache.pop(name, None)
         return rec
 
-    def derive(self, name, true, axes, stage, section, doc, derive: dict, tol: float | None = None,
-               fallback: bool = True) -> CaptureRecord | None:
+    def derive(
+        self, name, true, axes, stage, section, doc, derive: dict, tol: float | None = None, fallback: bool = True
+    ) -> CaptureRecord | None:
         """Plan `name` as derived; keep it only if the rebuilt tensor is within tol of the true one.
 
         Otherwise store the tensor (fallback=True) or drop the plan and return None (fallback=False).
         """
         true = np.ascontiguousarray(np.asarray(true, dtype=np.float32))
         batched = bool(axes) and axes[0] == "batch"
-        rec = CaptureRecord(name, None, tuple(axes), stage, section, doc, tuple(true.shape), _moments(true, batched),
-                            "derived", dict(derive))
+        rec = CaptureRecord(
+            name,
+            None,
+            tuple(axes),
+            stage,
+            section,
+            doc,
+            tuple(true.shape),
+            _moments(true, batched),
+            "derived",
+            dict(derive),
+        )
         self.records[name] = rec
         self._cache.pop(name, None)
         rebuilt = self.get(name)
@@ -189,7 +203,7 @@ class _Planner:
         if tol is None:
             tol = REL_TOL_DERIVED * float(np.abs(true).max()) + 1e-6
         big = derive["op"] in ("attention_scores", "attention_masked_scores", "attention_weights")
-        if big:                                                  # nothing derives from (B, H, L, L) matrices
+        if big:  # nothing derives from (B, H, L, L) matrices
             self._cache.pop(name, None)
         if err <= tol:
             rec.err = err
@@ -200,17 +214,25 @@ class _Planner:
         if not fallback:
             del self.records[name]
             return None
-        return self.store(name, true, axes, stage, section, doc)   # fall back: store it
+        return self.store(name, true, axes, stage, section, doc)  # fall back: store it
 
     def alias_or_store(self, name, t, axes, stage, section, doc, main_name: str | None) -> CaptureRecord:
         t = np.asarray(t, dtype=np.float32)
         if main_name is not None and main_name in self.true and np.array_equal(self.true[main_name], t):
-            return self.derive(name, t, axes, stage, section, doc, {"op": "alias", "src": main_name},
-                               tol=self.records[main_name].err)
+            return self.derive(
+                name, t, axes, stage, section, doc, {"op": "alias", "src": main_name}, tol=self.records[main_name].err
+            )
         return self.store(name, t, axes, stage, section, doc)
 
-    def attention(self, prefix, layer_true: dict, scale: float, mask_diagonal: bool, main_prefix: str | None = None,
-                  include_scores: bool = True) -> None:
+    def attention(
+        self,
+        prefix,
+        layer_true: dict,
+        scale: float,
+        mask_diagonal: bool,
+        main_prefix: str | None = None,
+        include_scores: bool = True,
+    ) -> None:
         """q, k stored (f16, or f32 if the rebuilt weights miss 2e-3), lse (f32) from the stored q, k; derived weights
         (and scores, masked scores). One pass per sample rebuilds them all exactly as a reader would."""
         for enc in ("f16", "f32"):
@@ -218,24 +240,49 @@ class _Planner:
                 tr = layer_true[part]
                 main = f"{main_prefix}.{part}" if main_prefix else None
                 if main and main in self.true and np.array_equal(self.true[main], tr.tensor.numpy()):
-                    self.derive(f"{prefix}.{part}", tr.tensor.numpy(), tr.axes, tr.stage, tr.section, tr.doc,
-                                {"op": "alias", "src": main}, tol=self.records[main].err)
+                    self.derive(
+                        f"{prefix}.{part}",
+                        tr.tensor.numpy(),
+                        tr.axes,
+                        tr.stage,
+                        tr.section,
+                        tr.doc,
+                        {"op": "alias", "src": main},
+                        tol=self.records[main].err,
+                    )
                 else:
-                    self.store(f"{prefix}.{part}", tr.tensor.numpy(), tr.axes, tr.stage, tr.section, tr.doc,
-                               encoding=enc)
-            scores = {p: layer_true[p].tensor.numpy() for p in ("scores", "masked_scores")
-                      if include_scores and p in layer_true}
-            lse, errs = _attention_pass(self.get(f"{prefix}.q"), self.get(f"{prefix}.k"), scale, mask_diagonal,
-                                        layer_true["weights"].tensor.numpy(), scores)
+                    self.store(
+                        f"{prefix}.{part}", tr.tensor.numpy(), tr.axes, tr.stage, tr.section, tr.doc, encoding=enc
+                    )
+            scores = {
+                p: layer_true[p].tensor.numpy()
+                for p in ("scores", "masked_scores")
+                if include_scores and p in layer_true
+            }
+            lse, errs = _attention_pass(
+                self.get(f"{prefix}.q"),
+                self.get(f"{prefix}.k"),
+                scale,
+                mask_diagonal,
+                layer_true["weights"].tensor.numpy(),
+                scores,
+            )
             self._store_lse(prefix, layer_true["lse"], lse)
             wr = layer_true["weights"]
-            spec = {"op": "attention_weights", "q": f"{prefix}.q", "k": f"{prefix}.k", "lse": f"{prefix}.lse",
-                    "scale": float(scale), "mask_diagonal": bool(mask_diagonal), "mask_value": float(MASK_VALUE)}
+            spec = {
+                "op": "attention_weights",
+                "q": f"{prefix}.q",
+                "k": f"{prefix}.k",
+                "lse": f"{prefix}.lse",
+                "scale": float(scale),
+                "mask_diagonal": bool(mask_diagonal),
+                "mask_value": float(MASK_VALUE),
+            }
             if errs["weights"] <= ATTN_WEIGHTS_TOL:
                 self._verified(f"{prefix}.weights", wr, spec, errs["weights"])
                 break
             # f16 q, k were not precise enough for this layer: retry with f32
-        else:                                    # would store (B, H, L, L): refuse, that is never the plan
+        else:  # would store (B, H, L, L): refuse, that is never the plan
             raise RuntimeError(f"{prefix}.weights: rebuilt attention misses {ATTN_WEIGHTS_TOL} even with f32 q, k")
         for part, op in (("scores", "attention_scores"), ("masked_scores", "attention_masked_scores")):
             if part in scores:
@@ -251,8 +298,15 @@ class _Planner:
 
     def _store_lse(self, prefix: str, lr, lse: np.ndarray) -> None:
         true_lse = lr.tensor.numpy()
-        rec = self.store(f"{prefix}.lse", lse, lr.axes, lr.stage, lr.section,
-                         lr.doc + " (computed from the stored q, k)", encoding="f32")
+        rec = self.store(
+            f"{prefix}.lse",
+            lse,
+            lr.axes,
+            lr.stage,
+            lr.section,
+            lr.doc + " (computed from the stored q, k)",
+            encoding="f32",
+        )
         rec.moments = _moments(true_lse, True)
         rec.err = float(np.abs(lse.astype(np.float64) - true_lse).max())
         self.true[f"{prefix}.lse"] = true_lse
@@ -260,8 +314,19 @@ class _Planner:
     def _verified(self, name: str, tr, spec: dict, err: float) -> CaptureRecord:
         """A derived (B, H, L, L) record whose rebuild was already checked (err); nothing derives from it."""
         t = tr.tensor.numpy()
-        rec = CaptureRecord(name, None, tuple(tr.axes), tr.stage, tr.section, tr.doc, tuple(t.shape),
-                            _moments(t, True), "derived", dict(spec), err)
+        rec = CaptureRecord(
+            name,
+            None,
+            tuple(tr.axes),
+            tr.stage,
+            tr.section,
+            tr.doc,
+            tuple(t.shape),
+            _moments(t, True),
+            "derived",
+            dict(spec),
+            err,
+        )
         self.records[name] = rec
         self._cache.pop(name, None)
         return rec
@@ -278,14 +343,17 @@ def _run(model, x, keep=None, attention=None, **kw) -> Trace:
     """Trace one run of `x`. keep(name): record only these. attention(layer, parts): called as soon as a
     layer's attention is traced (its lse is the last part put); its (B, H, L, L) tensors are dropped right
     after, so one layer's matrices are alive at a time, not every layer's."""
+
     def on_put(name: str) -> None:
         p = name.split(".")
         if attention is None or len(p) != 4 or p[0] != "encoder" or p[2:] != ["attn", "lse"]:
             return
         layer = int(p[1])
-        attention(layer, {k: trace.records[names.attn(layer, k)] for k in _PLANNED_PARTS
-                          if names.attn(layer, k) in trace.records})
-        for k in names.ATTN_MATRICES:                  # (B, H, L, L): dropped once planned
+        attention(
+            layer,
+            {k: trace.records[names.attn(layer, k)] for k in _PLANNED_PARTS if names.attn(layer, k) in trace.records},
+        )
+        for k in names.ATTN_MATRICES:  # (B, H, L, L): dropped once planned
             trace.drop(names.attn(layer, k))
 
     trace = Trace(keep=keep, copy=False, on_put=on_put)
@@ -302,35 +370,102 @@ def _weights(planner: _Planner, model) -> None:
     for l in range(cfg.n_encoder_layers):
         p = f"layers.{l}"
         for w in ("wq", "wk", "wv", "wo"):
-            planner.store(f"weights.encoder.{l}.attn.{w}", sd[f"{p}.attn.{w}.weight"], io, "7b", "attention.md 7.4",
-                          f"layer {l} attention projection {w[1].upper()} (out, in): y = x @ W^T")
+            planner.store(
+                f"weights.encoder.{l}.attn.{w}",
+                sd[f"{p}.attn.{w}.weight"],
+                io,
+                "7b",
+                "attention.md 7.4",
+                f"layer {l} attention projection {w[1].upper()} (out, in): y = x @ W^T",
+            )
         for n, st, sec in (("norm1", "7a", "encoder-film.md 6.4"), ("norm2", "7d", "encoder-film.md 6.5")):
-            planner.store(f"weights.encoder.{l}.{n}.weight", sd[f"{p}.{n}.weight"], ("feature",), st, sec,
-                          f"layer {l} LayerNorm {n[-1]} gain")
-            planner.store(f"weights.encoder.{l}.{n}.bias", sd[f"{p}.{n}.bias"], ("feature",), st, sec,
-                          f"layer {l} LayerNorm {n[-1]} bias")
-        planner.store(f"weights.encoder.{l}.ffn.layer1.weight", sd[f"{p}.pffn.layer1.weight"], ("hidden", "feature"),
-                      "7e", "encoder-film.md 6.5", f"layer {l} FFN expansion Linear(96, 384) weight")
-        planner.store(f"weights.encoder.{l}.ffn.layer1.bias", sd[f"{p}.pffn.layer1.bias"], ("hidden",),
-                      "7e", "encoder-film.md 6.5", f"layer {l} FFN expansion bias")
-    planner.store("weights.input_projection.weight", sd["input_projection.weight"][:, :, 0], ("feature", "channel"),
-                  "4", "forward-pass.md 4", "1x1 conv 8 -> 96 weight (out, in)")
-    planner.store("weights.input_projection.bias", sd["input_projection.bias"], ("feature",), "4", "forward-pass.md 4",
-                  "1x1 conv 8 -> 96 bias")
+            planner.store(
+                f"weights.encoder.{l}.{n}.weight",
+                sd[f"{p}.{n}.weight"],
+                ("feature",),
+                st,
+                sec,
+                f"layer {l} LayerNorm {n[-1]} gain",
+            )
+            planner.store(
+                f"weights.encoder.{l}.{n}.bias",
+                sd[f"{p}.{n}.bias"],
+                ("feature",),
+                st,
+                sec,
+                f"layer {l} LayerNorm {n[-1]} bias",
+            )
+        planner.store(
+            f"weights.encoder.{l}.ffn.layer1.weight",
+            sd[f"{p}.pffn.layer1.weight"],
+            ("hidden", "feature"),
+            "7e",
+            "encoder-film.md 6.5",
+            f"layer {l} FFN expansion Linear(96, 384) weight",
+        )
+        planner.store(
+            f"weights.encoder.{l}.ffn.layer1.bias",
+            sd[f"{p}.pffn.layer1.bias"],
+            ("hidden",),
+            "7e",
+            "encoder-film.md 6.5",
+            f"layer {l} FFN expansion bias",
+        )
+    planner.store(
+        "weights.input_projection.weight",
+        sd["input_projection.weight"][:, :, 0],
+        ("feature", "channel"),
+        "4",
+        "forward-pass.md 4",
+        "1x1 conv 8 -> 96 weight (out, in)",
+    )
+    planner.store(
+        "weights.input_projection.bias",
+        sd["input_projection.bias"],
+        ("feature",),
+        "4",
+        "forward-pass.md 4",
+        "1x1 conv 8 -> 96 bias",
+    )
     for gen, st in (("film_enc", "6c"), ("film_dec", "8")):
         mod = "encoder_film" if gen == "film_enc" else "decoder_film"
-        planner.store(f"weights.{gen}.device_embed", sd[f"{mod}.gen.device_embed.weight"], ("device", "film_hidden"),
-                      st, "architecture.md 8.3", f"{gen} learned device embeddings")
+        planner.store(
+            f"weights.{gen}.device_embed",
+            sd[f"{mod}.gen.device_embed.weight"],
+            ("device", "film_hidden"),
+            st,
+            "architecture.md 8.3",
+            f"{gen} learned device embeddings",
+        )
         for fc, ax in (("fc1", ("film_hidden", "film_in")), ("fc2", ("film_out", "film_hidden"))):
-            planner.store(f"weights.{gen}.{fc}.weight", sd[f"{mod}.gen.{fc}.weight"], ax, st, "architecture.md 8.3",
-                          f"{gen} MLP {fc} weight (out, in)")
-            planner.store(f"weights.{gen}.{fc}.bias", sd[f"{mod}.gen.{fc}.bias"], ax[:1], st, "architecture.md 8.3",
-                          f"{gen} MLP {fc} bias")
+            planner.store(
+                f"weights.{gen}.{fc}.weight",
+                sd[f"{mod}.gen.{fc}.weight"],
+                ax,
+                st,
+                "architecture.md 8.3",
+                f"{gen} MLP {fc} weight (out, in)",
+            )
+            planner.store(
+                f"weights.{gen}.{fc}.bias",
+                sd[f"{mod}.gen.{fc}.bias"],
+                ax[:1],
+                st,
+                "architecture.md 8.3",
+                f"{gen} MLP {fc} bias",
+            )
     for dev in cfg.devices:
         key = f"heads.{dev.name}.amp"
         if key in sd:
-            planner.store(f"weights.heads.{dev.name}.amp", sd[key], (), "10", "architecture.md 9.1",
-                          "softplus amplitude parameter a (output scale softplus(a))", encoding="f32")
+            planner.store(
+                f"weights.heads.{dev.name}.amp",
+                sd[key],
+                (),
+                "10",
+                "architecture.md 9.1",
+                "softplus amplitude parameter a (output scale softplus(a))",
+                encoding="f32",
+            )
 
 
 def _main_records(planner: _Planner, trace: Trace) -> None:
@@ -350,8 +485,8 @@ def _main_records(planner: _Planner, trace: Trace) -> None:
         else:
             planner.derive(*args, r.derive)
 
-    for name, r in trace.records.items():
-        if name in planner.records:                              # q, k, lse: planned with their attention
+    for name in trace.records:
+        if name in planner.records:  # q, k, lse: planned with their attention
             continue
         pending.append(name)
         while pending and any(ready(n) for n in pending):
@@ -385,8 +520,7 @@ def _iso(t0) -> list[str] | None:
 
 def checkpoint_info(loaded) -> dict:
     path = getattr(loaded, "path", "") or ""
-    info = {"file": Path(path).name if path else None,
-            "nilmbuild_version": getattr(loaded, "nilmbuild_version", None)}
+    info = {"file": Path(path).name if path else None, "nilmbuild_version": getattr(loaded, "nilmbuild_version", None)}
     if path and Path(path).is_file():
         info["sha256"] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
     log = getattr(loaded, "train_log", None) or {}
@@ -413,21 +547,40 @@ def capture_batch(loaded_or_model, x, y=None, t0=None, *, ablations: bool = True
     head_meta = None
     try:
         _weights(planner, model)
-        trace = _run(model, x, gate_mode="hard", attention=lambda l, parts: planner.attention(
-            f"encoder.{l}.attn", parts, model.layers[0].attn.scale, "masked_scores" in parts))
+        trace = _run(
+            model,
+            x,
+            gate_mode="hard",
+            attention=lambda l, parts: planner.attention(
+                f"encoder.{l}.attn", parts, model.layers[0].attn.scale, "masked_scores" in parts
+            ),
+        )
         trace_order = trace.names()
         _main_records(planner, trace)
         del trace
         if y is not None:
             y = np.asarray(y, dtype=np.float32)
-            planner.store("target.power", y[:, :, 0], ("batch", "device", "time"), "12", "forward-pass.md 12",
-                          "ground-truth power per device (scaled, same units as output.power)")
-            planner.store("target.state", y[:, :, 1], ("batch", "device", "time"), "12", "forward-pass.md 12",
-                          "ground-truth ON/OFF state per device")
+            planner.store(
+                "target.power",
+                y[:, :, 0],
+                ("batch", "device", "time"),
+                "12",
+                "forward-pass.md 12",
+                "ground-truth power per device (scaled, same units as output.power)",
+            )
+            planner.store(
+                "target.state",
+                y[:, :, 1],
+                ("batch", "device", "time"),
+                "12",
+                "forward-pass.md 12",
+                "ground-truth ON/OFF state per device",
+            )
         if ablations:
             _ablations(planner, model, x)
             if loaded is not None and (loaded.scalers or {}).get("appliances"):
                 from .head_ablation import store_head_ablation
+
                 head_meta = store_head_ablation(planner, model, x, loaded.scalers)
     finally:
         model.train(was_training)
@@ -438,13 +591,19 @@ def capture_batch(loaded_or_model, x, y=None, t0=None, *, ablations: bool = True
         "devices": cfg.device_names,
         "gate_thresholds": [float(d.gate_threshold) for d in cfg.devices],
         "gate_mode": "hard",
-        "ablations": ({"no_film": "use_film=False", "no_mask": "mask_diagonal=False", "soft_gate": "gate_mode='soft'"}
-                      if ablations else {}),
+        "ablations": (
+            {"no_film": "use_film=False", "no_mask": "mask_diagonal=False", "soft_gate": "gate_mode='soft'"}
+            if ablations
+            else {}
+        ),
         "spec_notes": SPEC_NOTES,
         "t0": _iso(t0),
         "window": int(x.shape[-1]),
-        "tolerances": {"attention_weights_abs": ATTN_WEIGHTS_TOL, "derived_rel_to_max": REL_TOL_DERIVED,
-                       "f16_rel": F16_EPS},
+        "tolerances": {
+            "attention_weights_abs": ATTN_WEIGHTS_TOL,
+            "derived_rel_to_max": REL_TOL_DERIVED,
+            "f16_rel": F16_EPS,
+        },
     }
     if head_meta is not None:
         m["head_ablation"] = head_meta
@@ -463,39 +622,71 @@ def _ablations(planner: _Planner, model, x) -> None:
 
     def out_power(prefix, trace):
         r = trace.records["output.power"]
-        planner.alias_or_store(f"{prefix}.output.power", r.tensor.numpy(), r.axes, r.stage, r.section,
-                               r.doc, "output.power")
+        planner.alias_or_store(
+            f"{prefix}.output.power", r.tensor.numpy(), r.axes, r.stage, r.section, r.doc, "output.power"
+        )
         return r
 
     # FiLM off: encoder outputs, final power, per-device power
-    trace = _run(model, x, keep=lambda n: n == "output.power" or n.endswith((".film", ".out", ".power"))
-                 and n.startswith(("encoder.", "heads.")) and ".attn." not in n and ".ffn." not in n,
-                 gate_mode="hard", use_film=False)
+    trace = _run(
+        model,
+        x,
+        keep=lambda n: (
+            n == "output.power"
+            or n.endswith((".film", ".out", ".power"))
+            and n.startswith(("encoder.", "heads."))
+            and ".attn." not in n
+            and ".ffn." not in n
+        ),
+        gate_mode="hard",
+        use_film=False,
+    )
     P = "ablation.no_film"
     for l in range(cfg.n_encoder_layers):
         for part in ("film", "out"):
             n = f"encoder.{l}.{part}"
             if n in trace.records:
                 r = trace.records[n]
-                if l == 0 and part == "out":             # layer 0 sees the same input: out = resid1 + ffn.out
-                    planner.derive(f"{P}.{n}", r.tensor.numpy(), r.axes, r.stage, r.section, r.doc + " (FiLM off)",
-                                   {"op": "add", "a": "encoder.0.resid1", "b": "encoder.0.ffn.out"})
+                if l == 0 and part == "out":  # layer 0 sees the same input: out = resid1 + ffn.out
+                    planner.derive(
+                        f"{P}.{n}",
+                        r.tensor.numpy(),
+                        r.axes,
+                        r.stage,
+                        r.section,
+                        r.doc + " (FiLM off)",
+                        {"op": "add", "a": "encoder.0.resid1", "b": "encoder.0.ffn.out"},
+                    )
                     continue
-                planner.alias_or_store(f"{P}.{n}", r.tensor.numpy(), r.axes, r.stage, r.section,
-                                       r.doc + " (FiLM off)", n)
+                planner.alias_or_store(
+                    f"{P}.{n}", r.tensor.numpy(), r.axes, r.stage, r.section, r.doc + " (FiLM off)", n
+                )
     out_power(P, trace)
     for i, d in enumerate(devs):
         r = trace.records[f"heads.{d}.power"]
-        planner.derive(f"{P}.heads.{d}.power", r.tensor.numpy(), r.axes, r.stage, r.section, r.doc + " (FiLM off)",
-                       {"op": "select", "src": f"{P}.output.power", "axis": 1, "index": i})
+        planner.derive(
+            f"{P}.heads.{d}.power",
+            r.tensor.numpy(),
+            r.axes,
+            r.stage,
+            r.section,
+            r.doc + " (FiLM off)",
+            {"op": "select", "src": f"{P}.output.power", "axis": 1, "index": i},
+        )
     del trace
 
     # diagonal mask off: q, k, lse and rebuilt weights for every layer, final power
     P = "ablation.no_mask"
-    trace = _run(model, x, keep=lambda n: n == "output.power" or n.endswith((".q", ".k", ".lse", ".weights")),
-                 attention=lambda l, parts: planner.attention(f"{P}.encoder.{l}.attn", parts, scale, False,
-                                                              main_prefix=f"encoder.{l}.attn", include_scores=False),
-                 gate_mode="hard", mask_diagonal=False)
+    trace = _run(
+        model,
+        x,
+        keep=lambda n: n == "output.power" or n.endswith((".q", ".k", ".lse", ".weights")),
+        attention=lambda l, parts: planner.attention(
+            f"{P}.encoder.{l}.attn", parts, scale, False, main_prefix=f"encoder.{l}.attn", include_scores=False
+        ),
+        gate_mode="hard",
+        mask_diagonal=False,
+    )
     out_power(P, trace)
     del trace
 
@@ -530,8 +721,11 @@ def size_report(capture_or_blob, samples=(0,)) -> dict:
 
     Returns {"samples", "blob_bytes", "data_bytes", "groups": {group: bytes}, "records": {name: {...}}}.
     """
-    blob = capture_or_blob if isinstance(capture_or_blob, (bytes, bytearray)) else \
-        fmt.encode(capture_or_blob, samples=list(samples) if samples is not None else None)
+    blob = (
+        capture_or_blob
+        if isinstance(capture_or_blob, (bytes, bytearray))
+        else fmt.encode(capture_or_blob, samples=list(samples) if samples is not None else None)
+    )
     reader = fmt.decode(bytes(blob))
     groups: dict[str, int] = {}
     records = {}
@@ -540,8 +734,21 @@ def size_report(capture_or_blob, samples=(0,)) -> dict:
         nb = reader.nbytes(n)
         g = record_group(n)
         groups[g] = groups.get(g, 0) + nb
-        records[n] = {"group": g, "bytes": nb, "encoding": rec["encoding"], "shape": rec["shape"],
-                      "axes": rec["axes"], "err": rec.get("err"), "stats": rec["stats"], "stage": rec["stage"],
-                      "op": rec.get("op")}
-    return {"samples": reader.meta.get("samples"), "blob_bytes": len(blob), "data_bytes": sum(groups.values()),
-            "groups": groups, "records": records}
+        records[n] = {
+            "group": g,
+            "bytes": nb,
+            "encoding": rec["encoding"],
+            "shape": rec["shape"],
+            "axes": rec["axes"],
+            "err": rec.get("err"),
+            "stats": rec["stats"],
+            "stage": rec["stage"],
+            "op": rec.get("op"),
+        }
+    return {
+        "samples": reader.meta.get("samples"),
+        "blob_bytes": len(blob),
+        "data_bytes": sum(groups.values()),
+        "groups": groups,
+        "records": records,
+    }

@@ -10,8 +10,15 @@ import click
 from nilmbuild.errors import UserError
 
 
-def build_capture(checkpoint: str | None, source: str | None, batch: int, seed: int, split: str = "test",
-                  house: int | None = None, ablations: bool = True):
+def build_capture(
+    checkpoint: str | None,
+    source: str | None,
+    batch: int,
+    seed: int,
+    split: str = "test",
+    house: int | None = None,
+    ablations: bool = True,
+):
     """Load the checkpoint, build the example batch exactly as `nilmbuild site` does (the checkpoint's
     source, split settings and scalers unless overridden), and capture it."""
     import numpy as np
@@ -26,27 +33,48 @@ def build_capture(checkpoint: str | None, source: str | None, batch: int, seed: 
     hh = load_household_for(loaded, source, house)
     prepared = prepare_for(loaded, hh)
     x, y, t0 = example_batch(prepared, split=split, batch_size=batch, seed=seed)
-    meta = {"data": {"source": source or data_settings(loaded.provenance)["source"], "split": split, "seed": seed,
-                     "batch_requested": batch, "dataset": (hh.meta or {}).get("dataset"), "house": (hh.meta or {}).get("house"),
-                     "scaled_with": "checkpoint scalers" if loaded.scalers else "scalers fitted on this data"}}
+    meta = {
+        "data": {
+            "source": source or data_settings(loaded.provenance)["source"],
+            "split": split,
+            "seed": seed,
+            "batch_requested": batch,
+            "dataset": (hh.meta or {}).get("dataset"),
+            "house": (hh.meta or {}).get("house"),
+            "scaled_with": "checkpoint scalers" if loaded.scalers else "scalers fitted on this data",
+        }
+    }
     if not loaded.scalers:
         meta["scalers"] = prepared.scalers
     return capture_batch(loaded, np.asarray(x, dtype=np.float32), y=y, t0=t0, ablations=ablations, meta=meta)
 
 
 @click.command()
-@click.option("--checkpoint", "-c", type=click.Path(dir_okay=False), default=None,
-              help="Checkpoint to run (default: the shipped nilmbuild/checkpoints/default.pt).")
-@click.option("--source", "-s", default=None,
-              help="Data source: synthetic | csv:PATH | ukdale:PATH | refit:PATH | redd:PATH "
-                   "(default: the source the checkpoint was trained on).")
+@click.option(
+    "--checkpoint",
+    "-c",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Checkpoint to run (default: the shipped nilmbuild/checkpoints/default.pt).",
+)
+@click.option(
+    "--source",
+    "-s",
+    default=None,
+    help="Data source: synthetic | csv:PATH | ukdale:PATH | refit:PATH | redd:PATH "
+    "(default: the source the checkpoint was trained on).",
+)
 @click.option("--house", type=int, default=None, help="House number for multi-house datasets.")
 @click.option("--split", default="test", show_default=True, type=click.Choice(["train", "val", "test"]))
 @click.option("--batch", default=32, show_default=True, type=click.IntRange(1, 256), help="Example batch size B.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed that picks the example windows.")
 @click.option("--samples", default=None, help="Keep only these batch indices in the blob, e.g. 0,3,7.")
-@click.option("--names", "name_patterns", multiple=True,
-              help="Keep only records matching this name or glob (repeatable), e.g. 'encoder.0.attn.*'.")
+@click.option(
+    "--names",
+    "name_patterns",
+    multiple=True,
+    help="Keep only records matching this name or glob (repeatable), e.g. 'encoder.0.attn.*'.",
+)
 @click.option("--no-ablations", is_flag=True, help="Skip the FiLM-off / mask-off / soft-gate runs.")
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False), help="Blob to write (atomically).")
 def capture(checkpoint, source, house, split, batch, seed, samples, name_patterns, no_ablations, out):
@@ -104,7 +132,9 @@ def inspect_cmd(file, as_json):
     try:
         reader = decode(raw)
     except Exception as e:  # not msgpack, wrong format, other version
-        raise UserError(f"{file} is not a readable nilmbuild capture blob ({e}): write one with `nilmbuild capture`") from None
+        raise UserError(
+            f"{file} is not a readable nilmbuild capture blob ({e}): write one with `nilmbuild capture`"
+        ) from None
     rows, groups = [], {}
     for n in reader.names():
         r = reader.record(n)
@@ -113,21 +143,37 @@ def inspect_cmd(file, as_json):
         groups.setdefault(g, {"bytes": 0, "records": 0})
         groups[g]["bytes"] += nb
         groups[g]["records"] += 1
-        rows.append({"name": n, "group": g, "shape": r["shape"], "axes": r["axes"], "stage": r["stage"],
-                     "encoding": r["encoding"] + (f":{r['op']}" if r["encoding"] == "derived" else ""),
-                     "bytes": nb, "stats": r["stats"], "err": r.get("err")})
-    total = {"records": len(rows), "data_bytes": sum(g["bytes"] for g in groups.values()), "blob_bytes": len(raw),
-             "samples": reader.meta.get("samples"),
-             "stages": sorted({r["stage"] for r in rows}, key=lambda s: (len(s.rstrip("abcdefgh")), s))}
+        rows.append(
+            {
+                "name": n,
+                "group": g,
+                "shape": r["shape"],
+                "axes": r["axes"],
+                "stage": r["stage"],
+                "encoding": r["encoding"] + (f":{r['op']}" if r["encoding"] == "derived" else ""),
+                "bytes": nb,
+                "stats": r["stats"],
+                "err": r.get("err"),
+            }
+        )
+    total = {
+        "records": len(rows),
+        "data_bytes": sum(g["bytes"] for g in groups.values()),
+        "blob_bytes": len(raw),
+        "samples": reader.meta.get("samples"),
+        "stages": sorted({r["stage"] for r in rows}, key=lambda s: (len(s.rstrip("abcdefgh")), s)),
+    }
     if as_json:
-        click.echo(json.dumps({"meta": reader.meta, "groups": groups, "records": rows, "total": total}, indent=1,
-                              default=str))
+        click.echo(
+            json.dumps({"meta": reader.meta, "groups": groups, "records": rows, "total": total}, indent=1, default=str)
+        )
         return
     w = max(len(r["name"]) for r in rows) if rows else 10
-    click.echo(f"{file}: nilmbuild-capture v{reader.version}, "
-               f"samples {total['samples']}, {len(rows)} records")
-    head = f"{'name':<{w}}  {'shape':<18} {'axes':<34} {'stg':<4} {'encoding':<30} {'bytes':>9}  " \
-           f"{'min':>10} {'max':>10} {'mean':>10} {'std':>10} {'err':>8}"
+    click.echo(f"{file}: nilmbuild-capture v{reader.version}, samples {total['samples']}, {len(rows)} records")
+    head = (
+        f"{'name':<{w}}  {'shape':<18} {'axes':<34} {'stg':<4} {'encoding':<30} {'bytes':>9}  "
+        f"{'min':>10} {'max':>10} {'mean':>10} {'std':>10} {'err':>8}"
+    )
     for g in groups:
         click.echo(f"\n[{g}]  {groups[g]['records']} records, {groups[g]['bytes']:,} bytes")
         click.echo(head)
@@ -135,9 +181,11 @@ def inspect_cmd(file, as_json):
             if r["group"] != g:
                 continue
             s = r["stats"]
-            click.echo(f"{r['name']:<{w}}  {str(tuple(r['shape'])):<18} {','.join(r['axes']):<34} {r['stage']:<4} "
-                       f"{r['encoding']:<30} {r['bytes']:>9,}  {_fmt_num(s['min']):>10} {_fmt_num(s['max']):>10} "
-                       f"{_fmt_num(s['mean']):>10} {_fmt_num(s['std']):>10} {_fmt_num(r['err']):>8}")
+            click.echo(
+                f"{r['name']:<{w}}  {str(tuple(r['shape'])):<18} {','.join(r['axes']):<34} {r['stage']:<4} "
+                f"{r['encoding']:<30} {r['bytes']:>9,}  {_fmt_num(s['min']):>10} {_fmt_num(s['max']):>10} "
+                f"{_fmt_num(s['mean']):>10} {_fmt_num(s['std']):>10} {_fmt_num(r['err']):>8}"
+            )
     click.echo(f"\nstages: {' '.join(total['stages'])}")
     click.echo("groups: " + ", ".join(f"{g} {v['bytes']:,}" for g, v in groups.items()))
     click.echo(f"total: {total['data_bytes']:,} data bytes, {total['blob_bytes']:,} blob bytes, {len(rows)} records")

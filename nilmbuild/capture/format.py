@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import fnmatch
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import msgpack
 import numpy as np
@@ -57,8 +57,27 @@ def erfc(x: np.ndarray) -> np.ndarray:
     x = np.asarray(x, dtype=np.float64)
     z = np.abs(x)
     t = 1.0 / (1.0 + 0.5 * z)
-    poly = -z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (
-        0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))))
+    poly = (
+        -z * z
+        - 1.26551223
+        + t
+        * (
+            1.00002368
+            + t
+            * (
+                0.37409196
+                + t
+                * (
+                    0.09678418
+                    + t
+                    * (
+                        -0.18628806
+                        + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))
+                    )
+                )
+            )
+        )
+    )
     ans = t * np.exp(poly)
     return np.where(x >= 0, ans, 2.0 - ans)
 
@@ -78,12 +97,12 @@ def attention_scores64(q: np.ndarray, k: np.ndarray, scale: float) -> np.ndarray
     q64, k64 = q.astype(np.float64), k.astype(np.float64)
     lead, L, S = q.shape[:-2], q.shape[-2], k.shape[-2]
     out = np.zeros(q.shape[:-1] + (S,), dtype=np.float64)
-    rows = max(1, (1 << 17) // max(1, S * math.prod(lead)))       # blocks of query rows of about 1 MB: in cache
+    rows = max(1, (1 << 17) // max(1, S * math.prod(lead)))  # blocks of query rows of about 1 MB: in cache
     term = np.empty(lead + (rows, S), dtype=np.float64)
     for i in range(0, L, rows):
-        o, t = out[..., i:i + rows, :], term[..., : min(rows, L - i), :]
+        o, t = out[..., i : i + rows, :], term[..., : min(rows, L - i), :]
         for e in range(q.shape[-1]):
-            np.multiply(q64[..., i:i + rows, e, None], k64[..., None, :, e], out=t)
+            np.multiply(q64[..., i : i + rows, e, None], k64[..., None, :, e], out=t)
             o += t
     out *= float(scale)
     return out
@@ -119,7 +138,7 @@ def materialise(rec: dict, get: Callable[[str], np.ndarray]) -> np.ndarray:
         return np.ascontiguousarray(np.take(get(rec["src"]), rec["index"], axis=rec["axis"])).reshape(shape)
     if op == "add":
         return (get(rec["a"]) + get(rec["b"])).astype(np.float32).reshape(shape)
-    if op == "mul":                                          # float32 product, as PyTorch computes it
+    if op == "mul":  # float32 product, as PyTorch computes it
         return (get(rec["a"]) * get(rec["b"])).astype(np.float32).reshape(shape)
     if op == "gelu":
         return gelu(get(rec["src"])).astype(np.float32).reshape(shape)
@@ -132,7 +151,7 @@ def materialise(rec: dict, get: Callable[[str], np.ndarray]) -> np.ndarray:
         return y.astype(np.float32).reshape(shape)
     if op == "linear":
         x = get(rec["src"]).astype(np.float64)
-        channels_first = rec.get("axis", -1) == 1            # (B, C, L) -> (B, F, L), e.g. a 1x1 conv
+        channels_first = rec.get("axis", -1) == 1  # (B, C, L) -> (B, F, L), e.g. a 1x1 conv
         if channels_first:
             x = np.swapaxes(x, 1, 2)
         y = x @ get(rec["weight"]).astype(np.float64).reshape(get(rec["weight"]).shape[0], -1).T
@@ -141,14 +160,14 @@ def materialise(rec: dict, get: Callable[[str], np.ndarray]) -> np.ndarray:
         if channels_first:
             y = np.swapaxes(y, 1, 2)
         heads = rec.get("heads")
-        if heads:                                            # (B, L, H*E) -> (B, H, L, E)
+        if heads:  # (B, L, H*E) -> (B, H, L, E)
             B, L, F = y.shape
             y = y.reshape(B, L, heads, F // heads).transpose(0, 2, 1, 3)
         return np.ascontiguousarray(y.astype(np.float32)).reshape(shape)
     if op == "film":
-        x = get(rec["src"]).astype(np.float64)              # (B, L, F)
+        x = get(rec["src"]).astype(np.float64)  # (B, L, F)
         i = rec["index"]
-        g = get(rec["gamma"]).astype(np.float64)[:, i][:, None, :]   # (B, 1, F)
+        g = get(rec["gamma"]).astype(np.float64)[:, i][:, None, :]  # (B, 1, F)
         b = get(rec["beta"]).astype(np.float64)[:, i][:, None, :]
         y = np.nan_to_num((1.0 + g) * x + b, nan=0.0, posinf=1e4, neginf=-1e4)
         return y.astype(np.float32).reshape(shape)
@@ -160,10 +179,12 @@ def materialise(rec: dict, get: Callable[[str], np.ndarray]) -> np.ndarray:
         if op == "attention_scores":
             return _batched(get, rec, lambda b: attention_scores64(q[b], k[b], scale))
         if op == "attention_masked_scores":
+
             def masked(b):
                 s = attention_scores64(q[b], k[b], scale)
                 s[..., diag, diag] = float(rec["mask_value"])
                 return s
+
             return _batched(get, rec, masked)
         lse = get(rec["lse"]).astype(np.float64)
 
@@ -175,6 +196,7 @@ def materialise(rec: dict, get: Callable[[str], np.ndarray]) -> np.ndarray:
             if rec["mask_diagonal"]:
                 w[..., diag, diag] = 0.0
             return w
+
         return _batched(get, rec, weights)
     raise ValueError(f"record {rec['name']}: unknown derived op {op!r}")
 
@@ -242,7 +264,7 @@ def moments(a: np.ndarray) -> tuple[int, float, float, float, float]:
 def combine_moments(parts) -> dict:
     """Chan et al. pairwise combination of per-sample moments -> {min, max, mean, std} (population std)."""
     n, mn, mx, mean, m2 = 0, math.inf, -math.inf, 0.0, 0.0
-    for (nb, mnb, mxb, meanb, m2b) in parts:
+    for nb, mnb, mxb, meanb, m2b in parts:
         if nb == 0:
             continue
         delta = meanb - mean
@@ -291,7 +313,7 @@ def select_names(capture, names) -> list[str]:
                 raise KeyError(f"no capture record matches {pat!r}")
             chosen.update(hit)
     stack = list(chosen)
-    while stack:                                             # dependency closure
+    while stack:  # dependency closure
         for d in capture.records[stack.pop()].deps():
             if d not in chosen:
                 chosen.add(d)
@@ -327,8 +349,15 @@ def encode(capture, names=None, samples=None) -> bytes:
         else:
             stats = combine_moments(r.moments)
         rec = {
-            "name": name, "shape": shape, "axes": list(r.axes), "dtype": "float32", "stage": r.stage,
-            "section": r.section, "doc": r.doc, "stats": stats, "encoding": r.encoding,
+            "name": name,
+            "shape": shape,
+            "axes": list(r.axes),
+            "dtype": "float32",
+            "stage": r.stage,
+            "section": r.section,
+            "doc": r.doc,
+            "stats": stats,
+            "encoding": r.encoding,
             "err": float(r.err),
         }
         if r.encoding == "derived":
@@ -336,8 +365,11 @@ def encode(capture, names=None, samples=None) -> bytes:
         else:
             t = r.tensor[idx] if batched else r.tensor
             rec["data"] = pack_data(t, r.encoding)
-        out_records.append(_jsonable(rec) if r.encoding == "derived" else
-                           {k: (_jsonable(v) if k != "data" else v) for k, v in sorted(rec.items())})
+        out_records.append(
+            _jsonable(rec)
+            if r.encoding == "derived"
+            else {k: (_jsonable(v) if k != "data" else v) for k, v in sorted(rec.items())}
+        )
     blob = {"format": FORMAT, "version": VERSION, "meta": _jsonable(meta), "records": out_records}
     return msgpack.packb(blob, use_bin_type=True, use_single_float=False)
 
@@ -352,7 +384,9 @@ def _check_record(r, names: set) -> str | None:
     if not isinstance(r, dict) or not isinstance(r.get("name"), str):
         return "a record without a name"
     shape, enc = r.get("shape"), r.get("encoding")
-    if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and 0 <= d < 2**31 for d in shape):
+    if not isinstance(shape, list) or not all(
+        isinstance(d, int) and not isinstance(d, bool) and 0 <= d < 2**31 for d in shape
+    ):
         return f"record {r['name']!r}: bad shape {shape!r}"
     if enc == "derived":
         if r.get("op") not in OP_REFS:
@@ -426,9 +460,13 @@ class CaptureReader:
         except BlobError:
             raise
         except (ValueError, TypeError, KeyError, IndexError, RecursionError) as e:
-            raise BlobError(f"damaged capture blob: record {rec['name']!r} cannot be rebuilt ({type(e).__name__})") from None
+            raise BlobError(
+                f"damaged capture blob: record {rec['name']!r} cannot be rebuilt ({type(e).__name__})"
+            ) from None
         if list(a.shape) != list(rec["shape"]):
-            raise BlobError(f"damaged capture blob: record {rec['name']!r} rebuilds to shape {list(a.shape)}, not {rec['shape']}")
+            raise BlobError(
+                f"damaged capture blob: record {rec['name']!r} rebuilds to shape {list(a.shape)}, not {rec['shape']}"
+            )
         return a
 
     def slice(self, name: str, i: int) -> np.ndarray:

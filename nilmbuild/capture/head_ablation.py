@@ -21,8 +21,10 @@ import numpy as np
 import torch
 
 HEAD_ABLATION_SAMPLES = 2
-METHOD = ("zero one head's context before the output projection Wo, re-run the same weights (eval, hard gate); "
-          "effect = mean over the window of |change in the device's watts|, averaged over the ablated samples")
+METHOD = (
+    "zero one head's context before the output projection Wo, re-run the same weights (eval, hard gate); "
+    "effect = mean over the window of |change in the device's watts|, averaged over the ablated samples"
+)
 
 
 def varied_samples(x, n: int) -> list[int]:
@@ -48,9 +50,10 @@ def to_watts(power: torch.Tensor, scalers: dict, devices: list[str]) -> np.ndarr
 
 def _zero_head(h: int, E: int):
     def hook(module, args):
-        merged = args[0].clone()                          # (B, L, H * E): head h is columns h*E .. h*E+E-1
-        merged[..., h * E:(h + 1) * E] = 0.0
+        merged = args[0].clone()  # (B, L, H * E): head h is columns h*E .. h*E+E-1
+        merged[..., h * E : (h + 1) * E] = 0.0
         return (merged,)
+
     return hook
 
 
@@ -70,7 +73,7 @@ def head_ablation(model, x, scalers: dict, samples: list[int]) -> dict:
                 w = to_watts(model(xs, gate_mode="hard").power, scalers, devices)
             finally:
                 handle.remove()
-            per[l, h] = np.abs(w - base).mean(axis=2).T            # (D, S)
+            per[l, h] = np.abs(w - base).mean(axis=2).T  # (D, S)
     best = np.asarray(samples)[per.argmax(axis=3)]
     return {"delta_w": per.mean(axis=3), "sample": best, "per_sample": per, "samples": list(samples)}
 
@@ -80,8 +83,22 @@ def store_head_ablation(planner, model, x, scalers: dict) -> dict:
     samples = varied_samples(x, HEAD_ABLATION_SAMPLES)
     r = head_ablation(model, x, scalers, samples)
     axes = ("layer", "head", "device")
-    planner.store("ablation.heads.delta_w", r["delta_w"], axes, "7b", "architecture.md appendix",
-                  "mean |change in the device's watts| over the window when this head's context is zeroed", encoding="f32")
-    planner.store("ablation.heads.sample", r["sample"].astype(np.float32), axes, "7b", "architecture.md appendix",
-                  "batch index (of the full captured batch) where that change is largest", encoding="f32")
+    planner.store(
+        "ablation.heads.delta_w",
+        r["delta_w"],
+        axes,
+        "7b",
+        "architecture.md appendix",
+        "mean |change in the device's watts| over the window when this head's context is zeroed",
+        encoding="f32",
+    )
+    planner.store(
+        "ablation.heads.sample",
+        r["sample"].astype(np.float32),
+        axes,
+        "7b",
+        "architecture.md appendix",
+        "batch index (of the full captured batch) where that change is largest",
+        encoding="f32",
+    )
     return {"samples": samples, "method": METHOD, "unit": "W"}

@@ -11,31 +11,53 @@ from nilmbuild.data.preprocess import SCALERS, PrepConfig, prepare, summary
 
 
 def _set_unit(ctx, param, value):
-    default_unit.set(value)          # read by load_source, however deep the command calls it
+    default_unit.set(value)  # read by load_source, however deep the command calls it
     return value
 
 
 #: `--unit W|kW` for every command that takes --source: the unit of CSV power columns whose name has none.
 unit_option = click.option(
-    "--unit", type=click.Choice(sorted(UNITS)), default=None, callback=_set_unit, expose_value=False,
-    is_eager=True, help="Unit of CSV power columns without one in their name (default W; "
-                        "'Aggregate_kW' or 'kettle (kW)' are read as kW anyway).")
+    "--unit",
+    type=click.Choice(sorted(UNITS)),
+    default=None,
+    callback=_set_unit,
+    expose_value=False,
+    is_eager=True,
+    help="Unit of CSV power columns without one in their name (default W; "
+    "'Aggregate_kW' or 'kettle (kW)' are read as kW anyway).",
+)
 
 
 @click.command("data")
-@click.option("--source", "-s", default="synthetic", show_default=True, metavar="SOURCE",
-              help="synthetic | csv:PATH | ukdale:PATH | refit:PATH | redd:PATH")
+@click.option(
+    "--source",
+    "-s",
+    default="synthetic",
+    show_default=True,
+    metavar="SOURCE",
+    help="synthetic | csv:PATH | ukdale:PATH | refit:PATH | redd:PATH",
+)
 @click.option("--house", type=int, default=None, help="House number (UK-DALE/REDD default 1, REFIT 2).")
 @click.option("--days", type=click.IntRange(1), default=60, show_default=True, help="Simulated days (synthetic only).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Simulator seed (synthetic only).")
-@click.option("--resample", "resample_s", type=click.IntRange(1), default=60, show_default=True, help="Resample period, seconds.")
+@click.option(
+    "--resample", "resample_s", type=click.IntRange(1), default=60, show_default=True, help="Resample period, seconds."
+)
 @click.option("--window", type=click.IntRange(2), default=480, show_default=True, help="Window length, bins.")
 @click.option("--stride", type=click.IntRange(1), default=240, show_default=True, help="Train window stride, bins.")
-@click.option("--cutoff", type=float, default=None, help="Aggregate cutoff, W (default: UK-DALE/CSV 6000, REFIT 10000).")
+@click.option(
+    "--cutoff", type=float, default=None, help="Aggregate cutoff, W (default: UK-DALE/CSV 6000, REFIT 10000)."
+)
 @click.option("--scaler", type=click.Choice(sorted(SCALERS)), default="max", show_default=True)
-@click.option("--columns", default=None, metavar="MAP",
-              help="CSV/REFIT column map, e.g. Kettle=kettle,WashingMachine=washing_machine (also COL=time, COL=aggregate).")
-@click.option("--val-from", default=None, metavar="DATE", help="Validation starts here (UTC date), instead of fractions.")
+@click.option(
+    "--columns",
+    default=None,
+    metavar="MAP",
+    help="CSV/REFIT column map, e.g. Kettle=kettle,WashingMachine=washing_machine (also COL=time, COL=aggregate).",
+)
+@click.option(
+    "--val-from", default=None, metavar="DATE", help="Validation starts here (UTC date), instead of fractions."
+)
 @click.option("--test-from", default=None, metavar="DATE", help="Test starts here (UTC date), e.g. 2013-10-01.")
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the prepared arrays (.npz).")
 @unit_option
@@ -53,8 +75,15 @@ def data(source, house, days, seed, resample_s, window, stride, cutoff, scaler, 
       nilmbuild data --source ukdale:~/ukdale --house 2 --test-from 2013-09-01
       nilmbuild data --source csv:export.csv --unit kW  # ';' and decimal commas are detected
     """
-    cfg = PrepConfig(resample_s=resample_s, window=window, stride=stride, cutoff_w=cutoff, scaler=scaler,
-                     val_from=val_from, test_from=test_from)
+    cfg = PrepConfig(
+        resample_s=resample_s,
+        window=window,
+        stride=stride,
+        cutoff_w=cutoff,
+        scaler=scaler,
+        val_from=val_from,
+        test_from=test_from,
+    )
     hh = load_source(source, house=house, columns=parse_column_map(columns) or None, days=days, seed=seed)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -62,7 +91,7 @@ def data(source, house, days, seed, resample_s, window, stride, cutoff, scaler, 
     for w in caught:
         click.echo(f"warning: {w.message}", err=True)
     click.echo(summary(prepared))
-    notes = load_notes(hh.meta)      # negative readings clipped, kW columns, ignored columns
+    notes = load_notes(hh.meta)  # negative readings clipped, kW columns, ignored columns
     if notes:
         click.echo("\n".join(notes))
     if out:

@@ -61,7 +61,7 @@ class Household:
     def __len__(self) -> int:
         return int(self.timestamps.shape[0])
 
-    def check(self) -> "Household":
+    def check(self) -> Household:
         """Assert the invariants above (programming errors, not user errors). Returns self."""
         t = self.timestamps
         assert t.dtype == np.dtype("datetime64[s]"), t.dtype

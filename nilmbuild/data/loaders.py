@@ -27,14 +27,23 @@ from nilmbuild.errors import DataWarning, UserError
 #: REFIT "CLEAN_HouseN.csv" Appliance1..9 -> label, per house (from the REFIT dataset's readme).
 #: Houses not listed here need an explicit map, e.g. --columns Appliance8=kettle,Appliance5=microwave.
 REFIT_APPLIANCES: dict[int, tuple[str, ...]] = {
-    2: ("Fridge-Freezer", "Washing Machine", "Dishwasher", "Television Site", "Microwave",
-        "Toaster", "Hi-Fi", "Kettle", "Overhead Fan"),
+    2: (
+        "Fridge-Freezer",
+        "Washing Machine",
+        "Dishwasher",
+        "Television Site",
+        "Microwave",
+        "Toaster",
+        "Hi-Fi",
+        "Kettle",
+        "Overhead Fan",
+    ),
 }
 
 TIME_NAMES = ("time", "timestamp", "datetime", "date", "unix", "localminute", "utc")
 AGGREGATE_NAMES = ("aggregate", "mains", "main", "total", "use", "power", "site_meter")
 RAW_RATE_S = {"ukdale": 6, "redd": 3}
-F32_MAX = float(np.finfo(np.float32).max)       # power is stored as float32: anything larger would become inf
+F32_MAX = float(np.finfo(np.float32).max)  # power is stored as float32: anything larger would become inf
 
 #: Field delimiters a CSV is sniffed for, in order of preference on a tie.
 DELIMITERS = (",", ";", "\t", "|")
@@ -46,8 +55,14 @@ UNITS = {"W": 1.0, "kW": 1000.0}
 default_unit: contextvars.ContextVar[str | None] = contextvars.ContextVar("nilmbuild_default_unit", default=None)
 
 
-def load_source(spec: str, house: int | None = None, columns: dict[str, str] | None = None,
-                days: int = 60, seed: int = 0, unit: str | None = None) -> Household:
+def load_source(
+    spec: str,
+    house: int | None = None,
+    columns: dict[str, str] | None = None,
+    days: int = 60,
+    seed: int = 0,
+    unit: str | None = None,
+) -> Household:
     """Load `synthetic`, `csv:PATH`, `ukdale:PATH`, `refit:PATH` or `redd:PATH`.
 
     house: the dataset's house number (UK-DALE default 1, REFIT 2, REDD 1); columns: CSV/REFIT
@@ -59,12 +74,15 @@ def load_source(spec: str, house: int | None = None, columns: dict[str, str] | N
     kind = kind.strip().lower()
     if kind == "synthetic":
         from nilmbuild.data.simulate import simulate_household
+
         return simulate_household(days=days, seed=seed)
     unit = unit or default_unit.get()
-    loaders = {"csv": lambda p: load_csv(p, columns=columns, unit=unit),
-               "ukdale": lambda p: load_ukdale(p, house=house if house is not None else 1),
-               "refit": lambda p: load_refit(p, house=house if house is not None else 2, columns=columns, unit=unit),
-               "redd": lambda p: load_redd(p, house=house if house is not None else 1)}
+    loaders = {
+        "csv": lambda p: load_csv(p, columns=columns, unit=unit),
+        "ukdale": lambda p: load_ukdale(p, house=house if house is not None else 1),
+        "refit": lambda p: load_refit(p, house=house if house is not None else 2, columns=columns, unit=unit),
+        "redd": lambda p: load_redd(p, house=house if house is not None else 1),
+    }
     if kind not in loaders or not rest:
         raise UserError(f"unknown data source {spec!r}; use synthetic, csv:PATH, ukdale:PATH, refit:PATH or redd:PATH")
     path = Path(rest).expanduser()
@@ -80,13 +98,16 @@ def parse_column_map(text: str | None) -> dict[str, str]:
         src, eq, dst = item.partition("=")
         dst = dst.strip()
         if not eq or not src.strip() or dst not in (*DEVICE_NAMES, "time", "aggregate"):
-            raise UserError(f"--columns: bad item {item!r}; write COLUMN=NAME with NAME one of "
-                            f"{', '.join(DEVICE_NAMES)}, time, aggregate")
+            raise UserError(
+                f"--columns: bad item {item!r}; write COLUMN=NAME with NAME one of "
+                f"{', '.join(DEVICE_NAMES)}, time, aggregate"
+            )
         out[src.strip()] = dst
     return out
 
 
 # ---- raw "unix_ts watts" channel files (UK-DALE, REDD) ------------------------------------------
+
 
 def read_channel(path: Path) -> tuple[np.ndarray, np.ndarray]:
     """Read a 'unix_timestamp watts' file -> (int64 seconds (K,), float64 watts (K,)).
@@ -97,8 +118,12 @@ def read_channel(path: Path) -> tuple[np.ndarray, np.ndarray]:
         raise UserError(f"{path}: channel file is missing; re-download the house or drop the channel from labels.dat")
     try:
         df = pd.read_csv(path, sep=" ", header=None, dtype=np.float64, engine="c", skip_blank_lines=True)
-        ok = (df.shape[0] > 0 and df.shape[1] == 2 and bool((df[0].abs() < 1e11).all())   # unix s before year 5000
-              and bool((df[1].abs() <= F32_MAX).all()))                 # finite in float32
+        ok = (
+            df.shape[0] > 0
+            and df.shape[1] == 2
+            and bool((df[0].abs() < 1e11).all())  # unix s before year 5000
+            and bool((df[1].abs() <= F32_MAX).all())
+        )  # finite in float32
         ts, w = (df[0].to_numpy(), df[1].to_numpy()) if ok else (None, None)
     except (ValueError, pd.errors.ParserError, pd.errors.EmptyDataError):
         ok = False
@@ -113,20 +138,24 @@ def read_channel(path: Path) -> tuple[np.ndarray, np.ndarray]:
 def _scan_channel_for_error(path: Path) -> None:
     """Raise a UserError for the first malformed line of a channel file (slow path, errors only)."""
     n = 0
-    with open(path, "r", errors="replace") as f:
+    with open(path, errors="replace") as f:
         for lineno, line in enumerate(f, 1):
             parts = line.split()
             if not parts:
                 continue
             n += 1
             if len(parts) != 2:
-                raise UserError(f"{path}:{lineno}: expected 'unix_timestamp watts', got {line.strip()[:60]!r}; fix or delete the line")
+                raise UserError(
+                    f"{path}:{lineno}: expected 'unix_timestamp watts', got {line.strip()[:60]!r}; fix or delete the line"
+                )
             try:
                 finite = abs(float(parts[0])) < 1e11 and abs(float(parts[1])) <= F32_MAX
             except ValueError:
                 finite = False
             if not finite:
-                raise UserError(f"{path}:{lineno}: non-numeric or out-of-range value in {line.strip()[:60]!r}; fix or delete the line")
+                raise UserError(
+                    f"{path}:{lineno}: non-numeric or out-of-range value in {line.strip()[:60]!r}; fix or delete the line"
+                )
     if n == 0:
         raise UserError(f"{path}: file is empty; re-download it or remove the channel")
 
@@ -162,13 +191,15 @@ def read_labels(path: Path) -> dict[int, str]:
 
 def _house_dir(root: Path, house: int) -> Path:
     """root/house_N (or root itself when it already is a house folder)."""
-    if re.fullmatch(r"house_\d+", root.name):       # the user pointed at a house folder: it wins
+    if re.fullmatch(r"house_\d+", root.name):  # the user pointed at a house folder: it wins
         return root
     d = root / f"house_{house}"
     if not d.is_dir():
         found = sorted(int(p.name[6:]) for p in root.glob("house_*") if p.name[6:].isdigit())
-        raise UserError(f"{root}: no house_{house} folder (found houses: {', '.join(map(str, found)) or 'none'}); "
-                        f"pass --house with one of them")
+        raise UserError(
+            f"{root}: no house_{house} folder (found houses: {', '.join(map(str, found)) or 'none'}); "
+            f"pass --house with one of them"
+        )
     return d
 
 
@@ -197,23 +228,36 @@ def _load_raw_house(hdir: Path, dataset: str, mains_labels: tuple[str, ...], hou
         if dev is not None:
             targets.setdefault(dev, []).append(k)
     chans = {k: read_channel(hdir / f"channel_{k}.dat") for k in sorted(set(mains).union(*targets.values()))}
-    grid = np.unique(np.concatenate([chans[k][0] // rate for k in mains]))             # (G,) bin numbers
+    grid = np.unique(np.concatenate([chans[k][0] // rate for k in mains]))  # (G,) bin numbers
     aggregate = np.sum([_on_grid(grid, *chans[k], rate) for k in mains], axis=0).astype(np.float32)
     appliances = {}
     for dev in DEVICE_NAMES:
         if dev in targets:
             parts = [_on_grid(grid, *chans[k], rate) for k in targets[dev]]
-            appliances[dev] = np.sum(parts, axis=0).astype(np.float32)   # NaN if any part is missing
-            if np.isnan(appliances[dev]).all():       # as the CSV loader: an all-missing channel is an error
+            appliances[dev] = np.sum(parts, axis=0).astype(np.float32)  # NaN if any part is missing
+            if np.isnan(appliances[dev]).all():  # as the CSV loader: an all-missing channel is an error
                 files = ", ".join(f"channel_{k}.dat" for k in targets[dev])
-                raise UserError(f"{hdir}: {files} ({dev}) has no samples at the mains' times; check its timestamps "
-                                f"or drop it from labels.dat")
+                raise UserError(
+                    f"{hdir}: {files} ({dev}) has no samples at the mains' times; check its timestamps "
+                    f"or drop it from labels.dat"
+                )
     if not appliances:
-        raise UserError(f"{hdir / 'labels.dat'}: none of {', '.join(DEVICE_NAMES)} is labelled in this house; pick another house")
+        raise UserError(
+            f"{hdir / 'labels.dat'}: none of {', '.join(DEVICE_NAMES)} is labelled in this house; pick another house"
+        )
     ts = (grid * rate).astype("datetime64[s]")
-    return Household(ts, aggregate, appliances, rate, meta={
-        "dataset": dataset, "house": int(hdir.name[6:]) if hdir.name[6:].isdigit() else house, "source": str(hdir),
-        "channels": {dev: [labels[k] for k in ks] for dev, ks in targets.items()}})
+    return Household(
+        ts,
+        aggregate,
+        appliances,
+        rate,
+        meta={
+            "dataset": dataset,
+            "house": int(hdir.name[6:]) if hdir.name[6:].isdigit() else house,
+            "source": str(hdir),
+            "channels": {dev: [labels[k] for k in ks] for dev, ks in targets.items()},
+        },
+    )
 
 
 def load_ukdale(path: Path, house: int = 1) -> Household:
@@ -232,6 +276,7 @@ def load_redd(path: Path, house: int = 1) -> Household:
 
 
 # ---- CSV (tidy CSV, REFIT) ------------------------------------------------------------------------
+
 
 def _csv_files(path: Path, pattern: str = "*.csv*") -> list[Path]:
     if path.is_file():
@@ -276,8 +321,9 @@ def sniff_dialect(lines: list[str]) -> tuple[str, str]:
     decimal = "."
     if sep != ",":
         cells = [c.strip().strip('"') for r in rows for c in r.split(sep)]
-        if (any(re.fullmatch(r"[-+]?\d+,\d+", c) for c in cells)
-                and not any(re.fullmatch(r"[-+]?\d*\.\d+", c) for c in cells)):
+        if any(re.fullmatch(r"[-+]?\d+,\d+", c) for c in cells) and not any(
+            re.fullmatch(r"[-+]?\d*\.\d+", c) for c in cells
+        ):
             decimal = ","
     return sep, decimal
 
@@ -289,13 +335,19 @@ def _field_error(path: Path, lineno: int, header_line: str, row_line: str, sep: 
     n_r = len(next(csv.reader([row_line], delimiter=sep), []))
     for d in DELIMITERS:
         if d != sep and n_h > 1 and len(next(csv.reader([row_line], delimiter=d), [])) == n_h:
-            return UserError(f"{path}:{lineno}: fields separated by {_DELIM_NAME[d]} but the header by "
-                             f"{_DELIM_NAME[sep]} (mixed delimiters); re-export the file with one delimiter")
+            return UserError(
+                f"{path}:{lineno}: fields separated by {_DELIM_NAME[d]} but the header by "
+                f"{_DELIM_NAME[sep]} (mixed delimiters); re-export the file with one delimiter"
+            )
     if sep == "," and n_h > 1 and n_r == 1 + 2 * (n_h - 1) and re.search(r"\d,\d", row_line):
-        return UserError(f"{path}:{lineno}: {n_r} fields but the header has {n_h} (malformed CSV row), as if "
-                         f"decimal commas split every number; re-export with ';' between fields or '.' as the decimal mark")
-    return UserError(f"{path}:{lineno}: {n_r} fields but the header has {n_h} "
-                     f"(separated by {_DELIM_NAME[sep]}; malformed CSV row); fix the row")
+        return UserError(
+            f"{path}:{lineno}: {n_r} fields but the header has {n_h} (malformed CSV row), as if "
+            f"decimal commas split every number; re-export with ';' between fields or '.' as the decimal mark"
+        )
+    return UserError(
+        f"{path}:{lineno}: {n_r} fields but the header has {n_h} "
+        f"(separated by {_DELIM_NAME[sep]}; malformed CSV row); fix the row"
+    )
 
 
 def _check_fields(path: Path, lines: list[str], sep: str) -> None:
@@ -309,7 +361,7 @@ def _check_fields(path: Path, lines: list[str], sep: str) -> None:
             err = _field_error(path, i, lines[0], row, sep)
             if "mixed delimiters" in str(err) or "decimal commas" in str(err):
                 raise err
-            return                      # other malformed rows: reported where pandas finds them
+            return  # other malformed rows: reported where pandas finds them
 
 
 def _read_csv(path: Path) -> pd.DataFrame:
@@ -326,12 +378,14 @@ def _read_csv(path: Path) -> pd.DataFrame:
         _scan_csv_fields(path, sep)
         m = re.search(r"line (\d+)", str(e))
         where = f":{m.group(1)}" if m else ""
-        raise UserError(f"{path}{where}: malformed CSV row ({str(e).splitlines()[-1].strip()[:80]}); fix the row") from None
+        raise UserError(
+            f"{path}{where}: malformed CSV row ({str(e).splitlines()[-1].strip()[:80]}); fix the row"
+        ) from None
     except (OSError, UnicodeDecodeError, EOFError) as e:
         raise UserError(f"{path}: cannot read as CSV ({type(e).__name__}: {str(e)[:60]}); check the file") from None
     if df.shape[0] == 0:
         raise UserError(f"{path}: no data rows; remove the file or add data")
-    if not isinstance(df.index, pd.RangeIndex):       # pandas turns surplus fields into an index
+    if not isinstance(df.index, pd.RangeIndex):  # pandas turns surplus fields into an index
         _scan_csv_fields(path, sep)
         raise UserError(f"{path}: malformed CSV (rows do not match the header); check the file")
     df.attrs["dialect"] = {"delimiter": sep, "decimal": decimal}
@@ -362,9 +416,14 @@ def _numeric(path: Path, df: pd.DataFrame, col: str) -> np.ndarray:
     bad = v.isna() & s.notna() & (s.astype(str).str.strip() != "")
     if bad.any():
         i = int(np.flatnonzero(bad.to_numpy())[0])
-        hint = (" (a decimal comma? use '.' as the decimal mark, or ';' between fields)"
-                if re.fullmatch(r"\s*[-+]?\d+,\d+\s*", str(s.iloc[i])) else "")
-        raise UserError(f"{path}:{i + 2}: non-numeric value {str(s.iloc[i])[:30]!r} in column {col!r}{hint}; fix it or leave the cell empty")
+        hint = (
+            " (a decimal comma? use '.' as the decimal mark, or ';' between fields)"
+            if re.fullmatch(r"\s*[-+]?\d+,\d+\s*", str(s.iloc[i]))
+            else ""
+        )
+        raise UserError(
+            f"{path}:{i + 2}: non-numeric value {str(s.iloc[i])[:30]!r} in column {col!r}{hint}; fix it or leave the cell empty"
+        )
     return _finite(path, s, v.to_numpy(dtype=np.float64), col)
 
 
@@ -373,7 +432,9 @@ def _finite(path: Path, s: pd.Series, a: np.ndarray, col: str) -> np.ndarray:
     bad = np.flatnonzero(~(np.abs(a) <= F32_MAX) & ~np.isnan(a))
     if bad.size:
         i = int(bad[0])
-        raise UserError(f"{path}:{i + 2}: infinite value {str(s.iloc[i])[:30]!r} in column {col!r}; fix it or leave the cell empty")
+        raise UserError(
+            f"{path}:{i + 2}: infinite value {str(s.iloc[i])[:30]!r} in column {col!r}; fix it or leave the cell empty"
+        )
     return a
 
 
@@ -385,17 +446,20 @@ def _times(path: Path, df: pd.DataFrame, col: str) -> np.ndarray:
             i = int(np.flatnonzero(s.isna().to_numpy())[0])
             raise UserError(f"{path}:{i + 2}: missing timestamp in column {col!r}; fill or delete the row")
         sec = s.to_numpy(dtype=np.float64)
-        bad = np.flatnonzero(~(np.abs(sec) < 1e11))            # inf, or beyond year 5000: not unix seconds
+        bad = np.flatnonzero(~(np.abs(sec) < 1e11))  # inf, or beyond year 5000: not unix seconds
         if bad.size:
             i = int(bad[0])
-            raise UserError(f"{path}:{i + 2}: bad timestamp {str(s.iloc[i])[:30]!r} in column {col!r}; use YYYY-MM-DD HH:MM:SS (UTC) or unix seconds")
+            raise UserError(
+                f"{path}:{i + 2}: bad timestamp {str(s.iloc[i])[:30]!r} in column {col!r}; use YYYY-MM-DD HH:MM:SS (UTC) or unix seconds"
+            )
         return np.floor(sec).astype(np.int64)
     t = pd.to_datetime(s, errors="coerce", utc=True, format="ISO8601")
     if t.isna().any():
         i = int(np.flatnonzero(t.isna().to_numpy())[0])
-        raise UserError(f"{path}:{i + 2}: bad timestamp {str(s.iloc[i])[:30]!r} in column {col!r}; use YYYY-MM-DD HH:MM:SS (UTC) or unix seconds")
-    return (t.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy().astype("datetime64[s]")
-            .astype(np.int64))
+        raise UserError(
+            f"{path}:{i + 2}: bad timestamp {str(s.iloc[i])[:30]!r} in column {col!r}; use YYYY-MM-DD HH:MM:SS (UTC) or unix seconds"
+        )
+    return t.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy().astype("datetime64[s]").astype(np.int64)
 
 
 def _map_columns(path: Path, cols: list[str], columns: dict[str, str] | None) -> dict[str, str]:
@@ -412,7 +476,7 @@ def _map_columns(path: Path, cols: list[str], columns: dict[str, str] | None) ->
         if c in out or normalise_label(c).endswith("status"):
             continue
         n = normalise_label(_unit_split(c)[0])
-        role = ("time" if n in TIME_NAMES else "aggregate" if n in AGGREGATE_NAMES else device_for_label(n))
+        role = "time" if n in TIME_NAMES else "aggregate" if n in AGGREGATE_NAMES else device_for_label(n)
         if role and role not in taken:
             out[c] = role
             taken.add(role)
@@ -420,7 +484,9 @@ def _map_columns(path: Path, cols: list[str], columns: dict[str, str] | None) ->
     if "time" not in roles:
         raise UserError(f"{path}: no time column (looked for {', '.join(TIME_NAMES)}); name it with --columns COL=time")
     if "aggregate" not in roles:
-        raise UserError(f"{path}: no aggregate column (looked for {', '.join(AGGREGATE_NAMES)}); name it with --columns COL=aggregate")
+        raise UserError(
+            f"{path}: no aggregate column (looked for {', '.join(AGGREGATE_NAMES)}); name it with --columns COL=aggregate"
+        )
     return out
 
 
@@ -450,7 +516,7 @@ def _clip_negative(values: dict[str, np.ndarray]) -> dict[str, int]:
     """Set negative readings to 0 in place; column -> how many were clipped (only columns with any)."""
     counts = {}
     for name, v in values.items():
-        neg = v < 0                                       # NaN compares False: missing stays missing
+        neg = v < 0  # NaN compares False: missing stays missing
         if neg.any():
             counts[name] = int(neg.sum())
             v[neg] = 0.0
@@ -463,8 +529,11 @@ def load_notes(meta: dict) -> list[str]:
     lines = []
     neg = meta.get("negative_clipped") or {}
     if neg:
-        lines.append(f"negative      {sum(neg.values()):,} readings clipped to 0 W ("
-                     + ", ".join(f"{k} {v:,}" for k, v in neg.items()) + ")")
+        lines.append(
+            f"negative      {sum(neg.values()):,} readings clipped to 0 W ("
+            + ", ".join(f"{k} {v:,}" for k, v in neg.items())
+            + ")"
+        )
     if meta.get("units"):
         lines.append("units         kW -> W: " + ", ".join(meta["units"]))
     if meta.get("unknown_columns"):
@@ -472,8 +541,14 @@ def load_notes(meta: dict) -> list[str]:
     return lines
 
 
-def _load_csv_files(files: list[Path], columns: dict[str, str] | None, dataset: str, source: Path,
-                    meta: dict | None = None, unit: str | None = None) -> Household:
+def _load_csv_files(
+    files: list[Path],
+    columns: dict[str, str] | None,
+    dataset: str,
+    source: Path,
+    meta: dict | None = None,
+    unit: str | None = None,
+) -> Household:
     """Read, map and concatenate CSV files (in name order) into one Household.
 
     Power columns are scaled to watts (unit from the column name, else `unit`, else W); negative
@@ -496,8 +571,10 @@ def _load_csv_files(files: list[Path], columns: dict[str, str] | None, dataset: 
         sec = _times(f, df, inv["time"])
         _check_increasing(f, sec, first_line=2)
         if prev_last is not None and sec[0] <= prev_last:
-            raise UserError(f"{f}:2: starts at or before the end of {prev_file.name}; files must cover "
-                            f"consecutive periods (remove overlaps or duplicate files)")
+            raise UserError(
+                f"{f}:2: starts at or before the end of {prev_file.name}; files must cover "
+                f"consecutive periods (remove overlaps or duplicate files)"
+            )
         prev_last, prev_file = sec[-1], f
         ts_parts.append(sec)
         agg_parts.append(_numeric(f, df, inv["aggregate"]))
@@ -509,35 +586,58 @@ def _load_csv_files(files: list[Path], columns: dict[str, str] | None, dataset: 
     scale = {role: UNITS[units[col]] for col, role in mapping.items() if role != "time"}
     aggregate = (np.concatenate(agg_parts) * scale["aggregate"]).astype(np.float32)
     if np.isnan(aggregate).all():
-        raise UserError(f"{source}: column {inv['aggregate']!r} has no values (all missing); map another column with --columns COL=aggregate")
+        raise UserError(
+            f"{source}: column {inv['aggregate']!r} has no values (all missing); map another column with --columns COL=aggregate"
+        )
     appliances = {}
     for dev in DEVICE_NAMES:
         if dev in app_parts:
             v = (np.concatenate(app_parts[dev]) * scale[dev]).astype(np.float32)
             if np.isnan(v).all():
-                raise UserError(f"{source}: column {inv[dev]!r} ({dev}) has no values (all missing); drop the column or fix the export")
+                raise UserError(
+                    f"{source}: column {inv[dev]!r} ({dev}) has no values (all missing); drop the column or fix the export"
+                )
             appliances[dev] = v
     if not appliances:
         raise UserError(f"{source}: no appliance columns recognised; map them with --columns COL=kettle,...")
     negative = _clip_negative({inv["aggregate"]: aggregate, **{inv[d]: v for d, v in appliances.items()}})
     if negative:
-        warnings.warn(f"{source}: {sum(negative.values()):,} negative readings clipped to 0 W ("
-                      + ", ".join(f"{k} {v:,}" for k, v in negative.items()) + "); check the meter's sign", DataWarning,
-                      stacklevel=3)
+        warnings.warn(
+            f"{source}: {sum(negative.values()):,} negative readings clipped to 0 W ("
+            + ", ".join(f"{k} {v:,}" for k, v in negative.items())
+            + "); check the meter's sign",
+            DataWarning,
+            stacklevel=3,
+        )
     if unknown:
-        warnings.warn(f"{source}: ignoring column(s) no device maps to: {', '.join(unknown)}; map one with "
-                      f"--columns COL=kettle (devices: {', '.join(DEVICE_NAMES)})", DataWarning, stacklevel=3)
+        warnings.warn(
+            f"{source}: ignoring column(s) no device maps to: {', '.join(unknown)}; map one with "
+            f"--columns COL=kettle (devices: {', '.join(DEVICE_NAMES)})",
+            DataWarning,
+            stacklevel=3,
+        )
     kw = [c for c, u in units.items() if u == "kW"]
     if not kw and unit is None and np.nanpercentile(aggregate, 99) < 30:
-        warnings.warn(f"{source}: column {inv['aggregate']!r} stays below 30 W (99th percentile "
-                      f"{np.nanpercentile(aggregate, 99):.3g}): if it is in kW, pass --unit kW or name it "
-                      f"'{inv['aggregate']}_kW'", DataWarning, stacklevel=3)
+        warnings.warn(
+            f"{source}: column {inv['aggregate']!r} stays below 30 W (99th percentile "
+            f"{np.nanpercentile(aggregate, 99):.3g}): if it is in kW, pass --unit kW or name it "
+            f"'{inv['aggregate']}_kW'",
+            DataWarning,
+            stacklevel=3,
+        )
     sec = np.concatenate(ts_parts)
     rate = int(np.median(np.diff(sec))) if sec.size > 1 else 1
     like = next((d for d in ("refit", "ukdale", "redd") if d in normalise_label(str(source))), None)
-    info = {"dataset": dataset, "house": None, "source": str(source), "like": like or dataset,
-            "columns": {c: r for c, r in mapping.items()}, "negative_clipped": negative,
-            "unknown_columns": unknown, "units": kw}
+    info = {
+        "dataset": dataset,
+        "house": None,
+        "source": str(source),
+        "like": like or dataset,
+        "columns": {c: r for c, r in mapping.items()},
+        "negative_clipped": negative,
+        "unknown_columns": unknown,
+        "units": kw,
+    }
     info.update(meta or {})
     return Household(sec.astype("datetime64[s]"), aggregate, appliances, max(rate, 1), meta=info)
 
@@ -561,15 +661,22 @@ def load_refit(path: Path, house: int = 2, columns: dict[str, str] | None = None
     if path.is_dir():
         f = path / f"CLEAN_House{house}.csv"
         if not f.is_file():
-            found = sorted(int(m.group(1)) for p in path.glob("CLEAN_House*.csv")
-                           if (m := re.fullmatch(r"CLEAN_House(\d+)\.csv", p.name)))
-            raise UserError(f"{path}: no CLEAN_House{house}.csv (found houses: {', '.join(map(str, found)) or 'none'}); pass --house with one of them")
+            found = sorted(
+                int(m.group(1))
+                for p in path.glob("CLEAN_House*.csv")
+                if (m := re.fullmatch(r"CLEAN_House(\d+)\.csv", p.name))
+            )
+            raise UserError(
+                f"{path}: no CLEAN_House{house}.csv (found houses: {', '.join(map(str, found)) or 'none'}); pass --house with one of them"
+            )
     else:
         f = path
     if columns is None:
         if house not in REFIT_APPLIANCES:
-            raise UserError(f"{f}: no built-in appliance map for REFIT house {house} (known: "
-                            f"{', '.join(map(str, REFIT_APPLIANCES))}); pass --columns Appliance8=kettle,...")
+            raise UserError(
+                f"{f}: no built-in appliance map for REFIT house {house} (known: "
+                f"{', '.join(map(str, REFIT_APPLIANCES))}); pass --columns Appliance8=kettle,..."
+            )
         columns = {}
         for i, label in enumerate(REFIT_APPLIANCES[house], 1):
             dev = device_for_label(label)

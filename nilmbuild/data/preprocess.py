@@ -30,7 +30,13 @@ SPLITS = ("train", "val", "test")
 
 #: Conventions from docs (nilm-facts): Kelly / BERT4NILM / NILMFormer on UK-DALE.
 THRESHOLDS_W = {"kettle": 2000.0, "microwave": 200.0, "fridge": 50.0, "dishwasher": 10.0, "washing_machine": 20.0}
-REFIT_THRESHOLDS_W = {**THRESHOLDS_W, "kettle": 500.0, "washing_machine": 300.0, "dishwasher": 300.0, "microwave": 200.0}
+REFIT_THRESHOLDS_W = {
+    **THRESHOLDS_W,
+    "kettle": 500.0,
+    "washing_machine": 300.0,
+    "dishwasher": 300.0,
+    "microwave": 200.0,
+}
 MAX_POWER_W = {"kettle": 3100.0, "microwave": 3000.0, "fridge": 300.0, "dishwasher": 2500.0, "washing_machine": 2500.0}
 MIN_ON_S = {"kettle": 12, "microwave": 12, "fridge": 60, "dishwasher": 1800, "washing_machine": 1800}
 MIN_OFF_S = {"kettle": 0, "microwave": 30, "fridge": 12, "dishwasher": 1800, "washing_machine": 160}
@@ -52,14 +58,14 @@ class PrepConfig:
     ffill_max_s: int = 180
     cutoff_w: float | None = None
     window: int = 480
-    stride: int = 240                       # train stride
-    eval_stride: int | None = None          # val/test stride; None = same as `stride`
+    stride: int = 240  # train stride
+    eval_stride: int | None = None  # val/test stride; None = same as `stride`
     fractions: tuple[float, float, float] = (0.7, 0.15, 0.15)
-    val_from: str | None = None             # explicit boundaries (UTC dates) override fractions
+    val_from: str | None = None  # explicit boundaries (UTC dates) override fractions
     test_from: str | None = None
     gap_windows: int = 1
-    scaler: str = "max"                     # max | standard | minmax | mean
-    appliance_scaler: str | None = None     # None = same as `scaler` (training passes "max": targets >= 0)
+    scaler: str = "max"  # max | standard | minmax | mean
+    appliance_scaler: str | None = None  # None = same as `scaler` (training passes "max": targets >= 0)
     devices: tuple[str, ...] = DEVICE_NAMES
     thresholds_w: dict[str, float] | None = None
     min_on_s: dict[str, float] | None = None
@@ -68,6 +74,7 @@ class PrepConfig:
 
 
 # ---- scalers (spec 2.2) ---------------------------------------------------------------------------
+
 
 class _Scaler:
     """fit on train values (NaN ignored), transform / inverse elementwise, JSON-able state."""
@@ -83,7 +90,7 @@ class _Scaler:
         return {"kind": self.kind, **{k: getattr(self, k) for k in self.keys}}
 
     @staticmethod
-    def from_dict(d: dict) -> "_Scaler":
+    def from_dict(d: dict) -> _Scaler:
         cls = SCALERS[d["kind"]]
         return cls(**{k: d[k] for k in cls.keys})
 
@@ -106,6 +113,7 @@ def _safe(d: float) -> float:
 
 class MaxScaling(_Scaler):
     """x / max(x) (default)."""
+
     kind, keys = "max", ("max",)
 
     def fit(self, x):
@@ -121,6 +129,7 @@ class MaxScaling(_Scaler):
 
 class StandardScaling(_Scaler):
     """(x - mean) / std."""
+
     kind, keys = "standard", ("mean", "std")
 
     def fit(self, x):
@@ -136,6 +145,7 @@ class StandardScaling(_Scaler):
 
 class MinMaxScaling(_Scaler):
     """(x - min) / (max - min)."""
+
     kind, keys = "minmax", ("min", "max")
 
     def fit(self, x):
@@ -152,6 +162,7 @@ class MinMaxScaling(_Scaler):
 
 class MeanScaling(_Scaler):
     """x / mean(x)."""
+
     kind, keys = "mean", ("mean",)
 
     def fit(self, x):
@@ -172,12 +183,15 @@ def scaler_affines(scalers: dict) -> dict:
     """``{"aggregate": {"a", "b"}, "appliances": {name: {"a", "b"}}}``: scaled units -> watts as ``z * a + b``
     per channel, from a prepared dataset's (or checkpoint's) scalers. What the pages receive, so the JS does no
     scaler arithmetic of its own."""
+
     def ab(d: dict) -> dict:
         a, b = _Scaler.from_dict(d).affine()
         return {"a": float(a), "b": float(b)}
 
-    return {"aggregate": ab(scalers["aggregate"]),
-            "appliances": {name: ab(d) for name, d in (scalers.get("appliances") or {}).items()}}
+    return {
+        "aggregate": ab(scalers["aggregate"]),
+        "appliances": {name: ab(d) for name, d in (scalers.get("appliances") or {}).items()},
+    }
 
 
 def make_scaler(kind: str) -> _Scaler:
@@ -191,6 +205,7 @@ def scaler_from_dict(d: dict) -> _Scaler:
 
 
 # ---- result containers ----------------------------------------------------------------------------
+
 
 @dataclass
 class Split:
@@ -220,7 +235,7 @@ class Prepared:
 
     splits: dict[str, Split]
     devices: tuple[str, ...]
-    scalers: dict                       # {"aggregate": {...}, "appliances": {name: {...}}}
+    scalers: dict  # {"aggregate": {...}, "appliances": {name: {...}}}
     thresholds_w: dict[str, float]
     min_on_steps: dict[str, int]
     min_off_steps: dict[str, int]
@@ -256,8 +271,20 @@ class Prepared:
         for k, v in list(arrays.items()):
             if v.dtype.kind == "M":
                 arrays[k] = v.astype("datetime64[s]").astype(np.int64)
-        info = {k: getattr(self, k) for k in ("devices", "scalers", "thresholds_w", "min_on_steps",
-                                              "min_off_steps", "resample_s", "config", "meta", "stats")}
+        info = {
+            k: getattr(self, k)
+            for k in (
+                "devices",
+                "scalers",
+                "thresholds_w",
+                "min_on_steps",
+                "min_off_steps",
+                "resample_s",
+                "config",
+                "meta",
+                "stats",
+            )
+        }
         arrays["info_json"] = np.array(json.dumps(info, default=_json_default))
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -271,7 +298,7 @@ class Prepared:
             raise
 
     @classmethod
-    def from_npz(cls, path: str | os.PathLike) -> "Prepared":
+    def from_npz(cls, path: str | os.PathLike) -> Prepared:
         try:
             z = np.load(path, allow_pickle=False)
             info = json.loads(str(z["info_json"]))
@@ -282,7 +309,9 @@ class Prepared:
                     vals[f] = vals[f].astype("datetime64[s]")
                 splits[s] = Split(**vals)
         except (OSError, KeyError, ValueError) as e:
-            raise UserError(f"{path}: not a prepared-data file ({type(e).__name__}); make one with `nilmbuild data --out`") from None
+            raise UserError(
+                f"{path}: not a prepared-data file ({type(e).__name__}); make one with `nilmbuild data --out`"
+            ) from None
         info["devices"] = tuple(info["devices"])
         return cls(splits=splits, **info)
 
@@ -300,6 +329,7 @@ def _json_default(o):
 
 
 # ---- pipeline steps -------------------------------------------------------------------------------
+
 
 def resample(ts: np.ndarray, values: np.ndarray, origin: int, step_s: int, n: int) -> np.ndarray:
     """Mean of the finite samples of `values` (T,) in each `step_s` bin from `origin` (unix s) -> (n,) float64, NaN if none."""
@@ -339,7 +369,7 @@ def on_off(power: np.ndarray, threshold: float, min_on: int, min_off: int) -> np
     for value, min_len in ((False, min_off), (True, min_on)):
         d = np.diff(np.concatenate([[False], on == value, [False]]).astype(np.int8))
         s, e = np.flatnonzero(d == 1), np.flatnonzero(d == -1)
-        if value is False:                                  # only interior gaps are bridged
+        if value is False:  # only interior gaps are bridged
             inner = (s > 0) & (e < on.size)
             short = inner & ((e - s) < min_len)
             for a, b in zip(s[short], e[short]):
@@ -356,7 +386,7 @@ def exogenous(ts: np.ndarray) -> np.ndarray:
     t = ts.astype("datetime64[s]")
     month = (t.astype("datetime64[M]").astype(np.int64) % 12) + 1
     doy = (t.astype("datetime64[D]") - t.astype("datetime64[Y]")).astype(np.int64) + 1
-    hour = (t - t.astype("datetime64[D]")).astype(np.int64) / 3600.0     # fractional hour
+    hour = (t - t.astype("datetime64[D]")).astype(np.int64) / 3600.0  # fractional hour
     out = []
     for v, period in ((month, 12.0), (doy, 365.0), (hour, 24.0)):
         a = 2 * np.pi * v / period
@@ -368,6 +398,7 @@ def split_bounds(ts: np.ndarray, cfg: PrepConfig) -> list[tuple[int, int]]:
     """[(start, end)] bin ranges of train/val/test after removing the leakage gaps."""
     n = ts.size
     if cfg.val_from or cfg.test_from:
+
         def at(date, default):
             if not date:
                 return default
@@ -376,8 +407,11 @@ def split_bounds(ts: np.ndarray, cfg: PrepConfig) -> list[tuple[int, int]]:
             except ValueError:
                 raise UserError(f"bad split date {date!r}; use YYYY-MM-DD") from None
             return int(np.searchsorted(ts, d))
+
         b2 = at(cfg.test_from, n)
-        b1 = at(cfg.val_from, b2 - int(round(n * cfg.fractions[1])) if cfg.test_from else int(round(n * cfg.fractions[0])))
+        b1 = at(
+            cfg.val_from, b2 - int(round(n * cfg.fractions[1])) if cfg.test_from else int(round(n * cfg.fractions[0]))
+        )
     else:
         f = np.asarray(cfg.fractions, dtype=float)
         if f.size != 3 or (f < 0).any() or f.sum() <= 0:
@@ -422,8 +456,8 @@ def prepare(hh: Household, cfg: PrepConfig | None = None, scalers: dict | None =
         raise UserError(f"{hh.meta.get('source', 'data')}: no samples to prepare")
     like, thr, cutoff, pmax, min_on_s, min_off_s = _defaults(hh, cfg)
     step, devs = int(cfg.resample_s), tuple(cfg.devices)
-    g = _on_grid(hh, devs, step, cfg.ffill_max_s)                          # 1-2. regular grid, bounded ffill
-    agg, apps = _clip(g, devs, cutoff, pmax)                               # 3. cut-offs and clipping
+    g = _on_grid(hh, devs, step, cfg.ffill_max_s)  # 1-2. regular grid, bounded ffill
+    agg, apps = _clip(g, devs, cutoff, pmax)  # 3. cut-offs and clipping
     # 4. ON/OFF states from thresholds and duration rules, in steps at this rate (>= 1)
     min_on = {d: _to_steps(min_on_s.get(d, 0), step) for d in devs}
     min_off = {d: _to_steps(min_off_s.get(d, 0), step) for d in devs}
@@ -436,12 +470,17 @@ def prepare(hh: Household, cfg: PrepConfig | None = None, scalers: dict | None =
     meta = {k: v for k, v in hh.meta.items()}
     meta["missing"] = sorted(set(meta.get("missing", [])) | set(g["missing"]))
     return Prepared(
-        splits=splits, devices=devs,
+        splits=splits,
+        devices=devs,
         scalers={"aggregate": agg_scaler.to_dict(), "appliances": {d: s.to_dict() for d, s in app_scalers.items()}},
-        thresholds_w={d: float(thr[d]) for d in devs}, min_on_steps=min_on, min_off_steps=min_off,
-        resample_s=step, config=json.loads(json.dumps(asdict(cfg), default=_json_default)),
+        thresholds_w={d: float(thr[d]) for d in devs},
+        min_on_steps=min_on,
+        min_off_steps=min_off,
+        resample_s=step,
+        config=json.loads(json.dumps(asdict(cfg), default=_json_default)),
         meta=json.loads(json.dumps(meta, default=_json_default)),
-        stats=_stats(hh, devs, step, g, agg, apps, states, cutoff, splits, bounds))
+        stats=_stats(hh, devs, step, g, agg, apps, states, cutoff, splits, bounds),
+    )
 
 
 def _to_steps(seconds: float, step: int) -> int:
@@ -458,16 +497,19 @@ def _on_grid(hh: Household, devs: tuple, step: int, ffill_max_s: float) -> dict:
     ts = (origin + np.arange(n, dtype=np.int64) * step).astype("datetime64[s]")
     max_fill = max(0, int(ffill_max_s // step))
     agg, gaps_filled = bounded_ffill(resample(hh.timestamps, hh.aggregate, origin, step, n), max_fill)
-    apps = np.zeros((len(devs), n))                                       # (M, T)
+    apps = np.zeros((len(devs), n))  # (M, T)
     missing = [d for d in devs if d not in hh.appliances]
     if missing:
-        warnings.warn(f"{hh.meta.get('source')}: no channel for {', '.join(missing)}; filled with zeros "
-                      f"(their targets are meaningless; meta['missing'])", stacklevel=3)
+        warnings.warn(
+            f"{hh.meta.get('source')}: no channel for {', '.join(missing)}; filled with zeros "
+            f"(their targets are meaningless; meta['missing'])",
+            stacklevel=3,
+        )
     for i, d in enumerate(devs):
         if d in hh.appliances:
             apps[i], f = bounded_ffill(resample(hh.timestamps, hh.appliances[d], origin, step, n), max_fill)
             gaps_filled += f
-    valid = np.isfinite(agg) & np.isfinite(apps).all(axis=0)              # (T,)
+    valid = np.isfinite(agg) & np.isfinite(apps).all(axis=0)  # (T,)
     return {"ts": ts, "agg": agg, "apps": apps, "valid": valid, "missing": missing, "gaps_filled": gaps_filled, "n": n}
 
 
@@ -484,12 +526,16 @@ def _scalers(hh, cfg, devs, agg, apps, g, train_bounds, scalers, pmax):
     tr = slice(*train_bounds)
     tr_valid = g["valid"][tr]
     if not tr_valid.any():
-        raise UserError(f"{hh.meta.get('source')}: the train split has no valid data; use more data or other split dates")
+        raise UserError(
+            f"{hh.meta.get('source')}: the train split has no valid data; use more data or other split dates"
+        )
     if scalers is not None:
         absent = [d for d in devs if d not in scalers.get("appliances", {})]
         if "aggregate" not in scalers or absent:
-            raise UserError(f"the checkpoint's scalers do not cover {', '.join(absent) or 'the aggregate'}: "
-                            "use a checkpoint trained on these devices")
+            raise UserError(
+                f"the checkpoint's scalers do not cover {', '.join(absent) or 'the aggregate'}: "
+                "use a checkpoint trained on these devices"
+            )
         return scaler_from_dict(scalers["aggregate"]), {d: scaler_from_dict(scalers["appliances"][d]) for d in devs}
     agg_scaler = make_scaler(cfg.scaler).fit(agg[tr][tr_valid])
     app_scalers = {}
@@ -505,22 +551,27 @@ def _scalers(hh, cfg, devs, agg, apps, g, train_bounds, scalers, pmax):
 def _windows(cfg, devs, g, agg, apps, states, bounds, agg_scaler, app_scalers) -> dict:
     """Each split's windows (x (N, 7, W), y (N, M, 2, W), t0) and its continuous series."""
     ts, valid, W = g["ts"], g["valid"], int(cfg.window)
-    exo = exogenous(ts)                                                    # (6, T)
-    agg_s = agg_scaler.transform(agg).astype(np.float32)                   # (T,)
+    exo = exogenous(ts)  # (6, T)
+    agg_s = agg_scaler.transform(agg).astype(np.float32)  # (T,)
     apps_s = np.stack([app_scalers[d].transform(apps[i]) for i, d in enumerate(devs)]).astype(np.float32)
     splits = {}
     for name, (lo, hi) in zip(SPLITS, bounds):
         stride = cfg.stride if name == "train" else (cfg.eval_stride or cfg.stride)
-        starts = window_starts(lo, hi, W, stride, valid)                   # (N,)
-        idx = starts[:, None] + np.arange(W)                               # (N, W)
-        x = np.concatenate([agg_s[idx][:, None], exo[:, idx].transpose(1, 0, 2)], axis=1)   # (N, 7, W)
-        y = np.stack([apps_s[:, idx], states[:, idx].astype(np.float32)], axis=2)           # (M, N, 2, W)
+        starts = window_starts(lo, hi, W, stride, valid)  # (N,)
+        idx = starts[:, None] + np.arange(W)  # (N, W)
+        x = np.concatenate([agg_s[idx][:, None], exo[:, idx].transpose(1, 0, 2)], axis=1)  # (N, 7, W)
+        y = np.stack([apps_s[:, idx], states[:, idx].astype(np.float32)], axis=2)  # (M, N, 2, W)
         y = y.transpose(1, 0, 2, 3) if y.size else np.zeros((0, len(devs), 2, W), np.float32)
         splits[name] = Split(
             x=np.ascontiguousarray(x, dtype=np.float32).reshape(-1, 7, W),
             y=np.ascontiguousarray(y, dtype=np.float32).reshape(-1, len(devs), 2, W),
-            t0=ts[starts], timestamps=ts[lo:hi], aggregate_w=agg[lo:hi],
-            appliances_w=apps[:, lo:hi], states=states[:, lo:hi], valid=valid[lo:hi])
+            t0=ts[starts],
+            timestamps=ts[lo:hi],
+            aggregate_w=agg[lo:hi],
+            appliances_w=apps[:, lo:hi],
+            states=states[:, lo:hi],
+            valid=valid[lo:hi],
+        )
     return splits
 
 
@@ -528,9 +579,14 @@ def _stats(hh, devs, step, g, agg, apps, states, cutoff, splits, bounds) -> dict
     """What `nilmbuild data` prints: span, gaps, ON fractions, energies, windows per split."""
     ts, valid = g["ts"], g["valid"]
     return {
-        "span": [str(ts[0]), str(ts[-1])], "native_samples": len(hh), "native_rate_s": hh.rate_s,
-        "resampled_bins": g["n"], "valid_bins": int(valid.sum()), "gaps_filled_bins": int(g["gaps_filled"]),
-        "invalid_bins": int((~valid).sum()), "cutoff_w": cutoff,
+        "span": [str(ts[0]), str(ts[-1])],
+        "native_samples": len(hh),
+        "native_rate_s": hh.rate_s,
+        "resampled_bins": g["n"],
+        "valid_bins": int(valid.sum()),
+        "gaps_filled_bins": int(g["gaps_filled"]),
+        "invalid_bins": int((~valid).sum()),
+        "cutoff_w": cutoff,
         "on_fraction": {d: float(states[i][valid].mean()) if valid.any() else 0.0 for i, d in enumerate(devs)},
         "energy_kwh": {d: float(apps[i][valid].sum() * step / 3.6e6) for i, d in enumerate(devs)},
         "energy_in_on": energy_in_on(apps, states, valid, devs),
@@ -565,10 +621,10 @@ def example_batch(prepared: Prepared, split: str = "test", batch_size: int = 32,
         raise UserError(f"the {split} split has no windows; use more data, a shorter window or other split settings")
     rng = np.random.Generator(np.random.PCG64(seed))
     b = min(batch_size, n)
-    active = sp.y[:, :, 1, :].any(axis=2)                                   # (N, M)
+    active = sp.y[:, :, 1, :].any(axis=2)  # (N, M)
     pools = [list(rng.permutation(np.flatnonzero(active[:, m]))) for m in range(active.shape[1])]
     chosen: list[int] = []
-    per_dev = max(1, b // (active.shape[1] + 1))                           # leave room for random windows
+    per_dev = max(1, b // (active.shape[1] + 1))  # leave room for random windows
     for _ in range(per_dev):
         for pool in pools:
             while pool and len(chosen) < b:
@@ -601,9 +657,13 @@ def summary(prepared: Prepared) -> str:
         if share is not None and share < MIN_ENERGY_IN_ON:
             flag += f"  (only {share:.0%} of its energy is inside ON periods: check its threshold and duration rules)"
         dur = f"{prepared.min_on_steps[d]}/{prepared.min_off_steps[d]}"
-        lines.append(f"{d:<16}{prepared.thresholds_w[d]:>12.0f}{dur:>12}{s['on_fraction'][d]:>13.4f}{s['energy_kwh'][d]:>12.2f}"
-                     f"{'-' if share is None else f'{share:.2f}':>7}{flag}")
-    lines.append(f"{'':<16}(min ON/OFF in {prepared.resample_s} s steps; 'in ON' = share of the energy inside ON periods)")
+        lines.append(
+            f"{d:<16}{prepared.thresholds_w[d]:>12.0f}{dur:>12}{s['on_fraction'][d]:>13.4f}{s['energy_kwh'][d]:>12.2f}"
+            f"{'-' if share is None else f'{share:.2f}':>7}{flag}"
+        )
+    lines.append(
+        f"{'':<16}(min ON/OFF in {prepared.resample_s} s steps; 'in ON' = share of the energy inside ON periods)"
+    )
     lines.append("")
     w = s["windows"]
     lines.append("windows       " + ", ".join(f"{k} {w[k]}" for k in SPLITS) + f"  (W = {prepared.config['window']})")

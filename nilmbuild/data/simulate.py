@@ -18,8 +18,8 @@ import numpy as np
 
 from nilmbuild.data.household import DEVICE_NAMES, Household
 
-RATE_S = 6                      # native period, like UK-DALE's sub-meters
-STEPS_PER_MIN = 60 // RATE_S    # 10
+RATE_S = 6  # native period, like UK-DALE's sub-meters
+STEPS_PER_MIN = 60 // RATE_S  # 10
 STEPS_PER_DAY = 86400 // RATE_S  # 14400
 
 
@@ -29,13 +29,17 @@ class Usage:
 
     per_day: float
     peaks: tuple[tuple[float, float, float], ...]
-    weekend: float = 1.0       # multiplier on Saturdays/Sundays
-    winter: float = 0.0        # seasonal amplitude: rate * (1 + winter * cos(season phase)), max mid-January
+    weekend: float = 1.0  # multiplier on Saturdays/Sundays
+    winter: float = 0.0  # seasonal amplitude: rate * (1 + winter * cos(season phase)), max mid-January
 
 
 USAGE = {
-    "kettle": Usage(4.5, ((7.3, 0.6, 3), (10.5, 1.0, 1), (13.0, 1.0, 1.5), (16.5, 1.0, 1.5), (20.5, 1.2, 2)),
-                    weekend=1.2, winter=0.25),
+    "kettle": Usage(
+        4.5,
+        ((7.3, 0.6, 3), (10.5, 1.0, 1), (13.0, 1.0, 1.5), (16.5, 1.0, 1.5), (20.5, 1.2, 2)),
+        weekend=1.2,
+        winter=0.25,
+    ),
     "microwave": Usage(1.6, ((7.8, 0.5, 1), (12.8, 0.8, 2), (18.5, 1.0, 2.5), (22.0, 0.8, 0.5)), weekend=1.1),
     "dishwasher": Usage(0.55, ((20.3, 1.2, 4), (9.0, 1.0, 1)), weekend=1.2),
     "washing_machine": Usage(0.45, ((9.5, 1.3, 3), (14.5, 2.0, 1.5), (19.0, 1.0, 0.5)), weekend=1.9),
@@ -60,11 +64,11 @@ def simulate_household(days: int = 60, seed: int = 0, start: str = "2024-01-01")
     rng = np.random.Generator(np.random.PCG64(seed))
     n = days * STEPS_PER_DAY
     t0 = np.datetime64(start, "s")
-    timestamps = t0 + np.arange(n, dtype=np.int64).astype("timedelta64[s]") * RATE_S     # (T,)
-    day_start = t0 + np.arange(days).astype("timedelta64[D]")                             # (days,)
-    weekday = ((day_start.astype("datetime64[D]").astype(np.int64) + 3) % 7)              # Monday = 0
+    timestamps = t0 + np.arange(n, dtype=np.int64).astype("timedelta64[s]") * RATE_S  # (T,)
+    day_start = t0 + np.arange(days).astype("timedelta64[D]")  # (days,)
+    weekday = (day_start.astype("datetime64[D]").astype(np.int64) + 3) % 7  # Monday = 0
     doy = (day_start.astype("datetime64[D]") - day_start.astype("datetime64[Y]")).astype(np.int64)
-    season = np.cos(2 * np.pi * (doy - 15) / 365.25)                                    # +1 mid-Jan, -1 mid-Jul
+    season = np.cos(2 * np.pi * (doy - 15) / 365.25)  # +1 mid-Jan, -1 mid-Jul
     ctx = _Context(rng, n, weekday, season)
 
     # Targets, each on its own channel. Order of calls is fixed: it fixes the random stream.
@@ -75,22 +79,38 @@ def simulate_household(days: int = 60, seed: int = 0, start: str = "2024-01-01")
         "dishwasher": ctx.events("dishwasher", _dishwasher),
         "washing_machine": ctx.events("washing_machine", _washing_machine),
     }
-    other = sum(ctx.events(name, fn) for name, fn in (
-        ("oven", _oven), ("hob", _hob), ("toaster", _toaster), ("tv", _tv),
-        ("computer", _computer), ("vacuum", _vacuum), ("immersion", _immersion)))
+    other = sum(
+        ctx.events(name, fn)
+        for name, fn in (
+            ("oven", _oven),
+            ("hob", _hob),
+            ("toaster", _toaster),
+            ("tv", _tv),
+            ("computer", _computer),
+            ("vacuum", _vacuum),
+            ("immersion", _immersion),
+        )
+    )
     other = other + _base_load(rng, n) + _lighting(rng, n, season)
 
     appliances = {}
     for name in DEVICE_NAMES:
         x = target[name]
-        x = x + (x > 0) * rng.normal(0.0, 1.5, n)            # plug meter noise while running
+        x = x + (x > 0) * rng.normal(0.0, 1.5, n)  # plug meter noise while running
         appliances[name] = np.maximum(x, 0.0).astype(np.float32)
     aggregate = other + sum(appliances[d].astype(np.float64) for d in DEVICE_NAMES) + rng.normal(0, 4.0, n)
     aggregate = np.maximum(aggregate, 0.0).astype(np.float32)
     return Household(
-        timestamps=timestamps, aggregate=aggregate, appliances=appliances, rate_s=RATE_S,
-        meta={"dataset": "synthetic", "house": int(seed), "missing": [],
-              "source": f"simulator(days={days}, seed={seed}, start={start})"},
+        timestamps=timestamps,
+        aggregate=aggregate,
+        appliances=appliances,
+        rate_s=RATE_S,
+        meta={
+            "dataset": "synthetic",
+            "house": int(seed),
+            "missing": [],
+            "source": f"simulator(days={days}, seed={seed}, start={start})",
+        },
     )
 
 
@@ -105,8 +125,8 @@ class _Context:
         out = np.zeros(self.n)
         busy_until = -1
         for start in self.starts(USAGE[name]):
-            prof = shape_fn(self.rng)                 # drawn even when skipped: keeps the stream fixed
-            start = max(int(start), busy_until + int(self.rng.integers(30, 120)))   # one machine: no overlap
+            prof = shape_fn(self.rng)  # drawn even when skipped: keeps the stream fixed
+            start = max(int(start), busy_until + int(self.rng.integers(30, 120)))  # one machine: no overlap
             end = min(self.n, start + prof.size)
             if start < self.n:
                 out[start:end] = prof[: end - start]
@@ -117,8 +137,8 @@ class _Context:
         """Start steps of all uses: Poisson count per day, hour from the peak mixture. Sorted (K,)."""
         rng, days = self.rng, self.weekday.size
         lam = u.per_day * np.where(self.weekday >= 5, u.weekend, 1.0) * np.clip(1 + u.winter * self.season, 0.1, None)
-        counts = rng.poisson(lam)                                                     # (days,)
-        day = np.repeat(np.arange(days), counts)                                      # (K,)
+        counts = rng.poisson(lam)  # (days,)
+        day = np.repeat(np.arange(days), counts)  # (K,)
         hours, sig, w = (np.array(c, dtype=float) for c in zip(*u.peaks))
         comp = rng.choice(hours.size, size=day.size, p=w / w.sum())
         hour = np.clip(rng.normal(hours[comp], sig[comp]), 5.5, 23.8)
@@ -126,6 +146,7 @@ class _Context:
 
 
 # ---- target appliance signatures: each returns a (steps,) float64 profile in watts ----------------
+
 
 def _minutes(rng, lo: float, hi: float) -> int:
     return max(1, int(rng.uniform(lo, hi) * STEPS_PER_MIN))
@@ -147,7 +168,7 @@ def _microwave(rng) -> np.ndarray:
     full = rng.uniform(1000, 1400)
     base = rng.uniform(80, 130)
     p = np.full(k, full)
-    if rng.random() < 0.45:                                   # power-level cycling
+    if rng.random() < 0.45:  # power-level cycling
         period = int(rng.integers(4, 7))
         duty = rng.uniform(0.4, 0.7)
         on = (np.arange(k) % period) < max(1, round(duty * period))
@@ -163,19 +184,19 @@ def _fridge(rng, n: int, season: np.ndarray) -> np.ndarray:
     steady = rng.uniform(85, 120)
     t = int(rng.integers(0, 30 * STEPS_PER_MIN))
     while t < n:
-        summer = -season[min(t // STEPS_PER_DAY, season.size - 1)]       # +1 in July
-        if rng.random() < 1 / 30:                                        # ~1 defrost per 30 cycles
+        summer = -season[min(t // STEPS_PER_DAY, season.size - 1)]  # +1 in July
+        if rng.random() < 1 / 30:  # ~1 defrost per 30 cycles
             k = _minutes(rng, 15, 25)
             prof = rng.uniform(160, 200) + rng.normal(0, 3, k)
         else:
             k = _minutes(rng, 10, 22) + int(3 * STEPS_PER_MIN * max(summer, 0))
             i = np.arange(k)
-            level = steady * (1 + 0.12 * i / k)                          # slow rise while running
-            prof = level + (rng.uniform(120, 170) * np.exp(-i / 1.5))    # start-up spike, ~10 s decay
+            level = steady * (1 + 0.12 * i / k)  # slow rise while running
+            prof = level + (rng.uniform(120, 170) * np.exp(-i / 1.5))  # start-up spike, ~10 s decay
             prof += rng.normal(0, 2, k)
         end = min(n, t + k)
         out[t:end] = prof[: end - t]
-        out[end:end + 1] = 0.0
+        out[end : end + 1] = 0.0
         off = _minutes(rng, 18, 38) - int(6 * STEPS_PER_MIN * summer)
         t = end + max(off, 5 * STEPS_PER_MIN)
     return np.clip(out, 0, 300)
@@ -199,14 +220,17 @@ def _dishwasher(rng) -> np.ndarray:
     ~2 kW heating for the rinse, then drying at a few watts."""
     heat = rng.uniform(1900, 2150)
     pump = rng.uniform(60, 90)
-    p = _segments(rng, [
-        (8, 14, lambda k: pump + rng.normal(0, 3, k)),
-        (14, 22, lambda k: heat + pump + rng.normal(0, 12, k)),
-        (25, 35, lambda k: _bursts(rng, k, pump + 60, pump + 110, pump, 0.5)),
-        (8, 14, lambda k: np.full(k, 5.0)),
-        (10, 16, lambda k: heat + pump + rng.normal(0, 12, k)),
-        (20, 35, lambda k: np.full(k, 4.0) + rng.normal(0, 0.5, k)),
-    ])
+    p = _segments(
+        rng,
+        [
+            (8, 14, lambda k: pump + rng.normal(0, 3, k)),
+            (14, 22, lambda k: heat + pump + rng.normal(0, 12, k)),
+            (25, 35, lambda k: _bursts(rng, k, pump + 60, pump + 110, pump, 0.5)),
+            (8, 14, lambda k: np.full(k, 5.0)),
+            (10, 16, lambda k: heat + pump + rng.normal(0, 12, k)),
+            (20, 35, lambda k: np.full(k, 4.0) + rng.normal(0, 0.5, k)),
+        ],
+    )
     return np.maximum(p, 1.0)
 
 
@@ -215,19 +239,26 @@ def _washing_machine(rng) -> np.ndarray:
     spins, a final spin ramping to ~400-600 W."""
     heat = rng.uniform(1850, 2200)
     spin = rng.uniform(380, 600)
-    p = _segments(rng, [
-        (2, 4, lambda k: np.full(k, 12.0)),
-        (12, 22, lambda k: heat + _bursts(rng, k, 80, 220, 5)),
-        (25, 45, lambda k: _bursts(rng, k, 120, 320, 8)),
-        (10, 18, lambda k: np.concatenate([_bursts(rng, k - k // 4, 100, 250, 8),
-                                           np.linspace(150, spin * 0.7, k // 4)])),
-        (6, 12, lambda k: np.linspace(200, spin, k) + rng.normal(0, 20, k)),
-        (1, 2, lambda k: np.full(k, 15.0)),
-    ])
+    p = _segments(
+        rng,
+        [
+            (2, 4, lambda k: np.full(k, 12.0)),
+            (12, 22, lambda k: heat + _bursts(rng, k, 80, 220, 5)),
+            (25, 45, lambda k: _bursts(rng, k, 120, 320, 8)),
+            (
+                10,
+                18,
+                lambda k: np.concatenate([_bursts(rng, k - k // 4, 100, 250, 8), np.linspace(150, spin * 0.7, k // 4)]),
+            ),
+            (6, 12, lambda k: np.linspace(200, spin, k) + rng.normal(0, 20, k)),
+            (1, 2, lambda k: np.full(k, 15.0)),
+        ],
+    )
     return np.maximum(p, 0.0)
 
 
 # ---- unlabelled appliances (only in the aggregate) ------------------------------------------------
+
 
 def _thermostat(rng, k: int, watts: float, on_s: tuple, off_s: tuple, preheat_min: float = 0) -> np.ndarray:
     """Heating element switched by a thermostat/energy regulator: solid preheat, then on/off cycling."""
@@ -236,7 +267,7 @@ def _thermostat(rng, k: int, watts: float, on_s: tuple, off_s: tuple, preheat_mi
     p[:t] = watts
     while t < k:
         on = max(1, int(rng.uniform(*on_s) / RATE_S))
-        p[t:t + on] = watts
+        p[t : t + on] = watts
         t += on + max(1, int(rng.uniform(*off_s) / RATE_S))
     return p
 
@@ -268,7 +299,7 @@ def _computer(rng):
 
 def _vacuum(rng):
     k = _minutes(rng, 8, 25)
-    on = np.repeat(rng.random(k // 20 + 1) < 0.8, 20)[:k]        # paused now and then
+    on = np.repeat(rng.random(k // 20 + 1) < 0.8, 20)[:k]  # paused now and then
     return on * (rng.uniform(1200, 1800) + rng.normal(0, 40, k))
 
 
@@ -294,7 +325,7 @@ def _lighting(rng, n: int, season: np.ndarray) -> np.ndarray:
     wake = 6.5 + rng.normal(0, 0.3, season.size)[day]
     bed = 23.0 + rng.normal(0, 0.5, season.size)[day]
     need = ((hour > wake) & (hour < sunrise)) | ((hour > sunset - 0.3) & (hour < bed))
-    seg = rng.integers(50, 400, n // 50 + 1)                     # segment lengths in steps
+    seg = rng.integers(50, 400, n // 50 + 1)  # segment lengths in steps
     levels = rng.uniform(30, 260, seg.size)
     piece = np.repeat(levels, seg)[:n]
     if piece.size < n:

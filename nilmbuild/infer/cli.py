@@ -38,13 +38,28 @@ def _load(checkpoint):
 
 @click.command("disaggregate")
 @unit_option
-@click.option("--checkpoint", "-c", type=click.Path(dir_okay=False), default=None,
-              help="Checkpoint file (default: the shipped one).")
-@click.option("--source", "-s", default=None, metavar="SOURCE",
-              help="synthetic | csv:PATH | ukdale:PATH | refit:PATH | redd:PATH (default: the checkpoint's).")
+@click.option(
+    "--checkpoint",
+    "-c",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Checkpoint file (default: the shipped one).",
+)
+@click.option(
+    "--source",
+    "-s",
+    default=None,
+    metavar="SOURCE",
+    help="synthetic | csv:PATH | ukdale:PATH | refit:PATH | redd:PATH (default: the checkpoint's).",
+)
 @click.option("--house", type=int, default=None, help="House number (UK-DALE/REDD default 1, REFIT 2).")
-@click.option("--out", type=click.Path(dir_okay=False), default="predictions.csv", show_default=True,
-              help="Output CSV: time, aggregate, one column per device, in watts.")
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False),
+    default="predictions.csv",
+    show_default=True,
+    help="Output CSV: time, aggregate, one column per device, in watts.",
+)
 @click.option("--from", "date_from", default=None, metavar="DATE", help="First time to include (UTC), e.g. 2024-02-01.")
 @click.option("--to", "date_to", default=None, metavar="DATE", help="End (exclusive, UTC).")
 @click.option("--batch-size", type=click.IntRange(1), default=32, show_default=True, help="Windows per model call.")
@@ -63,14 +78,21 @@ def disaggregate(checkpoint, source, house, out, date_from, date_to, batch_size)
       nilmbuild disaggregate --from 2024-02-01 --to 2024-02-08
     """
     from nilmbuild.infer import predict_series
-    from nilmbuild.pipeline import load_data_for
     from nilmbuild.model.checkpoint import atomic_write_bytes
+    from nilmbuild.pipeline import load_data_for
 
     loaded = _load(checkpoint)
     prepared = load_data_for(loaded, source, house, date_from=date_from, date_to=date_to, whole=True)
     sp = prepared.splits["train"]
-    _, post = predict_series(loaded, sp.timestamps, sp.aggregate_w, step_s=prepared.resample_s, prepared=prepared,
-                             batch_size=batch_size, progress=_progress("disaggregating"))
+    _, post = predict_series(
+        loaded,
+        sp.timestamps,
+        sp.aggregate_w,
+        step_s=prepared.resample_s,
+        prepared=prepared,
+        batch_size=batch_size,
+        progress=_progress("disaggregating"),
+    )
     valid = sp.valid.astype(bool)
     cols = {"aggregate": sp.aggregate_w, **{d: post["final_w"][i] for i, d in enumerate(loaded.devices)}}
     buf = io.StringIO()
@@ -80,16 +102,27 @@ def disaggregate(checkpoint, source, house, out, date_from, date_to, batch_size)
     for t, row in zip(times, table):
         buf.write(t + "Z," + ",".join("" if np.isnan(v) else f"{v:.1f}" for v in row) + "\n")
     atomic_write_bytes(out, lambda f: f.write(buf.getvalue().encode()))
-    click.echo(f"wrote {out}: {len(times):,} rows at {prepared.resample_s} s, "
-               f"{', '.join(loaded.devices)} (W)", err=True)
+    click.echo(
+        f"wrote {out}: {len(times):,} rows at {prepared.resample_s} s, {', '.join(loaded.devices)} (W)", err=True
+    )
 
 
 @click.command("evaluate")
 @unit_option
-@click.option("--checkpoint", "-c", type=click.Path(dir_okay=False), default=None,
-              help="Checkpoint file (default: the shipped one).")
-@click.option("--source", "-s", default=None, metavar="SOURCE",
-              help="Data source (default: the one recorded in the checkpoint, e.g. the simulator with its seed/days).")
+@click.option(
+    "--checkpoint",
+    "-c",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Checkpoint file (default: the shipped one).",
+)
+@click.option(
+    "--source",
+    "-s",
+    default=None,
+    metavar="SOURCE",
+    help="Data source (default: the one recorded in the checkpoint, e.g. the simulator with its seed/days).",
+)
 @click.option("--house", type=int, default=None, help="House number (UK-DALE/REDD default 1, REFIT 2).")
 @click.option("--split", type=click.Choice(["train", "val", "test"]), default="test", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
@@ -108,7 +141,8 @@ def evaluate(checkpoint, source, house, split, as_json, batch_size):
       nilmbuild evaluate --json > scores.json
       nilmbuild evaluate --checkpoint run.pt --source csv:../shared/data/ukdale-house2-30s
     """
-    from nilmbuild.infer import evaluate as run_eval, format_table, json_safe
+    from nilmbuild.infer import evaluate as run_eval
+    from nilmbuild.infer import format_table, json_safe
     from nilmbuild.pipeline import load_data_for
 
     loaded = _load(checkpoint)

@@ -42,12 +42,12 @@ def mae(y, yhat, mask=None) -> float:
 
 def rmse(y, yhat, mask=None) -> float:
     d = _select(yhat, mask) - _select(y, mask)
-    return float(np.sqrt((d ** 2).mean())) if d.size else float("nan")
+    return float(np.sqrt((d**2).mean())) if d.size else float("nan")
 
 
 def nde(y, yhat, mask=None) -> float:
     y, yh = _select(y, mask), _select(yhat, mask)
-    return _ratio(((yh - y) ** 2).sum(), (y ** 2).sum())
+    return _ratio(((yh - y) ** 2).sum(), (y**2).sum())
 
 
 def sae(y, yhat, mask=None) -> float:
@@ -75,10 +75,18 @@ def classification(true_on, pred_on, mask=None) -> dict[str, float]:
 
 def device_metrics(y, yhat, states, threshold_w: float, mask=None) -> dict[str, float]:
     """Every metric for one device. y, yhat (T,) watts; states (T,) ground-truth ON (duration-filtered)."""
-    out = {"mae": mae(y, yhat, mask), "rmse": rmse(y, yhat, mask), "nde": nde(y, yhat, mask),
-           "sae": sae(y, yhat, mask), "teca": teca(y, yhat, mask), "mr": mr(y, yhat, mask)}
+    out = {
+        "mae": mae(y, yhat, mask),
+        "rmse": rmse(y, yhat, mask),
+        "nde": nde(y, yhat, mask),
+        "sae": sae(y, yhat, mask),
+        "teca": teca(y, yhat, mask),
+        "mr": mr(y, yhat, mask),
+    }
     out.update(classification(states, np.asarray(yhat) > threshold_w, mask))
-    out["f1_10w"] = classification(np.asarray(y) > NILMTK_THRESHOLD_W, np.asarray(yhat) > NILMTK_THRESHOLD_W, mask)["f1"]
+    out["f1_10w"] = classification(np.asarray(y) > NILMTK_THRESHOLD_W, np.asarray(yhat) > NILMTK_THRESHOLD_W, mask)[
+        "f1"
+    ]
     return out
 
 
@@ -87,7 +95,9 @@ def all_metrics(devices, y, yhat, states, thresholds_w: dict, mask=None) -> dict
     return {d: device_metrics(y[i], yhat[i], states[i], float(thresholds_w[d]), mask) for i, d in enumerate(devices)}
 
 
-def mean_baseline(devices, y, states, thresholds_w: dict, train_means_w: dict, mask=None) -> dict[str, dict[str, float]]:
+def mean_baseline(
+    devices, y, states, thresholds_w: dict, train_means_w: dict, mask=None
+) -> dict[str, dict[str, float]]:
     """The mean predictor: each device predicted as its constant training-set mean power (W)."""
     yhat = np.stack([np.full(np.shape(y)[-1], float(train_means_w[d])) for d in devices]) if len(devices) else y
     return all_metrics(devices, y, yhat, states, thresholds_w, mask)
@@ -100,8 +110,10 @@ def zero_baseline(devices, y, states, thresholds_w: dict, mask=None) -> dict[str
 
 def baselines(devices, y, states, thresholds_w: dict, train_means_w: dict, mask=None) -> dict[str, dict]:
     """{"mean": {device: metrics}, "zero": {device: metrics}}: the two reference predictors."""
-    return {"mean": mean_baseline(devices, y, states, thresholds_w, train_means_w, mask),
-            "zero": zero_baseline(devices, y, states, thresholds_w, mask)}
+    return {
+        "mean": mean_baseline(devices, y, states, thresholds_w, train_means_w, mask),
+        "zero": zero_baseline(devices, y, states, thresholds_w, mask),
+    }
 
 
 def json_safe(obj):

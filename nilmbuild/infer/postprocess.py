@@ -57,8 +57,9 @@ def denormalise(power_scaled: np.ndarray, scaler: dict) -> np.ndarray:
     return np.asarray(scaler_from_dict(scaler).inverse(np.asarray(power_scaled, dtype=np.float64)), dtype=np.float32)
 
 
-def suppress_short_activations(power: np.ndarray, on: np.ndarray, min_on_steps: int,
-                               min_off_steps: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def suppress_short_activations(
+    power: np.ndarray, on: np.ndarray, min_on_steps: int, min_off_steps: int = 1
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Remove ON segments shorter than `min_on_steps`.
 
     power (T,), on (T,) bool -> (power_out (T,) with removed samples set to 0,
@@ -82,8 +83,9 @@ def _pool(gate: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     return np.nanmean(v, axis=-1), np.nanmax(v, axis=-1)
 
 
-def suppress_long_off(power: np.ndarray, gate: np.ndarray, thr: float, window: int = DEFAULT_OFF_WINDOW,
-                      thr_max: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def suppress_long_off(
+    power: np.ndarray, gate: np.ndarray, thr: float, window: int = DEFAULT_OFF_WINDOW, thr_max: float | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Zero the prediction where avg_pool(gate) < thr and max_pool(gate) < thr_max (default thr).
 
     -> (power_out (T,), suppressed (T,) bool, avg_pool (T,), max_pool (T,))."""
@@ -103,7 +105,7 @@ def cap_to_aggregate(power: np.ndarray, aggregate_w: np.ndarray) -> tuple[np.nda
     then equals the aggregate and the devices keep their proportions. Elsewhere nothing changes."""
     p = np.asarray(power, dtype=np.float64)
     agg = np.maximum(np.nan_to_num(np.asarray(aggregate_w, dtype=np.float64)), 0.0)
-    total = p.sum(axis=0)                                                   # (T,)
+    total = p.sum(axis=0)  # (T,)
     binds = total > agg
     scale = np.where(binds, agg / np.where(binds, total, 1.0), 1.0)
     return (p * scale).astype(np.float32), binds
@@ -118,12 +120,12 @@ class PostConfig:
     min_off_steps: dict[str, int] = field(default_factory=dict)
     gate_thresholds: dict[str, float] = field(default_factory=dict)
     off_window: int = DEFAULT_OFF_WINDOW
-    short: bool = True           # step 1 on/off
-    long_off: bool = True        # step 2 on/off
-    cap: bool = True             # step 4 on/off (needs the aggregate)
+    short: bool = True  # step 1 on/off
+    long_off: bool = True  # step 2 on/off
+    cap: bool = True  # step 4 on/off (needs the aggregate)
 
     @classmethod
-    def for_model(cls, loaded_or_cfg, step_s: int = 60, **kw) -> "PostConfig":
+    def for_model(cls, loaded_or_cfg, step_s: int = 60, **kw) -> PostConfig:
         cfg = getattr(loaded_or_cfg, "cfg", loaded_or_cfg)
         devs = [d.name for d in cfg.devices]
         kw.setdefault("gate_thresholds", {d.name: float(d.gate_threshold) for d in cfg.devices})
@@ -132,8 +134,14 @@ class PostConfig:
         return cls(step_s=step_s, **kw)
 
 
-def postprocess(power_scaled: np.ndarray, gate: np.ndarray, devices, scalers: dict,
-                pc: PostConfig | None = None, aggregate_w: np.ndarray | None = None) -> dict[str, np.ndarray]:
+def postprocess(
+    power_scaled: np.ndarray,
+    gate: np.ndarray,
+    devices,
+    scalers: dict,
+    pc: PostConfig | None = None,
+    aggregate_w: np.ndarray | None = None,
+) -> dict[str, np.ndarray]:
     """Whole pipeline on (D, T) arrays. Returns (every array (D, T), device order = `devices`):
 
     raw_w           denormalised model output (W)
@@ -151,8 +159,20 @@ def postprocess(power_scaled: np.ndarray, gate: np.ndarray, devices, scalers: di
     pc = pc or PostConfig()
     gate = np.asarray(gate, dtype=np.float32)
     app = scalers.get("appliances", scalers) if isinstance(scalers, dict) else {}
-    res = {k: [] for k in ("raw_w", "short_w", "long_off_w", "final_w", "on_model", "short_removed",
-                           "off_suppressed", "gate_avg_pool", "gate_max_pool")}
+    res = {
+        k: []
+        for k in (
+            "raw_w",
+            "short_w",
+            "long_off_w",
+            "final_w",
+            "on_model",
+            "short_removed",
+            "off_suppressed",
+            "gate_avg_pool",
+            "gate_max_pool",
+        )
+    }
     for i, d in enumerate(devices):
         if d not in app:
             raise KeyError(f"no scaler for device {d!r}")
@@ -161,8 +181,11 @@ def postprocess(power_scaled: np.ndarray, gate: np.ndarray, devices, scalers: di
         on = gate[i] > thr
         if pc.short:
             short, _, removed = suppress_short_activations(
-                raw, on, pc.min_on_steps.get(d, duration_steps(MIN_ON_S.get(d, 0), pc.step_s)),
-                pc.min_off_steps.get(d, duration_steps(MIN_OFF_S.get(d, 0), pc.step_s)))
+                raw,
+                on,
+                pc.min_on_steps.get(d, duration_steps(MIN_ON_S.get(d, 0), pc.step_s)),
+                pc.min_off_steps.get(d, duration_steps(MIN_OFF_S.get(d, 0), pc.step_s)),
+            )
         else:
             short, removed = raw.copy(), np.zeros_like(on)
         if pc.long_off:
@@ -170,9 +193,17 @@ def postprocess(power_scaled: np.ndarray, gate: np.ndarray, devices, scalers: di
         else:
             lo, supp = short.copy(), np.zeros_like(on)
             avg, mx = _pool(gate[i], pc.off_window)
-        for k, v in (("raw_w", raw), ("short_w", short), ("long_off_w", lo), ("final_w", clamp_negative(lo)),
-                     ("on_model", on), ("short_removed", removed), ("off_suppressed", supp),
-                     ("gate_avg_pool", avg.astype(np.float32)), ("gate_max_pool", mx.astype(np.float32))):
+        for k, v in (
+            ("raw_w", raw),
+            ("short_w", short),
+            ("long_off_w", lo),
+            ("final_w", clamp_negative(lo)),
+            ("on_model", on),
+            ("short_removed", removed),
+            ("off_suppressed", supp),
+            ("gate_avg_pool", avg.astype(np.float32)),
+            ("gate_max_pool", mx.astype(np.float32)),
+        ):
             res[k].append(v)
     T = gate.shape[-1]
     out = {k: (np.stack(v) if v else np.zeros((0, T))) for k, v in res.items()}

@@ -17,8 +17,8 @@ features then continue smoothly into the padding); otherwise they are edge-repli
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import torch
@@ -26,11 +26,11 @@ import torch
 
 @dataclass
 class Geometry:
-    window: int     # W
-    centre: int     # C = stride
-    margin: int     # M
+    window: int  # W
+    centre: int  # C = stride
+    margin: int  # M
     n_windows: int  # n = ceil(T / C)
-    pad_left: int   # = M
+    pad_left: int  # = M
     pad_right: int  # = n*C + M - T
 
     @property
@@ -72,8 +72,9 @@ class Seq2SubseqResult:
     geometry: Geometry
 
 
-def pad_series(x: np.ndarray, left: int, right: int, timestamps: np.ndarray | None = None,
-               step_s: int | None = None) -> np.ndarray:
+def pad_series(
+    x: np.ndarray, left: int, right: int, timestamps: np.ndarray | None = None, step_s: int | None = None
+) -> np.ndarray:
     """(C, T) -> (C, left + T + right): edge-replicate every channel; when timestamps (T,) and
     step_s are given, channels 1.. are recomputed from the extended timestamp grid instead."""
     x = np.asarray(x, dtype=np.float32)
@@ -85,16 +86,23 @@ def pad_series(x: np.ndarray, left: int, right: int, timestamps: np.ndarray | No
         if step_s is None:
             step_s = int(ts[1] - ts[0]) if ts.size > 1 else 60
         ext = ts[0] + (np.arange(-left, ts.size + right, dtype=np.int64)) * int(step_s)
-        ext[left:left + ts.size] = ts
+        ext[left : left + ts.size] = ts
         exo = exogenous(ext.astype("datetime64[s]"))
-        out[1:1 + exo.shape[0]] = exo[: out.shape[0] - 1]
+        out[1 : 1 + exo.shape[0]] = exo[: out.shape[0] - 1]
     return out
 
 
 @torch.no_grad()
-def seq2subseq(model: torch.nn.Module, x: np.ndarray, *, batch_size: int = 32, gate_mode: str = "hard",
-               timestamps: np.ndarray | None = None, step_s: int | None = None,
-               progress: Callable[[int, int], None] | None = None) -> Seq2SubseqResult:
+def seq2subseq(
+    model: torch.nn.Module,
+    x: np.ndarray,
+    *,
+    batch_size: int = 32,
+    gate_mode: str = "hard",
+    timestamps: np.ndarray | None = None,
+    step_s: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Seq2SubseqResult:
     """Run `model` over the (7, T) input series `x` (scaled aggregate + 6 time features) by seq2subseq.
 
     batch_size windows go through the model at once (eval mode, no grad); `progress(done, total)`
@@ -106,29 +114,34 @@ def seq2subseq(model: torch.nn.Module, x: np.ndarray, *, batch_size: int = 32, g
     T = x.shape[1]
     W = int(getattr(getattr(model, "cfg", None), "window", 480))
     g = geometry(T, W)
-    xp = pad_series(x, g.pad_left, g.pad_right, timestamps, step_s)          # (7, n*C + 2M)
-    starts = np.arange(g.n_windows, dtype=np.int64) * g.centre               # padded coordinates
+    xp = pad_series(x, g.pad_left, g.pad_right, timestamps, step_s)  # (7, n*C + 2M)
+    starts = np.arange(g.n_windows, dtype=np.int64) * g.centre  # padded coordinates
     was_training = model.training
     model.eval()
     outs = {"power": [], "gate": [], "power_raw": []}
     try:
         for b0 in range(0, g.n_windows, max(1, int(batch_size))):
-            s = starts[b0:b0 + max(1, int(batch_size))]
-            xb = torch.from_numpy(np.stack([xp[:, a:a + W] for a in s]))         # (B, 7, W)
+            s = starts[b0 : b0 + max(1, int(batch_size))]
+            xb = torch.from_numpy(np.stack([xp[:, a : a + W] for a in s]))  # (B, 7, W)
             out = model(xb, gate_mode=gate_mode)
             for k in outs:
-                outs[k].append(getattr(out, k)[:, :, g.margin:g.margin + g.centre].float().cpu().numpy())
+                outs[k].append(getattr(out, k)[:, :, g.margin : g.margin + g.centre].float().cpu().numpy())
             if progress is not None:
                 progress(min(b0 + len(s), g.n_windows), g.n_windows)
     finally:
         model.train(was_training)
 
-    def stitch(parts):                                    # list of (B, D, C) -> (D, T)
-        a = np.concatenate(parts, axis=0)                 # (n, D, C)
+    def stitch(parts):  # list of (B, D, C) -> (D, T)
+        a = np.concatenate(parts, axis=0)  # (n, D, C)
         return np.ascontiguousarray(a.transpose(1, 0, 2).reshape(a.shape[1], -1)[:, :T], dtype=np.float32)
 
-    c0 = starts                                           # real index of centre k = k * C
+    c0 = starts  # real index of centre k = k * C
     return Seq2SubseqResult(
-        power=stitch(outs["power"]), gate=stitch(outs["gate"]), power_raw=stitch(outs["power_raw"]),
-        window_starts=starts - g.margin, centres=np.stack([c0, np.minimum(c0 + g.centre, T)], axis=1),
-        seams=c0[1:].copy(), geometry=g)
+        power=stitch(outs["power"]),
+        gate=stitch(outs["gate"]),
+        power_raw=stitch(outs["power_raw"]),
+        window_starts=starts - g.margin,
+        centres=np.stack([c0, np.minimum(c0 + g.centre, T)], axis=1),
+        seams=c0[1:].copy(),
+        geometry=g,
+    )

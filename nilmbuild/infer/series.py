@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -15,8 +15,8 @@ from .metrics import all_metrics, baselines
 from .postprocess import PostConfig, clamp_negative, postprocess
 from .seq2subseq import seq2subseq
 
-
 # ---- the continuous test (or any) split ------------------------------------------------------------
+
 
 def _post_config(loaded, step_s: int, prepared=None, off_window: int | None = None) -> PostConfig:
     kw = {}
@@ -28,8 +28,17 @@ def _post_config(loaded, step_s: int, prepared=None, off_window: int | None = No
     return PostConfig.for_model(loaded, step_s=step_s, **kw)
 
 
-def predict_series(loaded, timestamps, aggregate_w, *, step_s: int = 60, prepared=None, batch_size: int = 32,
-                   post: PostConfig | None = None, progress: Callable[[int, int], None] | None = None):
+def predict_series(
+    loaded,
+    timestamps,
+    aggregate_w,
+    *,
+    step_s: int = 60,
+    prepared=None,
+    batch_size: int = 32,
+    post: PostConfig | None = None,
+    progress: Callable[[int, int], None] | None = None,
+):
     """Seq2subseq + post-processing over one continuous series -> (Seq2SubseqResult, post dict (D, T) arrays)."""
     x = model_input(loaded, timestamps, aggregate_w)
     res = seq2subseq(loaded.model, x, batch_size=batch_size, timestamps=timestamps, step_s=step_s, progress=progress)
@@ -37,8 +46,9 @@ def predict_series(loaded, timestamps, aggregate_w, *, step_s: int = 60, prepare
     return res, postprocess(res.power, res.gate, loaded.devices, loaded.scalers, pc, aggregate_w=aggregate_w)
 
 
-def evaluate(loaded, prepared, split: str = "test", *, batch_size: int = 32,
-             progress: Callable[[int, int], None] | None = None) -> dict:
+def evaluate(
+    loaded, prepared, split: str = "test", *, batch_size: int = 32, progress: Callable[[int, int], None] | None = None
+) -> dict:
     """Run the checkpoint over the whole continuous `split` series and score the post-processed output.
 
     -> {"devices": {name: {metric: float}}, "baselines": {"mean": {name: {...}}, "zero": {...}},
@@ -51,8 +61,15 @@ def evaluate(loaded, prepared, split: str = "test", *, batch_size: int = 32,
     if sp.timestamps.shape[0] == 0 or not sp.valid.any():
         raise UserError(f"the {split} split is empty; use more data or other split settings")
     devs = loaded.devices
-    _, post = predict_series(loaded, sp.timestamps, sp.aggregate_w, step_s=prepared.resample_s, prepared=prepared,
-                             batch_size=batch_size, progress=progress)
+    _, post = predict_series(
+        loaded,
+        sp.timestamps,
+        sp.aggregate_w,
+        step_s=prepared.resample_s,
+        prepared=prepared,
+        batch_size=batch_size,
+        progress=progress,
+    )
     missing = set(prepared.stats.get("missing", []))
     scored = [i for i, d in enumerate(devs) if d not in missing]
     names = [devs[i] for i in scored]
@@ -60,22 +77,35 @@ def evaluate(loaded, prepared, split: str = "test", *, batch_size: int = 32,
     y, st, yhat = y[scored], st[scored], post["final_w"][scored]
     thr = thresholds_for(prepared, names)
     refs = baselines(names, y, st, thr, train_means_w(prepared, names), sp.valid)
-    return {"devices": all_metrics(names, y, yhat, st, thr, sp.valid), "baselines": refs, "baseline": refs["mean"],
-            "no_ground_truth": sorted(missing & set(devs)), "split": split, "samples": int(sp.valid.sum()),
-            "aggregate_cap": float(post["cap_binds"][sp.valid].mean()) if sp.valid.any() else 0.0,
-            "span": [str(sp.timestamps[0]), str(sp.timestamps[-1])]}
+    return {
+        "devices": all_metrics(names, y, yhat, st, thr, sp.valid),
+        "baselines": refs,
+        "baseline": refs["mean"],
+        "no_ground_truth": sorted(missing & set(devs)),
+        "split": split,
+        "samples": int(sp.valid.sum()),
+        "aggregate_cap": float(post["cap_binds"][sp.valid].mean()) if sp.valid.any() else 0.0,
+        "span": [str(sp.timestamps[0]), str(sp.timestamps[-1])],
+    }
 
 
 # ---- one span for the Disaggregation page ----------------------------------------------------------
+
 
 def _as_series(prepared_or_series, split: str) -> tuple[dict, object]:
     """A Prepared (its `split`), a Split or a dict -> (series dict, the Prepared or None)."""
     if hasattr(prepared_or_series, "splits"):
         prepared = prepared_or_series
         sp = prepared.splits[split]
-        return {"timestamps": sp.timestamps, "aggregate_w": sp.aggregate_w, "appliances_w": sp.appliances_w,
-                "states": sp.states, "valid": sp.valid, "devices": list(prepared.devices),
-                "step_s": prepared.resample_s}, prepared
+        return {
+            "timestamps": sp.timestamps,
+            "aggregate_w": sp.aggregate_w,
+            "appliances_w": sp.appliances_w,
+            "states": sp.states,
+            "valid": sp.valid,
+            "devices": list(prepared.devices),
+            "step_s": prepared.resample_s,
+        }, prepared
     if hasattr(prepared_or_series, "aggregate_w"):
         sp = prepared_or_series
         return {k: getattr(sp, k) for k in ("timestamps", "aggregate_w", "appliances_w", "states", "valid")}, None
@@ -112,8 +142,16 @@ def _span_truth(series: dict, sl: slice, devs, prepared, thr: dict):
     return truth, states, no_truth
 
 
-def disaggregate_series(loaded, prepared_or_series, start=0, length: int | None = None, *, split: str = "test",
-                        batch_size: int = 32, step_s: int | None = None) -> dict:
+def disaggregate_series(
+    loaded,
+    prepared_or_series,
+    start=0,
+    length: int | None = None,
+    *,
+    split: str = "test",
+    batch_size: int = 32,
+    step_s: int | None = None,
+) -> dict:
     """Everything the Disaggregation page shows for one span (a full day by default).
 
     prepared_or_series: a Prepared (its `split` series is used), a Split, or a dict with
@@ -165,21 +203,37 @@ def disaggregate_series(loaded, prepared_or_series, start=0, length: int | None 
     no_truth = list(devs)
     if series.get("appliances_w") is not None:
         truth, states, no_truth = _span_truth(series, sl, devs, prepared, thr)
-        k = [i for i, d in enumerate(devs) if d not in no_truth]        # devices without ground truth are not scored
+        k = [i for i, d in enumerate(devs) if d not in no_truth]  # devices without ground truth are not scored
         scored = [devs[i] for i in k]
         metrics = all_metrics(scored, truth[k], post["final_w"][k], states[k], thr, valid)
         raw_metrics = all_metrics(scored, truth[k], clamp_negative(post["raw_w"])[k], states[k], thr, valid)
     g = res.geometry
     return {
-        "devices": list(devs), "step_s": step, "start": start, "length": int(agg.shape[0]),
-        "timestamps": ts[sl], "aggregate_w": agg, "valid": valid,
+        "devices": list(devs),
+        "step_s": step,
+        "start": start,
+        "length": int(agg.shape[0]),
+        "timestamps": ts[sl],
+        "aggregate_w": agg,
+        "valid": valid,
         "input": model_input(loaded, ts[sl], agg),
-        "truth_w": truth, "states": states, "no_truth": no_truth,
-        "power_scaled": res.power, "power_raw_scaled": res.power_raw, "gate": res.gate,
-        "post": post, "prediction_w": post["final_w"],
-        "window_starts": res.window_starts, "centres": res.centres, "seams": res.seams,
+        "truth_w": truth,
+        "states": states,
+        "no_truth": no_truth,
+        "power_scaled": res.power,
+        "power_raw_scaled": res.power_raw,
+        "gate": res.gate,
+        "post": post,
+        "prediction_w": post["final_w"],
+        "window_starts": res.window_starts,
+        "centres": res.centres,
+        "seams": res.seams,
         "geometry": dataclasses.asdict(g),
-        "thresholds_w": thr, "gate_thresholds": dict(pc.gate_thresholds),
-        "min_on_steps": dict(pc.min_on_steps), "min_off_steps": dict(pc.min_off_steps), "off_window": pc.off_window,
-        "metrics": metrics, "raw_metrics": raw_metrics,
+        "thresholds_w": thr,
+        "gate_thresholds": dict(pc.gate_thresholds),
+        "min_on_steps": dict(pc.min_on_steps),
+        "min_off_steps": dict(pc.min_off_steps),
+        "off_window": pc.off_window,
+        "metrics": metrics,
+        "raw_metrics": raw_metrics,
     }

@@ -7,13 +7,14 @@ every input, so a stale entry is never read; writes are atomic.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 
 def cache_dir() -> Path:
     base = os.environ.get("NILMBUILD_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "nilmbuild")
+        os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "nilmbuild"
+    )
     return Path(base) / "live"
 
 

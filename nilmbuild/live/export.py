@@ -65,10 +65,11 @@ class LiveModel(nn.Module):
     def forward(self, x: torch.Tensor, head: torch.Tensor):
         trace = Trace()
         out = self.model(x, gate_mode="hard", trace=trace)
-        watts = out.power[0] * self.w_scale + self.w_offset                    # (D, W)
+        watts = out.power[0] * self.w_scale + self.w_offset  # (D, W)
         layers = range(self.model.cfg.n_encoder_layers)
-        attention = torch.stack([trace[f"encoder.{l}.attn.weights"][0].index_select(0, head.reshape(1))[0]
-                                 for l in layers])                             # (layers, query, key)
+        attention = torch.stack(
+            [trace[f"encoder.{l}.attn.weights"][0].index_select(0, head.reshape(1))[0] for l in layers]
+        )  # (layers, query, key)
         return (watts, attention, *(trace[name][0] for name in STAGES.values()))
 
 
@@ -83,8 +84,9 @@ def torch_reference(loaded, x: np.ndarray, head: int) -> dict[str, np.ndarray]:
     ref = {g: trace[t][0].numpy() for g, t in STAGES.items()}
     apps = loaded.scalers["appliances"]
     ref["watts"] = np.stack([denormalise(ref["power_scaled"][i], apps[d]) for i, d in enumerate(loaded.devices)])
-    ref["attention"] = np.stack([trace[f"encoder.{l}.attn.weights"][0, head].numpy()
-                                 for l in range(loaded.cfg.n_encoder_layers)])
+    ref["attention"] = np.stack(
+        [trace[f"encoder.{l}.attn.weights"][0, head].numpy() for l in range(loaded.cfg.n_encoder_layers)]
+    )
     return ref
 
 
@@ -107,9 +109,17 @@ def export_onnx(loaded) -> bytes:
     args = (torch.zeros(1, 1 + loaded.cfg.n_exo, W), torch.tensor(0, dtype=torch.int64))
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")
-        prog = torch.onnx.export(live, args, dynamo=True, opset_version=18, optimize=False,
-                                 external_data=False, input_names=["x", "head"], output_names=list(OUTPUTS),
-                                 verbose=False)
+        prog = torch.onnx.export(
+            live,
+            args,
+            dynamo=True,
+            opset_version=18,
+            optimize=False,
+            external_data=False,
+            input_names=["x", "head"],
+            output_names=list(OUTPUTS),
+            verbose=False,
+        )
     proto = prog.model_proto
     strip_metadata(proto)
     buf = io.BytesIO()

@@ -22,10 +22,18 @@ def live_data(loaded) -> dict:
     cfg = loaded.cfg
     a, b = inverse_affine(loaded.scalers["aggregate"])
     return {
-        "runtime": RUNTIME_FILE, "blob": MODEL_BLOB, "devices": list(loaded.devices), "window": int(cfg.window),
-        "channels": int(cfg.c_in + cfg.n_exo), "stepS": Model(loaded).step_s, "aggregate": {"a": a, "b": b},
-        "outputs": list(OUTPUTS), "stages": dict(STAGES), "heads": int(cfg.n_head),
-        "layers": int(cfg.n_encoder_layers), "thresholds": [float(d.gate_threshold) for d in cfg.devices],
+        "runtime": RUNTIME_FILE,
+        "blob": MODEL_BLOB,
+        "devices": list(loaded.devices),
+        "window": int(cfg.window),
+        "channels": int(cfg.c_in + cfg.n_exo),
+        "stepS": Model(loaded).step_s,
+        "aggregate": {"a": a, "b": b},
+        "outputs": list(OUTPUTS),
+        "stages": dict(STAGES),
+        "heads": int(cfg.n_head),
+        "layers": int(cfg.n_encoder_layers),
+        "thresholds": [float(d.gate_threshold) for d in cfg.devices],
     }
 
 

@@ -32,7 +32,9 @@ def _fridge_cycle(rng) -> np.ndarray:
 def palette(step_s: int) -> list[dict]:
     """[{name, label, watts: [one value per model step]}] for the kettle, the washing machine and the fridge."""
     rng = np.random.default_rng(SEED)
-    events = [("kettle", "Kettle boil", sim._kettle(rng)),
-              ("washing_machine", "Washing cycle", sim._washing_machine(rng)),
-              ("fridge", "Fridge cycle", _fridge_cycle(rng))]
+    events = [
+        ("kettle", "Kettle boil", sim._kettle(rng)),
+        ("washing_machine", "Washing cycle", sim._washing_machine(rng)),
+        ("fridge", "Fridge cycle", _fridge_cycle(rng)),
+    ]
     return [{"name": n, "label": label, "watts": _to_step(np.asarray(w, float), step_s)} for n, label, w in events]

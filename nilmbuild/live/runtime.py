@@ -21,13 +21,13 @@ PACKAGE = "onnxruntime-web"
 ORT_JS = "dist/ort.wasm.min.js"
 GLUE = "dist/ort-wasm-simd-threaded.mjs"
 WASM = "dist/ort-wasm-simd-threaded.wasm"
-FILES = ("package.json", ORT_JS, GLUE, WASM)     # what setup.py copies into the wheel
+FILES = ("package.json", ORT_JS, GLUE, WASM)  # what setup.py copies into the wheel
 
 
 def _read(root: Path, rel: str) -> bytes:
     path = root / "node_modules" / PACKAGE / rel
     if not path.is_file():
-        path = root / PACKAGE / rel                  # an installed wheel's _assets/ (setup.py copy_live_runtime)
+        path = root / PACKAGE / rel  # an installed wheel's _assets/ (setup.py copy_live_runtime)
     if not path.is_file():
         raise UserError("onnxruntime-web missing from node_modules: run `npm ci` (or `make site`)")
     return path.read_bytes()
@@ -42,8 +42,10 @@ def runtime_script(root: Path) -> bytes:
     worker = ort_js + "\n" + (root / "static" / "js" / "live_worker.js").read_text(encoding="utf-8")
     wasm = base64.b64encode(gzipped_wasm(root)).decode("ascii")
     payload = {"version": version, "worker": worker, "glue": _read(root, GLUE).decode("utf-8")}
-    head = (f"/* nilmbuild live-model runtime: {PACKAGE} {version} (npm, MIT licence), wasm build, inlined "
-            f"verbatim; loaded once by the pages that run the model (docs/live-model.md) */\n")
+    head = (
+        f"/* nilmbuild live-model runtime: {PACKAGE} {version} (npm, MIT licence), wasm build, inlined "
+        f"verbatim; loaded once by the pages that run the model (docs/live-model.md) */\n"
+    )
     body = json.dumps(payload, ensure_ascii=True, sort_keys=True, separators=(",", ":"))
     return (head + f'self.nilmbuildRuntime = Object.assign({body}, {{wasmGzipBase64: "{wasm}"}});\n').encode("ascii")
 

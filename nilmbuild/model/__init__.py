@@ -5,6 +5,13 @@ from .nilmformer import NILMFormer, NILMFormerOutput, count_params, param_table
 from .trace import Trace, TraceRecord
 
 __all__ = [
-    "DEFAULT_DEVICES", "DeviceSpec", "NILMFormer", "NILMFormerConfig", "NILMFormerOutput",
-    "Trace", "TraceRecord", "count_params", "param_table",
+    "DEFAULT_DEVICES",
+    "DeviceSpec",
+    "NILMFormer",
+    "NILMFormerConfig",
+    "NILMFormerOutput",
+    "Trace",
+    "TraceRecord",
+    "count_params",
+    "param_table",
 ]

@@ -10,8 +10,8 @@ exp(-1e4 - max) underflows to exactly 0 in float32, so both paths agree (tested 
 from __future__ import annotations
 
 import torch
-from torch import nn
 import torch.nn.functional as F
+from torch import nn
 
 from .trace import Trace, attention_masked_scores, attention_scores, attention_weights, linear, permute, put, weight
 
@@ -27,7 +27,7 @@ class DiagonallyMaskedSelfAttention(nn.Module):
     def __init__(self, d_model: int, n_head: int, head_dim: int, dropout: float) -> None:
         super().__init__()
         self.n_head, self.head_dim = n_head, head_dim
-        self.scale = head_dim ** -0.5
+        self.scale = head_dim**-0.5
         self.wq = nn.Linear(d_model, n_head * head_dim, bias=False)
         self.wk = nn.Linear(d_model, n_head * head_dim, bias=False)
         self.wv = nn.Linear(d_model, n_head * head_dim, bias=False)
@@ -37,13 +37,20 @@ class DiagonallyMaskedSelfAttention(nn.Module):
 
     def _split(self, t: torch.Tensor) -> torch.Tensor:
         B, L, _ = t.shape
-        return t.view(B, L, self.n_head, self.head_dim).permute(0, 2, 1, 3)   # (B, H, L, E)
+        return t.view(B, L, self.n_head, self.head_dim).permute(0, 2, 1, 3)  # (B, H, L, E)
 
-    def forward(self, x: torch.Tensor, mask_diagonal: bool = True, trace: Trace | None = None,
-                name: str = "attn", explicit: bool | None = None, in_name: str | None = None) -> torch.Tensor:
+    def forward(
+        self,
+        x: torch.Tensor,
+        mask_diagonal: bool = True,
+        trace: Trace | None = None,
+        name: str = "attn",
+        explicit: bool | None = None,
+        in_name: str | None = None,
+    ) -> torch.Tensor:
         # x: (B, L, d_model), traced as `in_name` (if given, v is declared as its projection)
         B, L, D = x.shape
-        q, k, v = self._split(self.wq(x)), self._split(self.wk(x)), self._split(self.wv(x))   # (B, H, L, E)
+        q, k, v = self._split(self.wq(x)), self._split(self.wk(x)), self._split(self.wv(x))  # (B, H, L, E)
         if explicit is None:
             explicit = trace is not None
         if explicit:
@@ -51,15 +58,34 @@ class DiagonallyMaskedSelfAttention(nn.Module):
         else:
             mask = None
             if mask_diagonal:
-                mask = torch.zeros(L, L, dtype=q.dtype, device=q.device).masked_fill_(diagonal_mask(L, q.device), MASK_VALUE)
-            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=self.scale,
-                                                 dropout_p=self.dropout if self.training else 0.0)
-        merged = out.permute(0, 2, 1, 3).reshape(B, L, D)                     # (B, L, d_model)
-        put(trace, f"{name}.merged", merged, ("batch", "time", "feature"), "7b", "attention.md 7.9", "heads concatenated back to 96 features",
-            derive=permute(f"{name}.context", (0, 2, 1, 3)))
-        y = self.wo(merged)                                                   # (B, L, d_model)
-        put(trace, f"{name}.out", y, ("batch", "time", "feature"), "7b", "attention.md 7.10", "output projection Wo",
-            derive=linear(f"{name}.merged", weight(f"{name}.wo")))
+                mask = torch.zeros(L, L, dtype=q.dtype, device=q.device).masked_fill_(
+                    diagonal_mask(L, q.device), MASK_VALUE
+                )
+            out = F.scaled_dot_product_attention(
+                q, k, v, attn_mask=mask, scale=self.scale, dropout_p=self.dropout if self.training else 0.0
+            )
+        merged = out.permute(0, 2, 1, 3).reshape(B, L, D)  # (B, L, d_model)
+        put(
+            trace,
+            f"{name}.merged",
+            merged,
+            ("batch", "time", "feature"),
+            "7b",
+            "attention.md 7.9",
+            "heads concatenated back to 96 features",
+            derive=permute(f"{name}.context", (0, 2, 1, 3)),
+        )
+        y = self.wo(merged)  # (B, L, d_model)
+        put(
+            trace,
+            f"{name}.out",
+            y,
+            ("batch", "time", "feature"),
+            "7b",
+            "attention.md 7.10",
+            "output projection Wo",
+            derive=linear(f"{name}.merged", weight(f"{name}.wo")),
+        )
         return y
 
     def _explicit(self, q, k, v, mask_diagonal, trace, name, in_name=None):
@@ -67,26 +93,73 @@ class DiagonallyMaskedSelfAttention(nn.Module):
         axes_att = ("batch", "head", "query", "key")
         put(trace, f"{name}.q", q, axes_qk, "7b", "attention.md 7.4", "queries, split into 8 heads of 12")
         put(trace, f"{name}.k", k, axes_qk, "7b", "attention.md 7.4", "keys, split into 8 heads of 12")
-        put(trace, f"{name}.v", v, axes_qk, "7b", "attention.md 7.4", "values, split into 8 heads of 12",
-            derive=linear(in_name, weight(f"{name}.wv"), heads=self.n_head) if in_name else None)
-        scores = torch.einsum("bhle,bhse->bhls", q, k) * self.scale          # (B, H, L, L)
-        put(trace, f"{name}.scores", scores, axes_att, "7b", "attention.md 7.5", "scaled dot products q.k / sqrt(12)",
-            derive=attention_scores(f"{name}.q", f"{name}.k", self.scale))
+        put(
+            trace,
+            f"{name}.v",
+            v,
+            axes_qk,
+            "7b",
+            "attention.md 7.4",
+            "values, split into 8 heads of 12",
+            derive=linear(in_name, weight(f"{name}.wv"), heads=self.n_head) if in_name else None,
+        )
+        scores = torch.einsum("bhle,bhse->bhls", q, k) * self.scale  # (B, H, L, L)
+        put(
+            trace,
+            f"{name}.scores",
+            scores,
+            axes_att,
+            "7b",
+            "attention.md 7.5",
+            "scaled dot products q.k / sqrt(12)",
+            derive=attention_scores(f"{name}.q", f"{name}.k", self.scale),
+        )
         if mask_diagonal:
             diag = diagonal_mask(scores.shape[-1], scores.device)
             scores = scores.masked_fill(diag, MASK_VALUE)
-            put(trace, f"{name}.masked_scores", scores, axes_att, "7b", "attention.md 7.6", "scores with -1e4 on the diagonal",
-                derive=attention_masked_scores(f"{name}.q", f"{name}.k", self.scale, MASK_VALUE))
-        attn = torch.softmax(scores, dim=-1)                                   # (B, H, L, L)
+            put(
+                trace,
+                f"{name}.masked_scores",
+                scores,
+                axes_att,
+                "7b",
+                "attention.md 7.6",
+                "scores with -1e4 on the diagonal",
+                derive=attention_masked_scores(f"{name}.q", f"{name}.k", self.scale, MASK_VALUE),
+            )
+        attn = torch.softmax(scores, dim=-1)  # (B, H, L, L)
         if mask_diagonal:
             attn = attn.masked_fill(diag, 0.0)
-        put(trace, f"{name}.weights", attn, axes_att, "7b", "attention.md 7.7", "softmax over keys; diagonal exactly 0",
-            derive=attention_weights(f"{name}.q", f"{name}.k", f"{name}.lse", self.scale, mask_diagonal, MASK_VALUE))
+        put(
+            trace,
+            f"{name}.weights",
+            attn,
+            axes_att,
+            "7b",
+            "attention.md 7.7",
+            "softmax over keys; diagonal exactly 0",
+            derive=attention_weights(f"{name}.q", f"{name}.k", f"{name}.lse", self.scale, mask_diagonal, MASK_VALUE),
+        )
         if trace is not None:
-            lse = torch.logsumexp(scores, dim=-1)                              # (B, H, L)
-            put(trace, f"{name}.lse", lse, ("batch", "head", "query"), "7b", "attention.md 7.7",
-                "log-sum-exp of each row of (masked) scores: weights = exp(score - lse)")
+            lse = torch.logsumexp(scores, dim=-1)  # (B, H, L)
+            put(
+                trace,
+                f"{name}.lse",
+                lse,
+                ("batch", "head", "query"),
+                "7b",
+                "attention.md 7.7",
+                "log-sum-exp of each row of (masked) scores: weights = exp(score - lse)",
+            )
         attn = self.attn_drop(attn)
-        out = torch.einsum("bhls,bhsd->bhld", attn, v)                         # (B, H, L, E)
-        put(trace, f"{name}.context", out, axes_qk, "7b", "attention.md 7.8", "attention-weighted sum of values, per head")
+        out = torch.einsum("bhls,bhsd->bhld", attn, v)  # (B, H, L, E)
+        put(
+            trace,
+            f"{name}.context",
+            out,
+            axes_qk,
+            "7b",
+            "attention.md 7.8",
+            "attention-weighted sum of values, per head",
+        )
         return out

@@ -62,8 +62,15 @@ def atomic_write_bytes(path: str | os.PathLike, write) -> None:
         raise
 
 
-def save_checkpoint(path, model: NILMFormer, *, scalers: dict | None = None, train_log: dict | None = None,
-                    provenance: dict | None = None, extra: dict | None = None) -> None:
+def save_checkpoint(
+    path,
+    model: NILMFormer,
+    *,
+    scalers: dict | None = None,
+    train_log: dict | None = None,
+    provenance: dict | None = None,
+    extra: dict | None = None,
+) -> None:
     payload = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -80,7 +87,7 @@ def save_checkpoint(path, model: NILMFormer, *, scalers: dict | None = None, tra
 
 def update_extra(path, key: str, value) -> None:
     """Set extra[key] = value in the checkpoint file at `path`, rewriting it atomically (weights untouched)."""
-    load_checkpoint(path)                                   # one-line UserError for anything unreadable
+    load_checkpoint(path)  # one-line UserError for anything unreadable
     payload = torch.load(Path(path), map_location="cpu", weights_only=True)
     payload["extra"] = {**(payload.get("extra") or {}), key: value}
     atomic_write_bytes(path, lambda f: torch.save(payload, f))
@@ -93,23 +100,36 @@ def load_checkpoint(path=None) -> Loaded:
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # truncated zip, bad pickle, not a torch file at all
-        raise UserError(f"checkpoint {path} is corrupt or truncated ({type(e).__name__}): "
-                        "re-copy it or write a new one with `nilmbuild train`") from None
+        raise UserError(
+            f"checkpoint {path} is corrupt or truncated ({type(e).__name__}): "
+            "re-copy it or write a new one with `nilmbuild train`"
+        ) from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise UserError(f"{path} is not a nilmbuild checkpoint: write one with `nilmbuild train`")
     if payload.get("format_version") != FORMAT_VERSION:
-        raise UserError(f"checkpoint {path} has format version {payload.get('format_version')} "
-                        f"(written by nilmbuild {payload.get('nilmbuild_version')}), this nilmbuild {__version__} "
-                        f"reads version {FORMAT_VERSION}: retrain with `nilmbuild train` or use the matching nilmbuild")
+        raise UserError(
+            f"checkpoint {path} has format version {payload.get('format_version')} "
+            f"(written by nilmbuild {payload.get('nilmbuild_version')}), this nilmbuild {__version__} "
+            f"reads version {FORMAT_VERSION}: retrain with `nilmbuild train` or use the matching nilmbuild"
+        )
     try:
         cfg = NILMFormerConfig.from_dict(payload["config"])
         model = NILMFormer(cfg)
         model.load_state_dict(payload["state_dict"], strict=True)
     except (TypeError, ValueError, RuntimeError, KeyError) as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise UserError(f"checkpoint {path}: weights do not match its config ({first}): "
-                        "the file was edited or mixed from two runs; retrain with `nilmbuild train`") from None
+        raise UserError(
+            f"checkpoint {path}: weights do not match its config ({first}): "
+            "the file was edited or mixed from two runs; retrain with `nilmbuild train`"
+        ) from None
     model.eval()
-    return Loaded(model=model, cfg=cfg, scalers=payload.get("scalers", {}), train_log=payload.get("train_log", {}),
-                  provenance=payload.get("provenance", {}), extra=payload.get("extra", {}),
-                  nilmbuild_version=payload.get("nilmbuild_version", "?"), path=str(path))
+    return Loaded(
+        model=model,
+        cfg=cfg,
+        scalers=payload.get("scalers", {}),
+        train_log=payload.get("train_log", {}),
+        provenance=payload.get("provenance", {}),
+        extra=payload.get("extra", {}),
+        nilmbuild_version=payload.get("nilmbuild_version", "?"),
+        path=str(path),
+    )

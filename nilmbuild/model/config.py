@@ -33,32 +33,34 @@ DEFAULT_DEVICES: tuple[DeviceSpec, ...] = (
 
 @dataclass
 class NILMFormerConfig:
-    c_in: int = 1                  # power channels (the aggregate)
-    n_exo: int = 6                 # exogenous sin/cos channels: month, day-of-year, hour
-    c_embedding: int = 8           # DilatedBlock output channels
+    c_in: int = 1  # power channels (the aggregate)
+    n_exo: int = 6  # exogenous sin/cos channels: month, day-of-year, hour
+    c_embedding: int = 8  # DilatedBlock output channels
     kernel_size: int = 3
     dilations: tuple[int, ...] = (1, 2, 4, 8)
     n_encoder_layers: int = 3
     d_model: int = 96
     n_head: int = 8
-    head_dim: int = 12             # d_model // n_head
-    pffn_ratio: int = 4            # FFN 96 -> 384 -> 96
-    dp_rate: float = 0.2           # dropout on the residual branches and inside the FFN (spec)
-    attn_dropout: float = 0.0      # dropout on the attention weights (spec: dp_rate; see docs/spec-notes.md)
+    head_dim: int = 12  # d_model // n_head
+    pffn_ratio: int = 4  # FFN 96 -> 384 -> 96
+    dp_rate: float = 0.2  # dropout on the residual branches and inside the FFN (spec)
+    attn_dropout: float = 0.0  # dropout on the attention weights (spec: dp_rate; see docs/spec-notes.md)
     mask_diagonal: bool = True
     use_film: bool = True
     film_hidden_dim: int = 32
     use_freq_features: bool = True
     use_elec_features: bool = True
     n_freq_bands: int = 8
-    window: int = 480              # L; the learnable positional encoding is (1, c_embedding, window)
+    window: int = 480  # L; the learnable positional encoding is (1, c_embedding, window)
     devices: tuple[DeviceSpec, ...] = field(default_factory=lambda: DEFAULT_DEVICES)
 
     def __post_init__(self) -> None:
         self.dilations = tuple(self.dilations)
         self.devices = tuple(d if isinstance(d, DeviceSpec) else DeviceSpec(**d) for d in self.devices)
         if self.n_head * self.head_dim != self.d_model:
-            raise ValueError(f"n_head * head_dim must equal d_model ({self.n_head} x {self.head_dim} != {self.d_model})")
+            raise ValueError(
+                f"n_head * head_dim must equal d_model ({self.n_head} x {self.head_dim} != {self.d_model})"
+            )
 
     @property
     def c_out(self) -> int:
@@ -89,5 +91,5 @@ class NILMFormerConfig:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict) -> "NILMFormerConfig":
+    def from_dict(cls, d: dict) -> NILMFormerConfig:
         return cls(**d)

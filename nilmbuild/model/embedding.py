@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import torch
-from torch import nn
 import torch.nn.functional as F
+from torch import nn
 
 from .trace import Trace, put
 
@@ -25,11 +25,27 @@ class ResUnit(nn.Module):
 
     def forward(self, x: torch.Tensor, trace: Trace | None = None, name: str = "") -> torch.Tensor:
         # x: (B, C_in, L)
-        h = self.conv(x)                                            # (B, C_out, L)
-        put(trace, f"{name}.conv", h, ("batch", "channel", "time"), "2", "architecture.md 5", "dilated convolution output, before GELU")
-        h = self.bn(F.gelu(h))                                      # (B, C_out, L)
-        out = h + self.residual(x)                                  # (B, C_out, L)
-        put(trace, f"{name}.out", out, ("batch", "channel", "time"), "2", "architecture.md 5", "GELU -> BatchNorm, plus residual")
+        h = self.conv(x)  # (B, C_out, L)
+        put(
+            trace,
+            f"{name}.conv",
+            h,
+            ("batch", "channel", "time"),
+            "2",
+            "architecture.md 5",
+            "dilated convolution output, before GELU",
+        )
+        h = self.bn(F.gelu(h))  # (B, C_out, L)
+        out = h + self.residual(x)  # (B, C_out, L)
+        put(
+            trace,
+            f"{name}.out",
+            out,
+            ("batch", "channel", "time"),
+            "2",
+            "architecture.md 5",
+            "GELU -> BatchNorm, plus residual",
+        )
         return out
 
 

@@ -8,48 +8,108 @@ from torch import nn
 from .attention import DiagonallyMaskedSelfAttention
 from .ffn import PositionWiseFeedForward
 from .film import film
-from .trace import Trace, add, alias, film as film_of, layernorm, put
+from .trace import Trace, add, alias, layernorm, put
+from .trace import film as film_of
 
 
 class EncoderLayer(nn.Module):
     """x = x + attn(LN1(x));  x = x + FiLM(FFN(LN2(x)))   (111,456 parameters at the defaults)."""
 
-    def __init__(self, d_model: int, n_head: int, head_dim: int, d_ff: int, dropout: float,
-                 attn_dropout: float | None = None) -> None:
+    def __init__(
+        self, d_model: int, n_head: int, head_dim: int, d_ff: int, dropout: float, attn_dropout: float | None = None
+    ) -> None:
         super().__init__()
         self.norm1 = nn.LayerNorm(d_model, eps=1e-5)
-        self.attn = DiagonallyMaskedSelfAttention(d_model, n_head, head_dim, dropout if attn_dropout is None else attn_dropout)
+        self.attn = DiagonallyMaskedSelfAttention(
+            d_model, n_head, head_dim, dropout if attn_dropout is None else attn_dropout
+        )
         self.norm2 = nn.LayerNorm(d_model, eps=1e-5)
         self.pffn = PositionWiseFeedForward(d_model, d_ff, dropout)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, x: torch.Tensor, gamma: torch.Tensor | None, beta: torch.Tensor | None,
-                mask_diagonal: bool = True, trace: Trace | None = None, name: str = "encoder.0",
-                in_name: str | None = None) -> torch.Tensor:
+    def forward(
+        self,
+        x: torch.Tensor,
+        gamma: torch.Tensor | None,
+        beta: torch.Tensor | None,
+        mask_diagonal: bool = True,
+        trace: Trace | None = None,
+        name: str = "encoder.0",
+        in_name: str | None = None,
+    ) -> torch.Tensor:
         # x: (B, L, d_model), traced as `in_name`; gamma, beta: (B, 1, d_model) or None (FiLM off), rows
         # film_enc.gamma_mean[:, l] of layer l = the number ending `name`
         axes = ("batch", "time", "feature")
-        put(trace, f"{name}.in", x, axes, "7", "encoder-film.md 6.3", "residual stream entering the layer",
-            derive=alias(in_name) if in_name else None)
+        put(
+            trace,
+            f"{name}.in",
+            x,
+            axes,
+            "7",
+            "encoder-film.md 6.3",
+            "residual stream entering the layer",
+            derive=alias(in_name) if in_name else None,
+        )
         h = self.norm1(x)
-        put(trace, f"{name}.ln1", h, axes, "7a", "encoder-film.md 6.4", "pre-norm LayerNorm 1",
-            derive=layernorm(f"{name}.in", f"{name}.norm1", self.norm1.eps))
+        put(
+            trace,
+            f"{name}.ln1",
+            h,
+            axes,
+            "7a",
+            "encoder-film.md 6.4",
+            "pre-norm LayerNorm 1",
+            derive=layernorm(f"{name}.in", f"{name}.norm1", self.norm1.eps),
+        )
         a = self.attn(h, mask_diagonal=mask_diagonal, trace=trace, name=f"{name}.attn", in_name=f"{name}.ln1")
-        x = x + self.dropout(a)                                              # (B, L, d_model)
-        put(trace, f"{name}.resid1", x, axes, "7c", "encoder-film.md 6.4", "x + attention output",
-            derive=add(f"{name}.in", f"{name}.attn.out"))
+        x = x + self.dropout(a)  # (B, L, d_model)
+        put(
+            trace,
+            f"{name}.resid1",
+            x,
+            axes,
+            "7c",
+            "encoder-film.md 6.4",
+            "x + attention output",
+            derive=add(f"{name}.in", f"{name}.attn.out"),
+        )
         h = self.norm2(x)
-        put(trace, f"{name}.ln2", h, axes, "7d", "encoder-film.md 6.5", "pre-norm LayerNorm 2",
-            derive=layernorm(f"{name}.resid1", f"{name}.norm2", self.norm2.eps))
-        f = self.pffn(h, trace=trace, name=f"{name}.ffn", in_name=f"{name}.ln2")    # (B, L, d_model)
+        put(
+            trace,
+            f"{name}.ln2",
+            h,
+            axes,
+            "7d",
+            "encoder-film.md 6.5",
+            "pre-norm LayerNorm 2",
+            derive=layernorm(f"{name}.resid1", f"{name}.norm2", self.norm2.eps),
+        )
+        f = self.pffn(h, trace=trace, name=f"{name}.ffn", in_name=f"{name}.ln2")  # (B, L, d_model)
         modulated = f"{name}.ffn.out"
         if gamma is not None:
             f = film(f, gamma, beta)
             modulated = f"{name}.film"
-            put(trace, modulated, f, axes, "7f", "encoder-film.md 6.6", "(1 + gamma) * ffn + beta, nan_to_num",
-                derive=film_of(f"{name}.ffn.out", "film_enc.gamma_mean", "film_enc.beta_mean",
-                               int(name.rsplit(".", 1)[-1])))
+            put(
+                trace,
+                modulated,
+                f,
+                axes,
+                "7f",
+                "encoder-film.md 6.6",
+                "(1 + gamma) * ffn + beta, nan_to_num",
+                derive=film_of(
+                    f"{name}.ffn.out", "film_enc.gamma_mean", "film_enc.beta_mean", int(name.rsplit(".", 1)[-1])
+                ),
+            )
         x = x + self.dropout(f)
-        put(trace, f"{name}.out", x, axes, "7g", "encoder-film.md 6.7", "x + modulated FFN output",
-            derive=add(f"{name}.resid1", modulated))
+        put(
+            trace,
+            f"{name}.out",
+            x,
+            axes,
+            "7g",
+            "encoder-film.md 6.7",
+            "x + modulated FFN output",
+            derive=add(f"{name}.resid1", modulated),
+        )
         return x

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import torch
-from torch import nn
 import torch.nn.functional as F
+from torch import nn
 
 from .trace import Trace, gelu, linear, put, weight
 
@@ -18,14 +18,40 @@ class PositionWiseFeedForward(nn.Module):
         self.layer2 = nn.Linear(d_ff, d_model)
         self.drop = nn.Dropout(dropout)
 
-    def forward(self, x: torch.Tensor, trace: Trace | None = None, name: str = "ffn",
-                in_name: str | None = None) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, trace: Trace | None = None, name: str = "ffn", in_name: str | None = None
+    ) -> torch.Tensor:
         # x: (B, L, d_model), traced as `in_name`
-        h = self.layer1(x)                                                   # (B, L, d_ff)
-        put(trace, f"{name}.hidden", h, ("batch", "time", "hidden"), "7e", "encoder-film.md 6.5", "expansion Linear(96, 384), before GELU",
-            derive=linear(in_name, weight(f"{name}.layer1.weight"), weight(f"{name}.layer1.bias")) if in_name else None)
+        h = self.layer1(x)  # (B, L, d_ff)
+        put(
+            trace,
+            f"{name}.hidden",
+            h,
+            ("batch", "time", "hidden"),
+            "7e",
+            "encoder-film.md 6.5",
+            "expansion Linear(96, 384), before GELU",
+            derive=linear(in_name, weight(f"{name}.layer1.weight"), weight(f"{name}.layer1.bias")) if in_name else None,
+        )
         h = F.gelu(h)
-        put(trace, f"{name}.gelu", h, ("batch", "time", "hidden"), "7e", "encoder-film.md 6.5", "after GELU", derive=gelu(f"{name}.hidden"))
-        out = self.layer2(self.drop(h))                                      # (B, L, d_model)
-        put(trace, f"{name}.out", out, ("batch", "time", "feature"), "7e", "encoder-film.md 6.5", "compression Linear(384, 96)")
+        put(
+            trace,
+            f"{name}.gelu",
+            h,
+            ("batch", "time", "hidden"),
+            "7e",
+            "encoder-film.md 6.5",
+            "after GELU",
+            derive=gelu(f"{name}.hidden"),
+        )
+        out = self.layer2(self.drop(h))  # (B, L, d_model)
+        put(
+            trace,
+            f"{name}.out",
+            out,
+            ("batch", "time", "feature"),
+            "7e",
+            "encoder-film.md 6.5",
+            "compression Linear(384, 96)",
+        )
         return out

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import torch
-from torch import nn
 import torch.nn.functional as F
+from torch import nn
 
 from .trace import Trace, put
 
@@ -25,10 +25,11 @@ def band_edges(n_bins: int, n_bands: int) -> list[int]:
     return [round(i * n_bins / n_bands) for i in range(n_bands + 1)]
 
 
-def condition_features(x_main: torch.Tensor, use_elec: bool, use_freq: bool, n_bands: int,
-                       trace: Trace | None = None) -> torch.Tensor:
+def condition_features(
+    x_main: torch.Tensor, use_elec: bool, use_freq: bool, n_bands: int, trace: Trace | None = None
+) -> torch.Tensor:
     """(B, 1, L) scaled aggregate (before instance norm) -> (B, 13) condition vector."""
-    x = x_main[:, 0, :]                                                      # (B, L)
+    x = x_main[:, 0, :]  # (B, L)
     feats = []
     if use_elec:
         mean = x.mean(dim=-1)
@@ -36,18 +37,50 @@ def condition_features(x_main: torch.Tensor, use_elec: bool, use_freq: bool, n_b
         rms = torch.sqrt(x.pow(2).mean(dim=-1) + 1e-6)
         peak = x.abs().amax(dim=-1)
         crest = peak / (rms + 1e-6)
-        elec = torch.stack([mean, std, rms, peak, crest], dim=-1)            # (B, 5)
-        put(trace, "cond.elec", elec, ("batch", "elec_feature"), "6b", "architecture.md 3.2", "mean, std, rms, peak, crest")
+        elec = torch.stack([mean, std, rms, peak, crest], dim=-1)  # (B, 5)
+        put(
+            trace,
+            "cond.elec",
+            elec,
+            ("batch", "elec_feature"),
+            "6b",
+            "architecture.md 3.2",
+            "mean, std, rms, peak, crest",
+        )
         feats.append(elec)
     if use_freq:
         mag = torch.fft.rfft(x - x.mean(dim=-1, keepdim=True), dim=-1).abs()  # (B, L//2 + 1)
-        put(trace, "cond.spectrum", mag, ("batch", "freq_bin"), "6b", "architecture.md 3.2", "|rFFT| of the centred aggregate")
+        put(
+            trace,
+            "cond.spectrum",
+            mag,
+            ("batch", "freq_bin"),
+            "6b",
+            "architecture.md 3.2",
+            "|rFFT| of the centred aggregate",
+        )
         e = band_edges(mag.shape[-1], n_bands)
-        bands = torch.stack([mag[:, e[i]:e[i + 1]].mean(dim=-1) for i in range(n_bands)], dim=-1)  # (B, 8)
-        put(trace, "cond.bands", bands, ("batch", "band"), "6b", "architecture.md 3.2", "mean magnitude in 8 frequency bands")
+        bands = torch.stack([mag[:, e[i] : e[i + 1]].mean(dim=-1) for i in range(n_bands)], dim=-1)  # (B, 8)
+        put(
+            trace,
+            "cond.bands",
+            bands,
+            ("batch", "band"),
+            "6b",
+            "architecture.md 3.2",
+            "mean magnitude in 8 frequency bands",
+        )
         feats.append(bands)
-    cond = torch.cat(feats, dim=-1) if feats else x.new_zeros(x.shape[0], 0)   # (B, 13); (B, 0) with both off
-    put(trace, "cond.vector", cond, ("batch", "cond_feature"), "6b", "architecture.md 3.2", "5 electrical + 8 band features")
+    cond = torch.cat(feats, dim=-1) if feats else x.new_zeros(x.shape[0], 0)  # (B, 13); (B, 0) with both off
+    put(
+        trace,
+        "cond.vector",
+        cond,
+        ("batch", "cond_feature"),
+        "6b",
+        "architecture.md 3.2",
+        "5 electrical + 8 band features",
+    )
     return cond
 
 
@@ -68,12 +101,20 @@ class FiLMGenerator(nn.Module):
 
     def forward(self, cond: torch.Tensor, trace: Trace | None = None, name: str = "film") -> torch.Tensor:
         B, D = cond.shape[0], self.device_embed.num_embeddings
-        emb = self.device_embed.weight.unsqueeze(0).expand(B, -1, -1)         # (B, D, 32)
-        inp = torch.cat([cond.unsqueeze(1).expand(-1, D, -1), emb], dim=-1)   # (B, D, 45)
-        put(trace, f"{name}.input", inp, ("batch", "device", "film_in"), "6c", "architecture.md 8.3", "[13 condition | 32 device embedding]")
-        h = F.relu(self.fc1(inp))                                            # (B, D, 32)
+        emb = self.device_embed.weight.unsqueeze(0).expand(B, -1, -1)  # (B, D, 32)
+        inp = torch.cat([cond.unsqueeze(1).expand(-1, D, -1), emb], dim=-1)  # (B, D, 45)
+        put(
+            trace,
+            f"{name}.input",
+            inp,
+            ("batch", "device", "film_in"),
+            "6c",
+            "architecture.md 8.3",
+            "[13 condition | 32 device embedding]",
+        )
+        h = F.relu(self.fc1(inp))  # (B, D, 32)
         put(trace, f"{name}.hidden", h, ("batch", "device", "film_hidden"), "6c", "architecture.md 8.3", "fc1 + ReLU")
-        return self.fc2(h)                                                   # (B, D, out_dim)
+        return self.fc2(h)  # (B, D, out_dim)
 
 
 class EncoderFiLM(nn.Module):
@@ -85,15 +126,15 @@ class EncoderFiLM(nn.Module):
         self.gen = FiLMGenerator(n_devices, n_cond, hidden, n_layers * 2 * d_model)
 
     def forward(self, cond: torch.Tensor, trace: Trace | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        gb = self.gen(cond, trace, "film_enc")                               # (B, D, 576)
+        gb = self.gen(cond, trace, "film_enc")  # (B, D, 576)
         B, D, _ = gb.shape
-        gb = gb.view(B, D, self.n_layers, 2, self.d_model)                   # (B, D, 3, 2, 96)
-        gamma = 0.5 * torch.tanh(gb[:, :, :, 0, :])                          # (B, D, 3, 96)
-        beta = 0.5 * torch.tanh(gb[:, :, :, 1, :])                           # (B, D, 3, 96)
+        gb = gb.view(B, D, self.n_layers, 2, self.d_model)  # (B, D, 3, 2, 96)
+        gamma = 0.5 * torch.tanh(gb[:, :, :, 0, :])  # (B, D, 3, 96)
+        beta = 0.5 * torch.tanh(gb[:, :, :, 1, :])  # (B, D, 3, 96)
         ax = ("batch", "device", "layer", "feature")
         put(trace, "film_enc.gamma", gamma, ax, "6c", "architecture.md 8.3", "0.5 tanh: per device, per layer scale")
         put(trace, "film_enc.beta", beta, ax, "6c", "architecture.md 8.3", "0.5 tanh: per device, per layer shift")
-        gamma_l, beta_l = gamma.mean(dim=1), beta.mean(dim=1)                # (B, 3, 96): shared encoder
+        gamma_l, beta_l = gamma.mean(dim=1), beta.mean(dim=1)  # (B, 3, 96): shared encoder
         ax = ("batch", "layer", "feature")
         put(trace, "film_enc.gamma_mean", gamma_l, ax, "6c", "architecture.md 8.3", "gamma averaged over devices")
         put(trace, "film_enc.beta_mean", beta_l, ax, "6c", "architecture.md 8.3", "beta averaged over devices")
@@ -108,9 +149,25 @@ class DecoderFiLM(nn.Module):
         self.gen = FiLMGenerator(n_devices, n_cond, hidden, 2)
 
     def forward(self, cond: torch.Tensor, trace: Trace | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        gb = self.gen(cond, trace, "film_dec")                               # (B, D, 2)
-        gamma = 0.5 * torch.tanh(gb[..., 0:1])                               # (B, D, 1)
-        beta = 0.5 * torch.tanh(gb[..., 1:2])                                # (B, D, 1)
-        put(trace, "film_dec.gamma", gamma[..., 0], ("batch", "device"), "8", "architecture.md 8.4", "output FiLM scale per device")
-        put(trace, "film_dec.beta", beta[..., 0], ("batch", "device"), "8", "architecture.md 8.4", "output FiLM shift per device")
+        gb = self.gen(cond, trace, "film_dec")  # (B, D, 2)
+        gamma = 0.5 * torch.tanh(gb[..., 0:1])  # (B, D, 1)
+        beta = 0.5 * torch.tanh(gb[..., 1:2])  # (B, D, 1)
+        put(
+            trace,
+            "film_dec.gamma",
+            gamma[..., 0],
+            ("batch", "device"),
+            "8",
+            "architecture.md 8.4",
+            "output FiLM scale per device",
+        )
+        put(
+            trace,
+            "film_dec.beta",
+            beta[..., 0],
+            ("batch", "device"),
+            "8",
+            "architecture.md 8.4",
+            "output FiLM shift per device",
+        )
         return gamma, beta

@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 
 import torch
-from torch import nn
 import torch.nn.functional as F
+from torch import nn
 
 from .trace import Trace, put
 
@@ -34,15 +34,32 @@ class SimpleDeviceHead(nn.Module):
         # softplus amplitude: a learnable output scale, softplus(a) > 0, starting at exactly 1
         self.amp = nn.Parameter(torch.tensor(math.log(math.e - 1.0)))
 
-    def forward(self, x: torch.Tensor, trace: Trace | None = None, name: str = "head") -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self, x: torch.Tensor, trace: Trace | None = None, name: str = "head"
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         # x: (B, d_model, L)
-        f = F.relu(self.conv2(F.relu(self.conv1(x))))                        # (B, 128, L)
-        put(trace, f"{name}.features", f, ("batch", "channel", "time"), "10", "architecture.md 9.1", "shared features Conv(96,128) ReLU Conv(128,128) ReLU")
-        logit = self.cls(f)                                                  # (B, 1, L)
-        put(trace, f"{name}.cls_prob", 2.0 * torch.sigmoid(logit[:, 0]), ("batch", "time"), "10", "architecture.md 9.1",
-            "classification branch 2 sigmoid(logit), range [0, 2]")
-        raw = self.reg(f)                                                    # (B, 1, L)
-        power_raw = F.softplus(self.amp) * torch.log1p(F.softplus(raw))      # (B, 1, L), > 0
+        f = F.relu(self.conv2(F.relu(self.conv1(x))))  # (B, 128, L)
+        put(
+            trace,
+            f"{name}.features",
+            f,
+            ("batch", "channel", "time"),
+            "10",
+            "architecture.md 9.1",
+            "shared features Conv(96,128) ReLU Conv(128,128) ReLU",
+        )
+        logit = self.cls(f)  # (B, 1, L)
+        put(
+            trace,
+            f"{name}.cls_prob",
+            2.0 * torch.sigmoid(logit[:, 0]),
+            ("batch", "time"),
+            "10",
+            "architecture.md 9.1",
+            "classification branch 2 sigmoid(logit), range [0, 2]",
+        )
+        raw = self.reg(f)  # (B, 1, L)
+        power_raw = F.softplus(self.amp) * torch.log1p(F.softplus(raw))  # (B, 1, L), > 0
         return logit, power_raw
 
 
@@ -57,12 +74,22 @@ class SparseDeviceCNN(nn.Module):
         self.bn2 = nn.BatchNorm1d(hidden)
         self.out = nn.Conv1d(hidden, 2, 1)
 
-    def forward(self, x: torch.Tensor, trace: Trace | None = None, name: str = "head") -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self, x: torch.Tensor, trace: Trace | None = None, name: str = "head"
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         # x: (B, d_model, L)
-        f = self.bn2(F.gelu(self.conv2(self.bn1(F.gelu(self.conv1(x))))))   # (B, 64, L)
-        put(trace, f"{name}.features", f, ("batch", "channel", "time"), "10", "forward-pass.md 10", "dilated conv stack 96 -> 64 -> 64")
-        o = self.out(f)                                                      # (B, 2, L)
-        return o[:, 1:2], F.softplus(o[:, 0:1])                              # gate logit, power > 0
+        f = self.bn2(F.gelu(self.conv2(self.bn1(F.gelu(self.conv1(x))))))  # (B, 64, L)
+        put(
+            trace,
+            f"{name}.features",
+            f,
+            ("batch", "channel", "time"),
+            "10",
+            "forward-pass.md 10",
+            "dilated conv stack 96 -> 64 -> 64",
+        )
+        o = self.out(f)  # (B, 2, L)
+        return o[:, 1:2], F.softplus(o[:, 0:1])  # gate logit, power > 0
 
 
 def make_head(kind: str, d_model: int) -> nn.Module:

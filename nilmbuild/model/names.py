@@ -14,8 +14,17 @@ ATTN_PARTS = ("q", "k", "v", "scores", "masked_scores", "weights", "lse", "conte
 #: The (B, H, L, L) matrices: always derived from q, k (and lse), never stored.
 ATTN_MATRICES = ("scores", "masked_scores", "weights")
 #: Per-device head records (suffix after "heads.{device}."); "simple" heads also trace "cls_prob".
-HEAD_PARTS = ("features", "gate_logit", "gate_prob", "power_raw", "soft_gate", "hard_gate",
-              "power_soft", "power_hard", "power")
+HEAD_PARTS = (
+    "features",
+    "gate_logit",
+    "gate_prob",
+    "power_raw",
+    "soft_gate",
+    "hard_gate",
+    "power_soft",
+    "power_hard",
+    "power",
+)
 ABLATIONS = ("no_film", "no_mask", "soft_gate")
 
 

@@ -6,25 +6,26 @@ source of truth for tensor names, shapes and axis order: capture serialises it, 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 
 
 @dataclass
 class TraceRecord:
-    tensor: torch.Tensor          # detached float32 on CPU
-    axes: tuple[str, ...]         # one name per dimension, e.g. ("batch", "head", "query", "key")
-    stage: str                    # forward-pass.md stage, e.g. "7b"
-    section: str                  # spec file and section, e.g. "attention.md 7.6"
-    doc: str                      # one line: what this tensor is
-    derive: dict | None = None    # how it follows from other records (the ops below), or None: store it
+    tensor: torch.Tensor  # detached float32 on CPU
+    axes: tuple[str, ...]  # one name per dimension, e.g. ("batch", "head", "query", "key")
+    stage: str  # forward-pass.md stage, e.g. "7b"
+    section: str  # spec file and section, e.g. "attention.md 7.6"
+    doc: str  # one line: what this tensor is
+    derive: dict | None = None  # how it follows from other records (the ops below), or None: store it
 
 
 # ---- derivations: how a traced tensor follows from other records (ops of nilmbuild.capture.format) ----------
 # The model declares them where it makes the tensor; capture verifies each against the true tensor and
 # stores the tensor instead when the rebuild misses its bound. Weights are named weight("encoder.0.attn.wq").
+
 
 def weight(name: str) -> str:
     """The record name of a parameter: weight("encoder.0.norm1.weight") -> "weights.encoder.0.norm1.weight"."""
@@ -57,8 +58,13 @@ def gelu(src: str) -> dict:
 
 def layernorm(src: str, module: str, eps: float) -> dict:
     """LayerNorm of `src` with the gain/bias of `module` (e.g. "encoder.0.norm1")."""
-    return {"op": "layernorm", "src": src, "weight": weight(f"{module}.weight"), "bias": weight(f"{module}.bias"),
-            "eps": float(eps)}
+    return {
+        "op": "layernorm",
+        "src": src,
+        "weight": weight(f"{module}.weight"),
+        "bias": weight(f"{module}.bias"),
+        "eps": float(eps),
+    }
 
 
 def linear(src: str, w: str, bias: str | None = None, *, axis: int | None = None, heads: int | None = None) -> dict:
@@ -84,8 +90,15 @@ def attention_masked_scores(q: str, k: str, scale: float, mask_value: float) -> 
 
 
 def attention_weights(q: str, k: str, lse: str, scale: float, mask_diagonal: bool, mask_value: float) -> dict:
-    return {"op": "attention_weights", "q": q, "k": k, "lse": lse, "scale": float(scale),
-            "mask_diagonal": bool(mask_diagonal), "mask_value": float(mask_value)}
+    return {
+        "op": "attention_weights",
+        "q": q,
+        "k": k,
+        "lse": lse,
+        "scale": float(scale),
+        "mask_diagonal": bool(mask_diagonal),
+        "mask_value": float(mask_value),
+    }
 
 
 class Trace:
@@ -98,14 +111,23 @@ class Trace:
         drops the (B, H, L, L) tensors at once, with `drop`).
     """
 
-    def __init__(self, keep: Callable[[str], bool] | None = None, copy: bool = True,
-                 on_put: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self, keep: Callable[[str], bool] | None = None, copy: bool = True, on_put: Callable[[str], None] | None = None
+    ) -> None:
         self.records: dict[str, TraceRecord] = {}
         self.order: list[str] = []
         self._keep, self._copy, self._on_put = keep, copy, on_put
 
-    def put(self, name: str, tensor: torch.Tensor, axes: tuple[str, ...], stage: str, section: str, doc: str,
-            derive: dict | None = None) -> None:
+    def put(
+        self,
+        name: str,
+        tensor: torch.Tensor,
+        axes: tuple[str, ...],
+        stage: str,
+        section: str,
+        doc: str,
+        derive: dict | None = None,
+    ) -> None:
         if tensor.dim() != len(axes):
             raise ValueError(f"trace {name}: {tensor.dim()} dims but axes {axes}")
         if name in self.order:
@@ -114,8 +136,7 @@ class Trace:
         if self._keep is not None and not self._keep(name):
             return
         t = tensor.detach().float().cpu()
-        self.records[name] = TraceRecord(t.clone() if self._copy else t, tuple(axes), stage, section, doc,
-                                         derive)
+        self.records[name] = TraceRecord(t.clone() if self._copy else t, tuple(axes), stage, section, doc, derive)
         if self._on_put is not None:
             self._on_put(name)
 
@@ -134,8 +155,16 @@ class Trace:
         return list(self.order)
 
 
-def put(trace: Trace | None, name: str, tensor: torch.Tensor, axes, stage: str, section: str, doc: str,
-        derive: dict | None = None) -> None:
+def put(
+    trace: Trace | None,
+    name: str,
+    tensor: torch.Tensor,
+    axes,
+    stage: str,
+    section: str,
+    doc: str,
+    derive: dict | None = None,
+) -> None:
     """Record `tensor` when tracing; a no-op (and free) otherwise. derive: how it follows from other records."""
     if trace is not None:
         trace.put(name, tensor, tuple(axes), stage, section, doc, derive)

@@ -1,9 +1,22 @@
 """Training (architecture.md section 10): losses, device typing, PCGrad, multi-crop, the trainer, DDP."""
 
 from .device_types import classify, classify_prepared, device_specs, device_stats
-from .losses import COMPONENTS, LossWeights, loss_components, long_off_mask
+from .losses import COMPONENTS, LossWeights, long_off_mask, loss_components
 from .pcgrad import pcgrad_backward, project
 from .trainer import TrainConfig, schedule, train
 
-__all__ = ["COMPONENTS", "LossWeights", "TrainConfig", "classify", "classify_prepared", "device_specs", "device_stats",
-           "loss_components", "long_off_mask", "pcgrad_backward", "project", "schedule", "train"]
+__all__ = [
+    "COMPONENTS",
+    "LossWeights",
+    "TrainConfig",
+    "classify",
+    "classify_prepared",
+    "device_specs",
+    "device_stats",
+    "loss_components",
+    "long_off_mask",
+    "pcgrad_backward",
+    "project",
+    "schedule",
+    "train",
+]

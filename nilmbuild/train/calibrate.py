@@ -17,7 +17,7 @@ import math
 import numpy as np
 import torch
 
-THRESHOLD_GRID = tuple(round(0.05 * i, 2) for i in range(2, 20)) + (0.97, 0.99)   # 0.10 .. 0.99
+THRESHOLD_GRID = tuple(round(0.05 * i, 2) for i in range(2, 20)) + (0.97, 0.99)  # 0.10 .. 0.99
 
 
 def _series_outputs(model, prepared, batch_size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -26,7 +26,7 @@ def _series_outputs(model, prepared, batch_size: int) -> tuple[np.ndarray, np.nd
     from nilmbuild.pipeline import model_input
 
     sp = prepared.val
-    x = model_input(prepared, sp.timestamps, sp.aggregate_w)          # (7, T): prepared carries the scalers
+    x = model_input(prepared, sp.timestamps, sp.aggregate_w)  # (7, T): prepared carries the scalers
     old = model.gate_thresholds.clone()
     try:
         model.gate_thresholds.fill_(-1.0)
@@ -44,9 +44,12 @@ def _score(prepared, devices, power, gate, thresholds: dict, step_s: int) -> dic
     from nilmbuild.infer.postprocess import PostConfig, postprocess
 
     sp = prepared.val
-    pc = PostConfig(step_s=step_s, gate_thresholds=thresholds,
-                    min_on_steps={d: int(v) for d, v in prepared.min_on_steps.items()},
-                    min_off_steps={d: int(v) for d, v in prepared.min_off_steps.items()})
+    pc = PostConfig(
+        step_s=step_s,
+        gate_thresholds=thresholds,
+        min_on_steps={d: int(v) for d, v in prepared.min_on_steps.items()},
+        min_off_steps={d: int(v) for d, v in prepared.min_off_steps.items()},
+    )
     post = postprocess(power, gate, devices, prepared.scalers, pc, aggregate_w=sp.aggregate_w)
     idx = [list(prepared.devices).index(d) for d in devices]
     return all_metrics(devices, sp.appliances_w[idx], post["final_w"], sp.states[idx], prepared.thresholds_w, sp.valid)
@@ -56,8 +59,10 @@ def _score(prepared, devices, power, gate, thresholds: dict, step_s: int) -> dic
 def calibrate_gates(model, prepared, batch_size: int = 32) -> dict:
     """-> {device: {"threshold", "f1", "mae_w", "baseline_mae_w", "default"}} (never looks at the test split)."""
     devs = model.cfg.device_names
-    res = {d: {"threshold": float(t), "f1": None, "mae_w": None, "baseline_mae_w": None, "default": float(t)}
-           for d, t in zip(devs, model.gate_thresholds.tolist())}
+    res = {
+        d: {"threshold": float(t), "f1": None, "mae_w": None, "baseline_mae_w": None, "default": float(t)}
+        for d, t in zip(devs, model.gate_thresholds.tolist())
+    }
     sp = prepared.val
     if sp.timestamps.shape[0] == 0 or not sp.valid.any():
         return res
@@ -68,14 +73,14 @@ def calibrate_gates(model, prepared, batch_size: int = 32) -> dict:
     finally:
         model.train(was)
     tr = prepared.train
-    scored = {}                                                         # threshold -> metrics of every device
+    scored = {}  # threshold -> metrics of every device
     for t in THRESHOLD_GRID:
         power = np.where(gate > t, p_open, p_closed)
         scored[t] = _score(prepared, devs, power, gate, {d: t for d in devs}, prepared.resample_s)
     for d in devs:
         j = list(prepared.devices).index(d)
         if not sp.states[j][sp.valid].any():
-            continue                                                    # no activation to calibrate on
+            continue  # no activation to calibrate on
         y = sp.appliances_w[j][sp.valid]
         base = min(float(np.abs(y - tr.appliances_w[j][tr.valid].mean()).mean()), float(np.abs(y).mean()))
         rows = [(scored[t][d]["mae"], _finite(scored[t][d]["f1"]), t) for t in THRESHOLD_GRID]
@@ -89,7 +94,9 @@ def apply_thresholds(model, thresholds: dict) -> None:
     """Write gate thresholds into the model's config (saved with the checkpoint) and its buffer."""
     from dataclasses import replace
 
-    model.cfg.devices = tuple(replace(d, gate_threshold=float(thresholds.get(d.name, d.gate_threshold))) for d in model.cfg.devices)
+    model.cfg.devices = tuple(
+        replace(d, gate_threshold=float(thresholds.get(d.name, d.gate_threshold))) for d in model.cfg.devices
+    )
     model.gate_thresholds.copy_(torch.tensor([d.gate_threshold for d in model.cfg.devices]))
 
 

@@ -21,6 +21,7 @@ def train(ddp: bool, **options) -> None:
     try:
         if ddp:
             from .ddp import run_torchrun
+
             run_torchrun(tc, log=click.echo)
         else:
             run(tc, log=click.echo)
@@ -57,20 +58,53 @@ def calibrate(checkpoint, batch_size) -> None:
 
 
 @click.command()
-@click.option("--checkpoint", "-c", type=click.Path(dir_okay=False), default=None,
-              help="Checkpoint to map and to store the result in (default: the shipped one).")
-@click.option("--trajectory", type=click.Path(dir_okay=False), default=None,
-              help="Per-epoch weights to project (default: CHECKPOINT.trajectory.pt beside it, if there).")
-@click.option("--epochs-upto", type=click.IntRange(1), default=None,
-              help="Project only epochs 1..N (e.g. the epoch the checkpoint was taken at).")
-@click.option("--grid", type=click.IntRange(3, 101), default=21, show_default=True,
-              help="Points per axis (odd: the checkpoint is the middle point); grid^2 forward passes.")
-@click.option("--span", type=click.FloatRange(0, min_open=True), default=1.0, show_default=True,
-              help="The plane covers -span..span along each direction (1 = every filter moved by its own norm).")
-@click.option("--seed", type=int, default=0, show_default=True,
-              help="Seed of the two random directions and of the validation windows.")
-@click.option("--batch", type=click.IntRange(1, 256), default=16, show_default=True,
-              help="Validation windows the loss is evaluated on (the same batch at every point).")
+@click.option(
+    "--checkpoint",
+    "-c",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Checkpoint to map and to store the result in (default: the shipped one).",
+)
+@click.option(
+    "--trajectory",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Per-epoch weights to project (default: CHECKPOINT.trajectory.pt beside it, if there).",
+)
+@click.option(
+    "--epochs-upto",
+    type=click.IntRange(1),
+    default=None,
+    help="Project only epochs 1..N (e.g. the epoch the checkpoint was taken at).",
+)
+@click.option(
+    "--grid",
+    type=click.IntRange(3, 101),
+    default=21,
+    show_default=True,
+    help="Points per axis (odd: the checkpoint is the middle point); grid^2 forward passes.",
+)
+@click.option(
+    "--span",
+    type=click.FloatRange(0, min_open=True),
+    default=1.0,
+    show_default=True,
+    help="The plane covers -span..span along each direction (1 = every filter moved by its own norm).",
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Seed of the two random directions and of the validation windows.",
+)
+@click.option(
+    "--batch",
+    type=click.IntRange(1, 256),
+    default=16,
+    show_default=True,
+    help="Validation windows the loss is evaluated on (the same batch at every point).",
+)
 def landscape(checkpoint, trajectory, epochs_upto, grid, span, seed, batch) -> None:
     """Map the validation loss around a checkpoint's weights and store it in the checkpoint.
 
@@ -92,5 +126,7 @@ def landscape(checkpoint, trajectory, epochs_upto, grid, span, seed, batch) -> N
 
     res = run_landscape(checkpoint, trajectory, epochs_upto, grid, span, seed, batch, echo=click.echo)
     m = res["min"]
-    click.echo(f"centre loss {res['centre_loss']:.4f}, minimum {m['loss']:.4f} at ({m['alpha']:+.3f}, {m['beta']:+.3f}); "
-               f"{len(res['trajectory'])} epochs projected")
+    click.echo(
+        f"centre loss {res['centre_loss']:.4f}, minimum {m['loss']:.4f} at ({m['alpha']:+.3f}, {m['beta']:+.3f}); "
+        f"{len(res['trajectory'])} epochs projected"
+    )

@@ -12,13 +12,19 @@ from __future__ import annotations
 import torch
 
 
-def sample_crops(states: torch.Tensor, generator: torch.Generator, crop_len: int, n_min: int = 2, n_max: int = 4,
-                 p_event: float = 0.7) -> tuple[torch.Tensor, torch.Tensor]:
+def sample_crops(
+    states: torch.Tensor,
+    generator: torch.Generator,
+    crop_len: int,
+    n_min: int = 2,
+    n_max: int = 4,
+    p_event: float = 0.7,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """states: (B, D, L) 0/1 -> (rows (B * k,) sequence index, starts (B * k,) first step of each crop)."""
     B, D, L = states.shape
     crop_len = min(crop_len, L)
     k = int(torch.randint(n_min, n_max + 1, (1,), generator=generator))
-    any_on = states.amax(1) > 0.5                                          # (B, L)
+    any_on = states.amax(1) > 0.5  # (B, L)
     rows, starts = [], []
     for b in range(B):
         on_idx = torch.nonzero(any_on[b]).flatten()

@@ -67,6 +67,7 @@ def in_torchrun() -> bool:
 
 def init_from_env(backend: str | None = None) -> tuple[int, int]:
     import torch.distributed as dist
+
     if not dist.is_initialized():
         backend = backend or ("nccl" if torch.cuda.is_available() else "gloo")
         dist.init_process_group(backend=backend)
@@ -75,6 +76,7 @@ def init_from_env(backend: str | None = None) -> tuple[int, int]:
 
 def shutdown() -> None:
     import torch.distributed as dist
+
     if dist.is_initialized():
         dist.destroy_process_group()
 
@@ -101,8 +103,10 @@ def _spawn_worker(rank: int, world: int, port: int, tc, result_dir: str) -> None
     dist.init_process_group("gloo", rank=rank, world_size=world)
     try:
         res = train(tc, log=(print if rank == 0 else _quiet), group=ProcessGroup())
-        torch.save({k: v.detach().clone() for k, v in res["model"].state_dict().items()},
-                   os.path.join(result_dir, f"rank{rank}.pt"))
+        torch.save(
+            {k: v.detach().clone() for k, v in res["model"].state_dict().items()},
+            os.path.join(result_dir, f"rank{rank}.pt"),
+        )
     finally:
         dist.destroy_process_group()
 
@@ -120,6 +124,7 @@ def spawn_local(tc, world: int, result_dir: str, port: int | None = None) -> Non
     """Run `train(tc)` in `world` CPU processes (gloo) on this machine; each rank saves its final
     state_dict to result_dir/rank{r}.pt (used by the tests)."""
     import torch.multiprocessing as mp
+
     mp.spawn(_spawn_worker, args=(world, port or free_port(), tc, result_dir), nprocs=world, join=True)
 
 
@@ -134,8 +139,9 @@ def _command(**options) -> None:
 
 
 def main(argv=None) -> None:
-    _command.main(args=list(sys.argv[1:] if argv is None else argv), prog_name="nilmbuild.train.ddp",
-                  standalone_mode=True)
+    _command.main(
+        args=list(sys.argv[1:] if argv is None else argv), prog_name="nilmbuild.train.ddp", standalone_mode=True
+    )
 
 
 if __name__ == "__main__":

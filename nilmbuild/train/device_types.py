@@ -37,16 +37,61 @@ TYPES = ("sparse_high_power", "sparse_medium_power", "long_cycle", "cycling_low_
 SPARSE_TYPES = ("sparse_high_power", "sparse_medium_power")
 
 TYPE_WEIGHTS: dict[str, LossWeights] = {
-    "sparse_high_power": LossWeights(alpha_on=2.0, alpha_off=1.0, w_peak=0.2, w_grad=0.2, w_energy=0.5,
-                                     lambda_zero=0.2, lambda_off=0.5, w_gate=1.0, long_off_steps=60),
-    "sparse_medium_power": LossWeights(alpha_on=2.0, alpha_off=1.0, w_peak=0.2, w_grad=0.2, w_energy=0.5,
-                                       lambda_zero=0.2, lambda_off=0.5, w_gate=1.0, long_off_steps=60),
-    "long_cycle": LossWeights(alpha_on=1.5, alpha_off=1.0, w_peak=0.1, w_grad=0.2, w_energy=1.0,
-                              lambda_zero=0.1, lambda_off=0.3, w_gate=0.5, long_off_steps=240),
-    "cycling_low_power": LossWeights(alpha_on=1.0, alpha_off=1.0, w_peak=0.1, w_grad=0.3, w_energy=0.5,
-                                     lambda_zero=0.1, lambda_off=0.1, w_gate=0.5, long_off_steps=120),
-    "always_on": LossWeights(alpha_on=1.0, alpha_off=1.0, w_peak=0.1, w_grad=0.2, w_energy=0.5,
-                             lambda_zero=0.0, lambda_off=0.0, w_gate=0.2, long_off_steps=480),
+    "sparse_high_power": LossWeights(
+        alpha_on=2.0,
+        alpha_off=1.0,
+        w_peak=0.2,
+        w_grad=0.2,
+        w_energy=0.5,
+        lambda_zero=0.2,
+        lambda_off=0.5,
+        w_gate=1.0,
+        long_off_steps=60,
+    ),
+    "sparse_medium_power": LossWeights(
+        alpha_on=2.0,
+        alpha_off=1.0,
+        w_peak=0.2,
+        w_grad=0.2,
+        w_energy=0.5,
+        lambda_zero=0.2,
+        lambda_off=0.5,
+        w_gate=1.0,
+        long_off_steps=60,
+    ),
+    "long_cycle": LossWeights(
+        alpha_on=1.5,
+        alpha_off=1.0,
+        w_peak=0.1,
+        w_grad=0.2,
+        w_energy=1.0,
+        lambda_zero=0.1,
+        lambda_off=0.3,
+        w_gate=0.5,
+        long_off_steps=240,
+    ),
+    "cycling_low_power": LossWeights(
+        alpha_on=1.0,
+        alpha_off=1.0,
+        w_peak=0.1,
+        w_grad=0.3,
+        w_energy=0.5,
+        lambda_zero=0.1,
+        lambda_off=0.1,
+        w_gate=0.5,
+        long_off_steps=120,
+    ),
+    "always_on": LossWeights(
+        alpha_on=1.0,
+        alpha_off=1.0,
+        w_peak=0.1,
+        w_grad=0.2,
+        w_energy=0.5,
+        lambda_zero=0.0,
+        lambda_off=0.0,
+        w_gate=0.2,
+        long_off_steps=480,
+    ),
     "regular": LossWeights(),
 }
 MAX_POS_WEIGHT = 10.0
@@ -124,5 +169,7 @@ def gate_threshold_for(pos_weight: float) -> float:
 
 def device_specs(classification: dict) -> tuple[DeviceSpec, ...]:
     """The model's DeviceSpec list, in the classification's (= the data's) device order."""
-    return tuple(DeviceSpec(name, info["head"], gate_threshold_for(info.get("weights", {}).get("pos_weight", 1.0)))
-                 for name, info in classification.items())
+    return tuple(
+        DeviceSpec(name, info["head"], gate_threshold_for(info.get("weights", {}).get("pos_weight", 1.0)))
+        for name, info in classification.items()
+    )

@@ -25,18 +25,20 @@ import torch
 
 from nilmbuild.errors import UserError
 
-METHOD = ("filter-normalised random directions (Li et al. 2018); biases and other 1-D parameters get zero "
-          "direction; loss = validation objective (8 base components, device-type weights, soft gate)")
+METHOD = (
+    "filter-normalised random directions (Li et al. 2018); biases and other 1-D parameters get zero "
+    "direction; loss = validation objective (8 base components, device-type weights, soft gate)"
+)
 
 
 @dataclass
 class ValBatch:
-    x: torch.Tensor          # (B, 7, L)
-    y: torch.Tensor          # (B, D, L) scaled target power
-    s: torch.Tensor          # (B, D, L) ON/OFF
-    lo: torch.Tensor         # (B, D, L) long-OFF mask
-    t0: list                 # window starts (ISO strings)
-    weights: list            # LossWeights per device
+    x: torch.Tensor  # (B, 7, L)
+    y: torch.Tensor  # (B, D, L) scaled target power
+    s: torch.Tensor  # (B, D, L) ON/OFF
+    lo: torch.Tensor  # (B, D, L) long-OFF mask
+    t0: list  # window starts (ISO strings)
+    weights: list  # LossWeights per device
     pos_weight: torch.Tensor
 
     def data(self) -> dict:
@@ -53,16 +55,23 @@ def val_batch(loaded, prepared, n: int, seed: int) -> ValBatch:
     types = (loaded.extra or {}).get("device_types") or {}
     missing = [d for d in loaded.devices if d not in types]
     if missing:
-        raise UserError(f"checkpoint {loaded.path} has no device types for {', '.join(missing)} (extra['device_types']): "
-                        "it was not written by `nilmbuild train`; train one with it")
+        raise UserError(
+            f"checkpoint {loaded.path} has no device types for {', '.join(missing)} (extra['device_types']): "
+            "it was not written by `nilmbuild train`; train one with it"
+        )
     weights = [LossWeights(**types[d]["weights"]) for d in loaded.devices]
     x, y, t0 = example_batch(prepared, split="val", batch_size=n, seed=seed)
     st = np.asarray(y[:, :, 1])
     lo = long_off_mask(st, [w.long_off_steps for w in weights])
-    return ValBatch(x=torch.as_tensor(np.asarray(x, np.float32)), y=torch.as_tensor(np.asarray(y[:, :, 0], np.float32)),
-                    s=torch.as_tensor(st.astype(np.float32)), lo=torch.as_tensor(lo),
-                    t0=[str(np.datetime64(t, "m")) for t in t0], weights=weights,
-                    pos_weight=torch.tensor([w.pos_weight for w in weights]))
+    return ValBatch(
+        x=torch.as_tensor(np.asarray(x, np.float32)),
+        y=torch.as_tensor(np.asarray(y[:, :, 0], np.float32)),
+        s=torch.as_tensor(st.astype(np.float32)),
+        lo=torch.as_tensor(lo),
+        t0=[str(np.datetime64(t, "m")) for t in t0],
+        weights=weights,
+        pos_weight=torch.tensor([w.pos_weight for w in weights]),
+    )
 
 
 @torch.no_grad()
@@ -110,8 +119,10 @@ def project(state: dict, base, d1, d2) -> dict:
     keys = list(base)
     missing = [k for k in keys if k not in state]
     if missing:
-        raise UserError(f"the trajectory's weights lack {missing[0]} ({len(missing)} parameters): "
-                        "it belongs to another model; pass the trajectory written with this checkpoint")
+        raise UserError(
+            f"the trajectory's weights lack {missing[0]} ({len(missing)} parameters): "
+            "it belongs to another model; pass the trajectory written with this checkpoint"
+        )
     delta = _flat(state, keys) - _flat(base, keys)
     D = torch.stack([_flat(d1, keys), _flat(d2, keys)], dim=1).double()
     coef = torch.linalg.lstsq(D, delta.double().unsqueeze(1)).solution.squeeze(1)
@@ -136,8 +147,9 @@ def grid_axis(grid: int, span: float) -> list[float]:
     return [float(v) for v in np.linspace(-span, span, grid)]
 
 
-def compute_landscape(model, batch: ValBatch, *, grid: int, span: float, seed: int,
-                      trajectory: list[tuple[int, dict]] = (), progress=None) -> dict:
+def compute_landscape(
+    model, batch: ValBatch, *, grid: int, span: float, seed: int, trajectory: list[tuple[int, dict]] = (), progress=None
+) -> dict:
     """Loss on the (grid x grid) plane around the model's weights, and the trajectory projected onto it.
 
     progress: called with the number of forward passes done after each one (None: silent). The model's
@@ -154,8 +166,8 @@ def compute_landscape(model, batch: ValBatch, *, grid: int, span: float, seed: i
     tick = progress or (lambda n: None)
     loss = np.zeros((grid, grid))
     try:
-        for i, b in enumerate(axis):               # rows: beta (direction 2)
-            for j, a in enumerate(axis):           # columns: alpha (direction 1)
+        for i, b in enumerate(axis):  # rows: beta (direction 2)
+            for j, a in enumerate(axis):  # columns: alpha (direction 1)
                 _set(model, base, d1, d2, a, b)
                 loss[i, j] = batch_loss(model, batch)
                 tick(1)
@@ -181,12 +193,24 @@ def _record(loss: np.ndarray, axis: list, span: float, seed: int, batch: ValBatc
     g = len(axis)
     i, j = np.unravel_index(int(np.argmin(loss)), loss.shape)
     return {
-        "format": "nilmbuild-landscape", "version": 1, "method": METHOD,
-        "seed": int(seed), "grid": g, "span": float(span), "alpha": axis, "beta": axis,
-        "loss": [[float(v) for v in row] for row in loss],          # loss[i][j]: beta = axis[i], alpha = axis[j]
+        "format": "nilmbuild-landscape",
+        "version": 1,
+        "method": METHOD,
+        "seed": int(seed),
+        "grid": g,
+        "span": float(span),
+        "alpha": axis,
+        "beta": axis,
+        "loss": [[float(v) for v in row] for row in loss],  # loss[i][j]: beta = axis[i], alpha = axis[j]
         "centre_loss": float(loss[g // 2, g // 2]),
         "min": {"alpha": axis[j], "beta": axis[i], "loss": float(loss[i, j])},
-        "batch": {"split": "val", "windows": int(batch.x.shape[0]), "seed": int(seed), "chosen_by": "example_batch",
-                  "t0_first": batch.t0[0] if batch.t0 else None, "t0_last": batch.t0[-1] if batch.t0 else None},
+        "batch": {
+            "split": "val",
+            "windows": int(batch.x.shape[0]),
+            "seed": int(seed),
+            "chosen_by": "example_batch",
+            "t0_first": batch.t0[0] if batch.t0 else None,
+            "t0_last": batch.t0[-1] if batch.t0 else None,
+        },
         "trajectory": points,
     }

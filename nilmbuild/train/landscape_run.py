@@ -31,7 +31,9 @@ def run_landscape(checkpoint, trajectory, epochs_upto, grid, span, seed, batch, 
     b = val_batch(loaded, prepared, batch, seed)
     total = grid * grid + len(states)
     with click.progressbar(length=total, label=f"loss at {grid}x{grid} points", file=sys.stderr) as bar:
-        res = compute_landscape(loaded.model, b, grid=grid, span=span, seed=seed, trajectory=states, progress=bar.update)
+        res = compute_landscape(
+            loaded.model, b, grid=grid, span=span, seed=seed, trajectory=states, progress=bar.update
+        )
     res["epochs_upto"] = epochs_upto
     res["trajectory_file"] = tpath.name if states else None
     update_extra(path, "landscape", res)

@@ -32,7 +32,18 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-COMPONENTS = ("mae_on", "mae_off", "peak", "grad", "energy", "zero", "long_off", "gate_bce", "anti_collapse", "out_stats")
+COMPONENTS = (
+    "mae_on",
+    "mae_off",
+    "peak",
+    "grad",
+    "energy",
+    "zero",
+    "long_off",
+    "gate_bce",
+    "anti_collapse",
+    "out_stats",
+)
 EPS = 1e-6
 
 
@@ -48,8 +59,8 @@ class LossWeights:
     lambda_zero: float = 0.1
     lambda_off: float = 0.2
     w_gate: float = 0.5
-    pos_weight: float = 1.0          # BCE weight of ON samples (rare devices: > 1)
-    long_off_steps: int = 30         # an OFF run longer than this (steps) is "long OFF"
+    pos_weight: float = 1.0  # BCE weight of ON samples (rare devices: > 1)
+    long_off_steps: int = 30  # an OFF run longer than this (steps) is "long OFF"
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -60,7 +71,9 @@ def _mmean(v: torch.Tensor, m: torch.Tensor, dims=(0, 2)) -> torch.Tensor:
     return (v * m).sum(dims) / (m.sum(dims) + EPS)
 
 
-def loss_components(power, gate_logit, target, state, mask=None, long_off=None, pos_weight=None) -> dict[str, torch.Tensor]:
+def loss_components(
+    power, gate_logit, target, state, mask=None, long_off=None, pos_weight=None
+) -> dict[str, torch.Tensor]:
     """All components, each (D,) (unweighted). pos_weight: (D,) tensor or None (= 1)."""
     B, D, L = power.shape
     m = torch.ones(B, 1, L, dtype=power.dtype, device=power.device) if mask is None else mask.to(power.dtype)
@@ -73,20 +86,24 @@ def loss_components(power, gate_logit, target, state, mask=None, long_off=None, 
     c["mae_off"] = _mmean(err, m * off)
     # peak: masked maxima per window (targets >= 0, so masked-out samples as -inf never win)
     neg = torch.finfo(power.dtype).min
-    has = m.sum(2) > 0                                                      # (B, D)
+    has = m.sum(2) > 0  # (B, D)
     pk_p = power.masked_fill(m == 0, neg).amax(2)
     pk_y = target.masked_fill(m == 0, neg).amax(2)
     c["peak"] = torch.where(has, (pk_p - pk_y).abs(), torch.zeros_like(pk_p)).sum(0) / (has.sum(0) + EPS)
     m2 = m[..., 1:] * m[..., :-1]
     c["grad"] = _mmean((power.diff(dim=2) - target.diff(dim=2)).abs(), m2)
-    n = m.sum(2) + EPS                                                      # (B, D)
+    n = m.sum(2) + EPS  # (B, D)
     mu_p, mu_y = (power * m).sum(2) / n, (target * m).sum(2) / n
     c["energy"] = (mu_p - mu_y).abs().mean(0)
     relu_p = F.relu(power)
     c["zero"] = _mmean(relu_p, m * off)
     lo = torch.zeros_like(power) if long_off is None else long_off.to(power.dtype)
     c["long_off"] = _mmean(relu_p, m * lo)
-    pw = torch.ones(D, dtype=power.dtype, device=power.device) if pos_weight is None else pos_weight.to(power.device, power.dtype)
+    pw = (
+        torch.ones(D, dtype=power.dtype, device=power.device)
+        if pos_weight is None
+        else pos_weight.to(power.device, power.dtype)
+    )
     bce = -(pw.view(1, D, 1) * on * F.logsigmoid(gate_logit) + off * F.logsigmoid(-gate_logit))
     c["gate_bce"] = _mmean(bce, m)
     e_y = (target * on * m).sum((0, 2))
@@ -101,11 +118,16 @@ def loss_components(power, gate_logit, target, state, mask=None, long_off=None, 
 def weight_matrix(weights: list[LossWeights], anti_collapse: float, out_stats_alpha: float) -> dict[str, torch.Tensor]:
     """component -> (D,) weight tensor for the given per-device weights and schedule values."""
     w = {
-        "mae_on": [x.alpha_on for x in weights], "mae_off": [x.alpha_off for x in weights],
-        "peak": [x.w_peak for x in weights], "grad": [x.w_grad for x in weights],
-        "energy": [x.w_energy for x in weights], "zero": [x.lambda_zero for x in weights],
-        "long_off": [x.lambda_off for x in weights], "gate_bce": [x.w_gate for x in weights],
-        "anti_collapse": [anti_collapse] * len(weights), "out_stats": [out_stats_alpha] * len(weights),
+        "mae_on": [x.alpha_on for x in weights],
+        "mae_off": [x.alpha_off for x in weights],
+        "peak": [x.w_peak for x in weights],
+        "grad": [x.w_grad for x in weights],
+        "energy": [x.w_energy for x in weights],
+        "zero": [x.lambda_zero for x in weights],
+        "long_off": [x.lambda_off for x in weights],
+        "gate_bce": [x.w_gate for x in weights],
+        "anti_collapse": [anti_collapse] * len(weights),
+        "out_stats": [out_stats_alpha] * len(weights),
     }
     return {k: torch.tensor(v, dtype=torch.float32) for k, v in w.items()}
 
@@ -138,6 +160,6 @@ def long_off_mask(states: np.ndarray, long_off_steps) -> np.ndarray:
     for t in range(L - 1, -1, -1):
         run = (run + 1) * off[:, :, t]
         bwd[:, :, t] = run
-    length = fwd + bwd - 1                                                  # run length at OFF samples
+    length = fwd + bwd - 1  # run length at OFF samples
     thr = np.asarray(long_off_steps, dtype=np.int32).reshape(1, D, 1)
     return (off & (length > thr)).astype(np.uint8)

@@ -23,41 +23,99 @@ Examples:
 
 TRAIN_OPTIONS = [
     unit_option,
-    click.option("--source", "-s", default="synthetic", show_default=True,
-                 help="synthetic | csv:PATH | ukdale:PATH | refit:PATH | redd:PATH"),
+    click.option(
+        "--source",
+        "-s",
+        default="synthetic",
+        show_default=True,
+        help="synthetic | csv:PATH | ukdale:PATH | refit:PATH | redd:PATH",
+    ),
     click.option("--house", type=int, default=None, help="House number for ukdale/refit/redd sources."),
     click.option("--days", type=int, default=60, show_default=True, help="Simulated days (synthetic only)."),
     click.option("--epochs", type=int, default=10, show_default=True),
-    click.option("--batch-size", type=int, default=16, show_default=True, help="Windows per step (per process under DDP)."),
-    click.option("--lr", type=float, default=2e-3, show_default=True,
-                 help="Peak AdamW learning rate (linear warm-up over 5 % of the steps, then cosine decay to 5 %)."),
-    click.option("--seed", type=int, default=0, show_default=True, help="Seeds the simulator, the model and the batch order."),
+    click.option(
+        "--batch-size", type=int, default=16, show_default=True, help="Windows per step (per process under DDP)."
+    ),
+    click.option(
+        "--lr",
+        type=float,
+        default=2e-3,
+        show_default=True,
+        help="Peak AdamW learning rate (linear warm-up over 5 % of the steps, then cosine decay to 5 %).",
+    ),
+    click.option(
+        "--seed", type=int, default=0, show_default=True, help="Seeds the simulator, the model and the batch order."
+    ),
     click.option("--no-pcgrad", is_flag=True, help="Plain summed loss instead of PCGrad (faster, for comparison)."),
-    click.option("--pcgrad-from", "pcgrad_from_epoch", type=int, default=None,
-                 help="First epoch (1-based) trained with PCGrad; earlier epochs use the plain summed loss "
-                      "[the last quarter of the epochs: a PCGrad step costs ~1.5-2x a plain one]."),
-    click.option("--max-minutes", type=float, default=None, help="Stop after this many minutes (best checkpoint kept, resumable)."),
-    click.option("--warmup", "warmup_epochs", type=int, default=None, help="Warm-up epochs without crops [epochs // 4, >= 1]."),
+    click.option(
+        "--pcgrad-from",
+        "pcgrad_from_epoch",
+        type=int,
+        default=None,
+        help="First epoch (1-based) trained with PCGrad; earlier epochs use the plain summed loss "
+        "[the last quarter of the epochs: a PCGrad step costs ~1.5-2x a plain one].",
+    ),
+    click.option(
+        "--max-minutes",
+        type=float,
+        default=None,
+        help="Stop after this many minutes (best checkpoint kept, resumable).",
+    ),
+    click.option(
+        "--warmup", "warmup_epochs", type=int, default=None, help="Warm-up epochs without crops [epochs // 4, >= 1]."
+    ),
     click.option("--val-from", default=None, help="First day of the validation split (YYYY-MM-DD)."),
     click.option("--test-from", default=None, help="First day of the test split (YYYY-MM-DD); default: last 15 %."),
     click.option("--devices", default=None, help="Comma-separated devices [every device the source has]."),
-    click.option("--out", default="runs/model.pt", show_default=True, type=click.Path(dir_okay=False),
-                 help="Checkpoint (best epoch by validation loss); the resumable state goes to OUT minus .pt + .resume.pt."),
+    click.option(
+        "--out",
+        default="runs/model.pt",
+        show_default=True,
+        type=click.Path(dir_okay=False),
+        help="Checkpoint (best epoch by validation loss); the resumable state goes to OUT minus .pt + .resume.pt.",
+    ),
     click.option("--resume", default=None, type=click.Path(dir_okay=False), help="Continue from a .resume.pt file."),
     click.option("--max-steps", type=int, default=None, help="Stop after this many optimizer steps (resumable)."),
     click.option("--threads", type=int, default=2, show_default=True, help="torch CPU threads per process."),
     click.option("--ddp", is_flag=True, help="Distributed run: launch with torchrun (reads RANK/WORLD_SIZE)."),
-    click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True,
-                 help="Where to train; cuda uses bf16 mixed precision. auto = cuda when torch sees a GPU."),
-    click.option("--crop-len", type=int, default=None,
-                 help="After warm-up, train on 2-4 event-biased crops of this many steps per window [window // 2]; 0 = full windows."),
-    click.option("--windows-per-epoch", type=click.IntRange(1), default=None,
-                 help="Windows drawn at random offsets per epoch [as many as the stride-240 grid has]; more = fewer validations."),
-    click.option("--fixed-grid", is_flag=True, help="Train on the fixed stride grid of windows instead of fresh random offsets each epoch."),
-    click.option("--loss-weighting", type=click.Choice(["fixed", "uncertainty"]), default="fixed", show_default=True,
-                 help="fixed: per-device-type weights; uncertainty: learned per-device weights exp(-s) (Kendall et al. 2018)."),
-    click.option("--scaler", type=click.Choice(["max", "minmax", "standard", "mean"]), default="max", show_default=True,
-                 help="Aggregate scaling (architecture.md 2.2). Appliance targets are always max-scaled: the heads output power >= 0."),
+    click.option(
+        "--device",
+        type=click.Choice(["auto", "cpu", "cuda"]),
+        default="auto",
+        show_default=True,
+        help="Where to train; cuda uses bf16 mixed precision. auto = cuda when torch sees a GPU.",
+    ),
+    click.option(
+        "--crop-len",
+        type=int,
+        default=None,
+        help="After warm-up, train on 2-4 event-biased crops of this many steps per window [window // 2]; 0 = full windows.",
+    ),
+    click.option(
+        "--windows-per-epoch",
+        type=click.IntRange(1),
+        default=None,
+        help="Windows drawn at random offsets per epoch [as many as the stride-240 grid has]; more = fewer validations.",
+    ),
+    click.option(
+        "--fixed-grid",
+        is_flag=True,
+        help="Train on the fixed stride grid of windows instead of fresh random offsets each epoch.",
+    ),
+    click.option(
+        "--loss-weighting",
+        type=click.Choice(["fixed", "uncertainty"]),
+        default="fixed",
+        show_default=True,
+        help="fixed: per-device-type weights; uncertainty: learned per-device weights exp(-s) (Kendall et al. 2018).",
+    ),
+    click.option(
+        "--scaler",
+        type=click.Choice(["max", "minmax", "standard", "mean"]),
+        default="max",
+        show_default=True,
+        help="Aggregate scaling (architecture.md 2.2). Appliance targets are always max-scaled: the heads output power >= 0.",
+    ),
     click.option("--quiet", is_flag=True, help="No progress bar."),
 ]
 
@@ -69,21 +127,64 @@ def train_options(f):
     return f
 
 
-def config_from_options(source, house, days, epochs, batch_size, lr, seed, no_pcgrad, pcgrad_from_epoch, max_minutes,
-                        warmup_epochs, val_from, test_from, devices, out, resume, max_steps, threads, ddp, device,
-                        crop_len, windows_per_epoch, fixed_grid, loss_weighting, scaler, quiet):
+def config_from_options(
+    source,
+    house,
+    days,
+    epochs,
+    batch_size,
+    lr,
+    seed,
+    no_pcgrad,
+    pcgrad_from_epoch,
+    max_minutes,
+    warmup_epochs,
+    val_from,
+    test_from,
+    devices,
+    out,
+    resume,
+    max_steps,
+    threads,
+    ddp,
+    device,
+    crop_len,
+    windows_per_epoch,
+    fixed_grid,
+    loss_weighting,
+    scaler,
+    quiet,
+):
     """The parsed flags -> TrainConfig (`ddp` only chooses the launcher; it is not part of the config)."""
     from .trainer import TrainConfig
 
     if epochs < 1 or batch_size < 1:
         raise UserError("--epochs and --batch-size must be at least 1")
     return TrainConfig(
-        source=source, house=house, days=days, seed=seed, epochs=epochs, batch_size=batch_size, lr=lr,
-        pcgrad=not no_pcgrad, pcgrad_from_epoch=None if pcgrad_from_epoch is None else max(0, pcgrad_from_epoch - 1),
-        max_minutes=max_minutes, warmup_epochs=warmup_epochs, val_from=val_from, test_from=test_from,
+        source=source,
+        house=house,
+        days=days,
+        seed=seed,
+        epochs=epochs,
+        batch_size=batch_size,
+        lr=lr,
+        pcgrad=not no_pcgrad,
+        pcgrad_from_epoch=None if pcgrad_from_epoch is None else max(0, pcgrad_from_epoch - 1),
+        max_minutes=max_minutes,
+        warmup_epochs=warmup_epochs,
+        val_from=val_from,
+        test_from=test_from,
         devices=tuple(d.strip() for d in devices.split(",") if d.strip()) if devices else None,
-        out=out, resume=resume, max_steps=max_steps, threads=threads, progress=not quiet,
-        device=device, crop_len=crop_len, random_offsets=not fixed_grid, windows_per_epoch=windows_per_epoch,
-        loss_weighting=loss_weighting, scaler=scaler,
-        command="nilmbuild train " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if len(sys.argv) > 1 else "")
-
+        out=out,
+        resume=resume,
+        max_steps=max_steps,
+        threads=threads,
+        progress=not quiet,
+        device=device,
+        crop_len=crop_len,
+        random_offsets=not fixed_grid,
+        windows_per_epoch=windows_per_epoch,
+        loss_weighting=loss_weighting,
+        scaler=scaler,
+        command="nilmbuild train " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if len(sys.argv) > 1 else "",
+    )

@@ -12,10 +12,12 @@ from __future__ import annotations
 import torch
 
 
-def project(grads: list[torch.Tensor], generator: torch.Generator | None = None) -> tuple[list[torch.Tensor], torch.Tensor, int]:
+def project(
+    grads: list[torch.Tensor], generator: torch.Generator | None = None
+) -> tuple[list[torch.Tensor], torch.Tensor, int]:
     """grads: T flat (P,) gradients -> (projected list, (T, T) cosine matrix of the originals, number of projections)."""
     T = len(grads)
-    G = torch.stack(grads)                                                  # (T, P)
+    G = torch.stack(grads)  # (T, P)
     norms = G.norm(dim=1)
     cos = (G @ G.T) / (norms[:, None] * norms[None, :]).clamp_min(1e-20)
     out, n_proj = [], 0
@@ -33,8 +35,12 @@ def project(grads: list[torch.Tensor], generator: torch.Generator | None = None)
     return out, cos, n_proj
 
 
-def pcgrad_backward(losses: torch.Tensor, shared: list[torch.nn.Parameter], own: list[list[torch.nn.Parameter]],
-                    generator: torch.Generator | None = None) -> tuple[torch.Tensor, int]:
+def pcgrad_backward(
+    losses: torch.Tensor,
+    shared: list[torch.nn.Parameter],
+    own: list[list[torch.nn.Parameter]],
+    generator: torch.Generator | None = None,
+) -> tuple[torch.Tensor, int]:
     """Per-device gradients in ONE batched backward (autograd.grad with grad_outputs = the D x D identity,
     is_grads_batched: row i is d losses[i] / d params) -> PCGrad over `shared`, own gradients for `own[i]`;
     writes .grad (accumulates onto existing .grad). Returns ((D, D) cosine matrix, projections)."""
@@ -42,9 +48,11 @@ def pcgrad_backward(losses: torch.Tensor, shared: list[torch.nn.Parameter], own:
     heads = [p for ps in own for p in ps]
     eye = torch.eye(D, dtype=losses.dtype, device=losses.device)
     g = torch.autograd.grad(losses, shared + heads, grad_outputs=eye, is_grads_batched=True, allow_unused=True)
-    gs, gh = g[: len(shared)], dict(zip(map(id, heads), g[len(shared):]))
-    flat = [torch.cat([(x[i] if x is not None else torch.zeros_like(p)).reshape(-1) for x, p in zip(gs, shared)])
-            for i in range(D)]
+    gs, gh = g[: len(shared)], dict(zip(map(id, heads), g[len(shared) :]))
+    flat = [
+        torch.cat([(x[i] if x is not None else torch.zeros_like(p)).reshape(-1) for x, p in zip(gs, shared)])
+        for i in range(D)
+    ]
     for i in range(D):
         for p in own[i]:
             x = gh[id(p)]
@@ -55,7 +63,7 @@ def pcgrad_backward(losses: torch.Tensor, shared: list[torch.nn.Parameter], own:
     off = 0
     for p in shared:
         k = p.numel()
-        x = total[off: off + k].view_as(p)
+        x = total[off : off + k].view_as(p)
         p.grad = x.clone() if p.grad is None else p.grad + x
         off += k
     return cos, n

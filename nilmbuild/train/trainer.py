@@ -30,7 +30,15 @@ from nilmbuild.pipeline import load_training_data, training_provenance
 from .calibrate import apply_thresholds, calibrate_gates
 from .crops import sample_crops, take_crops
 from .device_types import classify_prepared, device_specs
-from .losses import COMPONENTS, LossWeights, device_losses, loss_components, long_off_mask, uncertainty_weighted, weight_matrix
+from .losses import (
+    COMPONENTS,
+    LossWeights,
+    device_losses,
+    long_off_mask,
+    loss_components,
+    uncertainty_weighted,
+    weight_matrix,
+)
 from .pcgrad import pcgrad_backward
 from .trajectory import append_epoch, trajectory_path
 from .windows import TrainSeries
@@ -42,37 +50,37 @@ BASE_COMPONENTS = tuple(c for c in COMPONENTS if c not in ("anti_collapse", "out
 class TrainConfig:
     source: str = "synthetic"
     house: int | None = None
-    days: int = 60                       # simulator only
+    days: int = 60  # simulator only
     seed: int = 0
     epochs: int = 10
-    batch_size: int = 16                 # per process under DDP
-    lr: float = 2e-3                     # peak; warm-up + cosine (lr_factor)
+    batch_size: int = 16  # per process under DDP
+    lr: float = 2e-3  # peak; warm-up + cosine (lr_factor)
     weight_decay: float = 1e-2
     grad_clip: float = 1.0
     pcgrad: bool = True
-    pcgrad_from_epoch: int | None = 0    # plain summed loss before this epoch (0-based), PCGrad from it on;
-                                         # None -> the last quarter of the epochs
-    max_minutes: float | None = None     # stop (resumable, best checkpoint written) after this wall time
-    warmup_epochs: int | None = None     # None -> max(1, epochs // 4)
+    pcgrad_from_epoch: int | None = 0  # plain summed loss before this epoch (0-based), PCGrad from it on;
+    # None -> the last quarter of the epochs
+    max_minutes: float | None = None  # stop (resumable, best checkpoint written) after this wall time
+    warmup_epochs: int | None = None  # None -> max(1, epochs // 4)
     val_from: str | None = None
     test_from: str | None = None
-    devices: tuple[str, ...] | None = None   # None -> every device the source has a channel for
+    devices: tuple[str, ...] | None = None  # None -> every device the source has a channel for
     out: str = "runs/model.pt"
     resume: str | None = None
     max_steps: int | None = None
     threads: int = 2
-    model: dict = field(default_factory=dict)   # NILMFormerConfig overrides (tests use a tiny model)
-    prep: dict = field(default_factory=dict)    # PrepConfig overrides (stride, fractions, ...)
+    model: dict = field(default_factory=dict)  # NILMFormerConfig overrides (tests use a tiny model)
+    prep: dict = field(default_factory=dict)  # PrepConfig overrides (stride, fractions, ...)
     progress: bool = True
     command: str = ""
-    device: str = "auto"                 # auto | cpu | cuda (bf16 autocast on cuda)
-    crop_len: int | None = None          # after warm-up, crops of this many steps; None -> window // 2, 0 -> no crops
-    random_offsets: bool = True          # fresh random window offsets every epoch (False: prepare()'s stride grid)
-    windows_per_epoch: int | None = None # with random offsets: windows drawn per epoch (None: as many as the grid has)
-    loss_weighting: str = "fixed"        # fixed (device-type weights) | uncertainty (learned, Kendall et al. 2018)
-    lr_warmup_frac: float = 0.05         # linear learning-rate warm-up over this share of the steps, then cosine
-    lr_min_ratio: float = 0.05           # ... down to lr * lr_min_ratio at the last step
-    scaler: str = "max"                  # aggregate scaler (architecture.md 2.2); appliance targets stay max-scaled
+    device: str = "auto"  # auto | cpu | cuda (bf16 autocast on cuda)
+    crop_len: int | None = None  # after warm-up, crops of this many steps; None -> window // 2, 0 -> no crops
+    random_offsets: bool = True  # fresh random window offsets every epoch (False: prepare()'s stride grid)
+    windows_per_epoch: int | None = None  # with random offsets: windows drawn per epoch (None: as many as the grid has)
+    loss_weighting: str = "fixed"  # fixed (device-type weights) | uncertainty (learned, Kendall et al. 2018)
+    lr_warmup_frac: float = 0.05  # linear learning-rate warm-up over this share of the steps, then cosine
+    lr_min_ratio: float = 0.05  # ... down to lr * lr_min_ratio at the last step
+    scaler: str = "max"  # aggregate scaler (architecture.md 2.2); appliance targets stay max-scaled
 
     def pcgrad_start(self) -> int:
         if self.pcgrad_from_epoch is not None:
@@ -112,20 +120,36 @@ def schedule(epoch: int, frac: float, epochs: int, warmup: int) -> dict:
 
 # ---- data ------------------------------------------------------------------------------------------
 
+
 def load_prepared(tc: TrainConfig, window: int):
     """The run's data (nilmbuild.pipeline: the one place that knows how a checkpoint's data is prepared)."""
-    return load_training_data(tc.source, window=window, house=tc.house, days=tc.days, seed=tc.seed, devices=tc.devices,
-                              val_from=tc.val_from, test_from=tc.test_from, scaler=tc.scaler, prep=tc.prep)
+    return load_training_data(
+        tc.source,
+        window=window,
+        house=tc.house,
+        days=tc.days,
+        seed=tc.seed,
+        devices=tc.devices,
+        val_from=tc.val_from,
+        test_from=tc.test_from,
+        scaler=tc.scaler,
+        prep=tc.prep,
+    )
 
 
 def tensors(split, long_off_steps) -> dict:
-    y = torch.from_numpy(split.y)                                           # (N, D, 2, L)
+    y = torch.from_numpy(split.y)  # (N, D, 2, L)
     st = split.y[:, :, 1]
-    return {"x": torch.from_numpy(split.x), "y": y[:, :, 0].contiguous(), "s": y[:, :, 1].contiguous(),
-            "lo": torch.from_numpy(long_off_mask(st, long_off_steps)) if st.size else torch.zeros(st.shape)}
+    return {
+        "x": torch.from_numpy(split.x),
+        "y": y[:, :, 0].contiguous(),
+        "s": y[:, :, 1].contiguous(),
+        "lo": torch.from_numpy(long_off_mask(st, long_off_steps)) if st.size else torch.zeros(st.shape),
+    }
 
 
 # ---- validation ------------------------------------------------------------------------------------
+
 
 @torch.no_grad()
 def validate(model, data, weights: list[LossWeights], prepared, pos_weight, batch_size: int = 32) -> dict:
@@ -146,9 +170,16 @@ def validate(model, data, weights: list[LossWeights], prepared, pos_weight, batc
     for a in range(0, N, batch_size):
         sl = slice(a, a + batch_size)
         x = data["x"][sl].to(dev)
-        soft = model(x, gate_mode="soft")                                  # the loss: threshold-free, as trained
-        out = model(x)                                                      # MAE / F1: the hard gate, as at inference
-        c = loss_components(soft.power, soft.gate_logit, *(data[k][sl].to(dev) for k in ("y", "s")), None, data["lo"][sl].to(dev), pos_weight)
+        soft = model(x, gate_mode="soft")  # the loss: threshold-free, as trained
+        out = model(x)  # MAE / F1: the hard gate, as at inference
+        c = loss_components(
+            soft.power,
+            soft.gate_logit,
+            *(data[k][sl].to(dev) for k in ("y", "s")),
+            None,
+            data["lo"][sl].to(dev),
+            pos_weight,
+        )
         n = out.power.shape[0]
         sums = {k: (sums[k] if sums else 0) + v.cpu() * n for k, v in c.items() if k in BASE_COMPONENTS}
         preds.append(out.power.float().cpu())
@@ -156,13 +187,26 @@ def validate(model, data, weights: list[LossWeights], prepared, pos_weight, batc
     comps = {k: v / N for k, v in sums.items()}
     per_dev = sum(wm[k] * v for k, v in comps.items())
     devs = list(prepared.devices)
-    P = torch.cat(preds).numpy()                                            # (N, D, L)
-    yw = np.stack([scaler_from_dict(prepared.scalers["appliances"][d]).inverse(data["y"][:, i].numpy()).ravel() for i, d in enumerate(devs)])
-    pw = np.stack([np.clip(scaler_from_dict(prepared.scalers["appliances"][d]).inverse(P[:, i]).ravel(), 0, None) for i, d in enumerate(devs)])
+    P = torch.cat(preds).numpy()  # (N, D, L)
+    yw = np.stack(
+        [
+            scaler_from_dict(prepared.scalers["appliances"][d]).inverse(data["y"][:, i].numpy()).ravel()
+            for i, d in enumerate(devs)
+        ]
+    )
+    pw = np.stack(
+        [
+            np.clip(scaler_from_dict(prepared.scalers["appliances"][d]).inverse(P[:, i]).ravel(), 0, None)
+            for i, d in enumerate(devs)
+        ]
+    )
     st = data["s"].numpy().transpose(1, 0, 2).reshape(len(devs), -1)
     m = all_metrics(devs, yw, pw, st, prepared.thresholds_w)
-    return {"loss": float(per_dev.sum()), "loss_per_device": {d: float(per_dev[i]) for i, d in enumerate(devs)},
-            "devices": {d: {"mae": _f(m[d]["mae"]), "f1": _f(m[d]["f1"])} for d in devs}}
+    return {
+        "loss": float(per_dev.sum()),
+        "loss_per_device": {d: float(per_dev[i]) for i, d in enumerate(devs)},
+        "devices": {d: {"mae": _f(m[d]["mae"]), "f1": _f(m[d]["f1"])} for d in devs},
+    }
 
 
 def val_baseline(data, prepared) -> dict:
@@ -175,7 +219,12 @@ def val_baseline(data, prepared) -> dict:
         return {}
     tr = prepared.train
     means = {d: float(tr.appliances_w[i][tr.valid].mean()) for i, d in enumerate(devs)}
-    yw = np.stack([scaler_from_dict(prepared.scalers["appliances"][d]).inverse(data["y"][:, i].numpy()).ravel() for i, d in enumerate(devs)])
+    yw = np.stack(
+        [
+            scaler_from_dict(prepared.scalers["appliances"][d]).inverse(data["y"][:, i].numpy()).ravel()
+            for i, d in enumerate(devs)
+        ]
+    )
     st = data["s"].numpy().transpose(1, 0, 2).reshape(len(devs), -1)
     m = mean_baseline(devs, yw, st, prepared.thresholds_w, means)
     return {d: {"mae": _f(m[d]["mae"]), "f1": _f(m[d]["f1"]), "mean_w": means[d]} for d in devs}
@@ -187,6 +236,7 @@ def _f(v) -> float | None:
 
 
 # ---- what an epoch adds up, and what a resume restores --------------------------------------------
+
 
 class Accumulator:
     """Sums over one epoch's steps: loss components and task losses per device, the total, PCGrad cosines
@@ -201,7 +251,7 @@ class Accumulator:
         self.proj = 0
         self.steps = 0
         self.time = 0.0
-        self.pcgrad = 0                                  # steps that used PCGrad (the cosines' count)
+        self.pcgrad = 0  # steps that used PCGrad (the cosines' count)
 
     def add(self, comps: dict, losses, total, cos, nproj: int, dt: float) -> None:
         self.steps += 1
@@ -216,11 +266,19 @@ class Accumulator:
             self.cos = [[a + float(u) for a, u in zip(ra, ru)] for ra, ru in zip(self.cos, cos)]
 
     def to_dict(self) -> dict:
-        return {"comps": self.comps, "dev_loss": self.dev_loss, "total": self.total, "cos": self.cos,
-                "proj": self.proj, "steps": self.steps, "time": self.time, "pcgrad": self.pcgrad}
+        return {
+            "comps": self.comps,
+            "dev_loss": self.dev_loss,
+            "total": self.total,
+            "cos": self.cos,
+            "proj": self.proj,
+            "steps": self.steps,
+            "time": self.time,
+            "pcgrad": self.pcgrad,
+        }
 
     @classmethod
-    def from_dict(cls, d: dict | None) -> "Accumulator | None":
+    def from_dict(cls, d: dict | None) -> Accumulator | None:
         if d is None:
             return None
         acc = cls(len(d["dev_loss"]))
@@ -235,37 +293,51 @@ class Accumulator:
         for i, d in enumerate(devs):
             comps[d]["total"] = round(self.dev_loss[i] / n, 6)
         npc = max(1, self.pcgrad)
-        pairs = {f"{devs[i]}|{devs[j]}": round(self.cos[i][j] / npc, 4)
-                 for i in range(len(devs)) for j in range(i + 1, len(devs))}
-        return {"epoch": epoch + 1, "steps": self.steps, "step_time_s": round(self.time / n, 3), "lr": lr,
-                "schedule": {k: (round(v, 4) if isinstance(v, float) else v) for k, v in sch.items()},
-                "loss": {"total": round(self.total / n, 6), "devices": comps},
-                "pcgrad": {"enabled": bool(self.pcgrad), "mean_cos": pairs if self.pcgrad else {}, "projections": self.proj,
-                           "projections_per_step": round(self.proj / npc, 3), "pcgrad_steps": self.pcgrad}}
+        pairs = {
+            f"{devs[i]}|{devs[j]}": round(self.cos[i][j] / npc, 4)
+            for i in range(len(devs))
+            for j in range(i + 1, len(devs))
+        }
+        return {
+            "epoch": epoch + 1,
+            "steps": self.steps,
+            "step_time_s": round(self.time / n, 3),
+            "lr": lr,
+            "schedule": {k: (round(v, 4) if isinstance(v, float) else v) for k, v in sch.items()},
+            "loss": {"total": round(self.total / n, 6), "devices": comps},
+            "pcgrad": {
+                "enabled": bool(self.pcgrad),
+                "mean_cos": pairs if self.pcgrad else {},
+                "projections": self.proj,
+                "projections_per_step": round(self.proj / npc, 3),
+                "pcgrad_steps": self.pcgrad,
+            },
+        }
 
 
 @dataclass
 class RunState:
     """Exactly what `--resume` restores: the `resume` dict of OUT.resume.pt (these keys, in this order)."""
-    optimizer: dict                      # AdamW state_dict
-    epoch: int                           # where to continue: epoch (0-based) and batch inside it
+
+    optimizer: dict  # AdamW state_dict
+    epoch: int  # where to continue: epoch (0-based) and batch inside it
     batch: int
-    step: int                            # optimizer steps so far (the LR schedule's position)
-    rng: torch.Tensor                    # torch's global RNG (dropout)
+    step: int  # optimizer steps so far (the LR schedule's position)
+    rng: torch.Tensor  # torch's global RNG (dropout)
     train_log: dict
     best_val_loss: float
     best_epoch: int | None
-    best_state: dict | None              # the best epoch's state_dict so far
-    acc: dict | None                     # Accumulator.to_dict() of a partial epoch
-    classification: dict                 # device types (the model's heads depend on them)
-    train_config: dict                   # the TrainConfig the run started with
-    log_vars: list | None = None         # learned task weights (--loss-weighting uncertainty)
+    best_state: dict | None  # the best epoch's state_dict so far
+    acc: dict | None  # Accumulator.to_dict() of a partial epoch
+    classification: dict  # device types (the model's heads depend on them)
+    train_config: dict  # the TrainConfig the run started with
+    log_vars: list | None = None  # learned task weights (--loss-weighting uncertainty)
 
     def to_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "RunState":
+    def from_dict(cls, d: dict) -> RunState:
         return cls(**{f.name: d.get(f.name) for f in fields(cls)})
 
 
@@ -276,8 +348,14 @@ def read_resume(tc: TrainConfig) -> tuple[TrainConfig, object, RunState]:
     if not resume:
         raise UserError(f"{tc.resume} has no resume state: pass the '.resume.pt' file written next to --out")
     saved = resume["train_config"]
-    keep = {"resume": tc.resume, "max_steps": tc.max_steps, "max_minutes": tc.max_minutes, "progress": tc.progress,
-            "threads": tc.threads, "command": tc.command}
+    keep = {
+        "resume": tc.resume,
+        "max_steps": tc.max_steps,
+        "max_minutes": tc.max_minutes,
+        "progress": tc.progress,
+        "threads": tc.threads,
+        "command": tc.command,
+    }
     if tc.epochs != saved["epochs"]:
         keep["epochs"] = tc.epochs
     tc = TrainConfig(**{**saved, **keep, "devices": tuple(saved["devices"]) if saved.get("devices") else None})
@@ -286,6 +364,7 @@ def read_resume(tc: TrainConfig) -> tuple[TrainConfig, object, RunState]:
 
 class SingleProcess:
     """No process group: the Trainer's DDP hooks do nothing (nilmbuild.train.ddp.ProcessGroup has the real ones)."""
+
     rank, world = 0, 1
 
     def wrap(self, model):
@@ -306,6 +385,7 @@ class Interrupted(Exception):
 
 
 # ---- the loop --------------------------------------------------------------------------------------
+
 
 class Trainer:
     """One training run: `Trainer(tc).run()`. Set-up reads the data, types the devices, builds the model and
@@ -330,8 +410,9 @@ class Trainer:
             self.restore(resumed)
         if "baseline_val" not in self.train_log and self.is_main:
             self.train_log["baseline_val"] = val_baseline(self.va, self.prepared)
-        self.provenance = training_provenance(self.prepared, source=tc.source, house=tc.house, days=tc.days,
-                                              seed=tc.seed, command=tc.command)
+        self.provenance = training_provenance(
+            self.prepared, source=tc.source, house=tc.house, days=tc.days, seed=tc.seed, command=tc.command
+        )
         self.extra = {"device_types": self.classification, "train_config": _tc_dict(tc)}
 
     def _setup_data(self, classification: dict | None) -> None:
@@ -358,41 +439,62 @@ class Trainer:
         self.shared = [p for n, p in self.model.named_parameters() if not n.startswith("heads.")]
         self.own = [list(self.model.heads[d].parameters()) for d in devs]
         # uncertainty weighting (Kendall, Gal & Cipolla 2018): task loss exp(-s_i) L_i + s_i, s_i = log sigma_i^2 learned
-        self.log_vars = (torch.zeros(len(devs), device=self.device, requires_grad=True)
-                         if tc.loss_weighting == "uncertainty" else None)
+        self.log_vars = (
+            torch.zeros(len(devs), device=self.device, requires_grad=True)
+            if tc.loss_weighting == "uncertainty"
+            else None
+        )
         groups = [{"params": list(self.model.parameters())}]
         if self.log_vars is not None:
             groups.append({"params": [self.log_vars], "weight_decay": 0.0})
         self.opt = torch.optim.AdamW(groups, lr=tc.lr, weight_decay=tc.weight_decay)
-        self.autocast = ((lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if self.device.type == "cuda"
-                         else nullcontext)
+        self.autocast = (
+            (lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if self.device.type == "cuda" else nullcontext
+        )
 
     def _setup_schedule(self) -> None:
         tc = self.tc
-        self.n_windows = (int(tc.windows_per_epoch) if (self.series is not None and tc.windows_per_epoch)
-                          else self.tr["x"].shape[0])
+        self.n_windows = (
+            int(tc.windows_per_epoch) if (self.series is not None and tc.windows_per_epoch) else self.tr["x"].shape[0]
+        )
         self.crop_len = self.window // 2 if tc.crop_len is None else int(tc.crop_len)
-        self.sampler = DistributedSampler(range(self.n_windows), num_replicas=self.group.world, rank=self.group.rank,
-                                          shuffle=True, seed=tc.seed)
+        self.sampler = DistributedSampler(
+            range(self.n_windows), num_replicas=self.group.world, rank=self.group.rank, shuffle=True, seed=tc.seed
+        )
         self.steps_per_epoch = math.ceil(len(self.sampler) / tc.batch_size)
         self.total_steps = tc.epochs * self.steps_per_epoch
         self.warmup = tc.warmup()
-        self.train_log = {"epochs": [], "devices": self.devs, "components": list(COMPONENTS),
-                          "steps_per_epoch": self.steps_per_epoch, "pcgrad": tc.pcgrad, "world_size": self.group.world,
-                          "warmup_epochs": self.warmup}
-        self.epoch, self.batch, self.iter_num = 0, 0, 0     # position: the batch being run, optimizer steps done
+        self.train_log = {
+            "epochs": [],
+            "devices": self.devs,
+            "components": list(COMPONENTS),
+            "steps_per_epoch": self.steps_per_epoch,
+            "pcgrad": tc.pcgrad,
+            "world_size": self.group.world,
+            "warmup_epochs": self.warmup,
+        }
+        self.epoch, self.batch, self.iter_num = 0, 0, 0  # position: the batch being run, optimizer steps done
         self.best = {"val_loss": float("inf"), "epoch": None, "state": None}
         self.acc: Accumulator | None = None
 
     # -- resume --------------------------------------------------------------------------------------
 
     def run_state(self, epoch: int, batch: int, acc: Accumulator | None) -> RunState:
-        return RunState(optimizer=self.opt.state_dict(), epoch=epoch, batch=batch, step=self.iter_num,
-                        rng=torch.get_rng_state(), train_log=self.train_log, best_val_loss=self.best["val_loss"],
-                        best_epoch=self.best["epoch"], best_state=self.best["state"],
-                        acc=acc.to_dict() if acc is not None else None, classification=self.classification,
-                        train_config=_tc_dict(self.tc),
-                        log_vars=self.log_vars.detach().cpu().tolist() if self.log_vars is not None else None)
+        return RunState(
+            optimizer=self.opt.state_dict(),
+            epoch=epoch,
+            batch=batch,
+            step=self.iter_num,
+            rng=torch.get_rng_state(),
+            train_log=self.train_log,
+            best_val_loss=self.best["val_loss"],
+            best_epoch=self.best["epoch"],
+            best_state=self.best["state"],
+            acc=acc.to_dict() if acc is not None else None,
+            classification=self.classification,
+            train_config=_tc_dict(self.tc),
+            log_vars=self.log_vars.detach().cpu().tolist() if self.log_vars is not None else None,
+        )
 
     def restore(self, rs: RunState) -> None:
         self.opt.load_state_dict(rs.optimizer)
@@ -411,9 +513,14 @@ class Trainer:
         """OUT.resume.pt: the last weights + the RunState that continues at (epoch, batch)."""
         if not self.is_main:
             return
-        save_checkpoint(resume_path(self.tc.out), self.model, scalers=self.prepared.scalers, train_log=self.train_log,
-                        provenance=self.provenance,
-                        extra={**self.extra, "resume": self.run_state(epoch, batch, acc).to_dict()})
+        save_checkpoint(
+            resume_path(self.tc.out),
+            self.model,
+            scalers=self.prepared.scalers,
+            train_log=self.train_log,
+            provenance=self.provenance,
+            extra={**self.extra, "resume": self.run_state(epoch, batch, acc).to_dict()},
+        )
 
     def save(self, calibrate: bool = False) -> None:
         """OUT: the best weights so far (gate thresholds calibrated at the end of the run)."""
@@ -427,10 +534,18 @@ class Trainer:
             apply_thresholds(final, {d: c["threshold"] for d, c in cal.items()})
             self.train_log["gate_calibration"] = cal
         found = self.best["epoch"] is not None
-        save_checkpoint(self.tc.out, final, scalers=self.prepared.scalers, train_log=self.train_log,
-                        provenance=self.provenance,
-                        extra={**self.extra, "best_epoch": (self.best["epoch"] + 1) if found else None,
-                               "best_val_loss": _f(self.best["val_loss"]) if found else None})
+        save_checkpoint(
+            self.tc.out,
+            final,
+            scalers=self.prepared.scalers,
+            train_log=self.train_log,
+            provenance=self.provenance,
+            extra={
+                **self.extra,
+                "best_epoch": (self.best["epoch"] + 1) if found else None,
+                "best_val_loss": _f(self.best["val_loss"]) if found else None,
+            },
+        )
 
     # -- one step, one epoch -------------------------------------------------------------------------
 
@@ -449,7 +564,7 @@ class Trainer:
         """One optimizer step on the windows `idx` of `data` -> (schedule, comps, losses, total, cos, projections)."""
         tc = self.tc
         sch = schedule(epoch, b / self.steps_per_epoch, tc.epochs, self.warmup)
-        gen = torch.Generator().manual_seed(tc.seed * 1_000_003 + epoch * 10_007 + b)   # crops, PCGrad order
+        gen = torch.Generator().manual_seed(tc.seed * 1_000_003 + epoch * 10_007 + b)  # crops, PCGrad order
         for g in self.opt.param_groups:
             g["lr"] = tc.lr * lr_factor(self.iter_num, self.total_steps, tc.lr_warmup_frac, tc.lr_min_ratio)
         x, y, s, lo, pos = self._batch(data, idx, sch, gen)
@@ -464,7 +579,7 @@ class Trainer:
             total = task.sum()
             if use_pcgrad:
                 cos, nproj = pcgrad_backward(task, self.shared, self.own, gen)
-                if self.log_vars is not None:       # d task_i / d s_i = 1 - exp(-s_i) L_i (heads of no other task)
+                if self.log_vars is not None:  # d task_i / d s_i = 1 - exp(-s_i) L_i (heads of no other task)
                     self.log_vars.grad = (1.0 - torch.exp(-self.log_vars) * losses).detach()
             else:
                 total.backward()
@@ -501,7 +616,7 @@ class Trainer:
                 if stopped:
                     return stopped
                 t0 = time.perf_counter()
-                idx = order[b * tc.batch_size:(b + 1) * tc.batch_size]
+                idx = order[b * tc.batch_size : (b + 1) * tc.batch_size]
                 sch, comps, losses, total, cos, nproj = self.step(data, idx, epoch, b)
                 dt = time.perf_counter() - t0
                 self.acc.add(comps, losses, total, cos, nproj, dt)
@@ -521,15 +636,20 @@ class Trainer:
 
     def keep_if_best(self, val_loss: float, epoch: int) -> None:
         if val_loss < self.best["val_loss"]:
-            self.best = {"val_loss": val_loss, "epoch": epoch,
-                         "state": {k: t.detach().clone() for k, t in self.model.state_dict().items()}}
+            self.best = {
+                "val_loss": val_loss,
+                "epoch": epoch,
+                "state": {k: t.detach().clone() for k, t in self.model.state_dict().items()},
+            }
 
     def end_epoch(self, epoch: int) -> None:
         """Log the epoch, validate (rank 0), keep the best weights, write both checkpoints."""
         sch = schedule(epoch, (self.steps_per_epoch - 1) / self.steps_per_epoch, self.tc.epochs, self.warmup)
         rec = self.acc.record(epoch, self.devs, sch, self.opt.param_groups[0]["lr"])
         if self.log_vars is not None:
-            rec["task_weights"] = {d: round(float(torch.exp(-self.log_vars[i].detach())), 5) for i, d in enumerate(self.devs)}
+            rec["task_weights"] = {
+                d: round(float(torch.exp(-self.log_vars[i].detach())), 5) for i, d in enumerate(self.devs)
+            }
         if self.is_main:
             v = self.validate()
             rec["val"] = v
@@ -544,7 +664,7 @@ class Trainer:
     def end_stopped(self, stopped: str) -> None:
         """--max-steps / --max-minutes: validate the partial epoch, write both checkpoints, say how to resume."""
         acc = self.acc
-        if self.is_main and acc is not None and acc.steps > 0:   # the partial epoch's weights may be the best
+        if self.is_main and acc is not None and acc.steps > 0:  # the partial epoch's weights may be the best
             v = self.validate()
             self.train_log.setdefault("partial", []).append({"epoch": self.epoch + 1, "step": self.iter_num, "val": v})
             if v:
@@ -554,8 +674,10 @@ class Trainer:
         if self.is_main:
             tc = self.tc
             why = f"--max-steps {tc.max_steps}" if stopped == "max_steps" else f"--max-minutes {tc.max_minutes}"
-            self.log(f"stopped after {why} (step {self.iter_num}); wrote {tc.out}; "
-                     f"resume with: nilmbuild train --resume {resume_path(tc.out)}")
+            self.log(
+                f"stopped after {why} (step {self.iter_num}); wrote {tc.out}; "
+                f"resume with: nilmbuild train --resume {resume_path(tc.out)}"
+            )
 
     def run(self) -> dict:
         """Train to tc.epochs (or a stop rule) -> {"out", "resume", "train_log", "model", "step"}."""
@@ -571,8 +693,10 @@ class Trainer:
         except KeyboardInterrupt:
             self.save_resume(self.epoch, self.batch, self.acc)
             if self.is_main:
-                self.log(f"\ninterrupted at epoch {self.epoch + 1}, step {self.iter_num}: resumable state saved to "
-                         f"{resume_path(tc.out)}\nresume with:  nilmbuild train --resume {resume_path(tc.out)}")
+                self.log(
+                    f"\ninterrupted at epoch {self.epoch + 1}, step {self.iter_num}: resumable state saved to "
+                    f"{resume_path(tc.out)}\nresume with:  nilmbuild train --resume {resume_path(tc.out)}"
+                )
             raise Interrupted() from None
         self.group.finish(self.model)
         if stopped:
@@ -582,8 +706,13 @@ class Trainer:
             if self.is_main:
                 best = self.best["epoch"] + 1 if self.best["epoch"] is not None else "-"
                 self.log(f"wrote {tc.out} (best epoch {best}) and {resume_path(tc.out)}")
-        return {"out": tc.out, "resume": resume_path(tc.out), "train_log": self.train_log, "model": self.model,
-                "step": self.iter_num}
+        return {
+            "out": tc.out,
+            "resume": resume_path(tc.out),
+            "train_log": self.train_log,
+            "model": self.model,
+            "step": self.iter_num,
+        }
 
 
 def train(tc: TrainConfig, log=print, group=None) -> dict:
@@ -607,8 +736,16 @@ def _bar(tc, is_main, total, initial, epoch):
     if not (tc.progress and is_main):
         return None
     from tqdm import tqdm
-    return tqdm(total=total, initial=initial, desc=f"epoch {epoch + 1}/{tc.epochs}", unit="step", leave=True,
-                dynamic_ncols=True, file=sys.stderr)
+
+    return tqdm(
+        total=total,
+        initial=initial,
+        desc=f"epoch {epoch + 1}/{tc.epochs}",
+        unit="step",
+        leave=True,
+        dynamic_ncols=True,
+        file=sys.stderr,
+    )
 
 
 def _epoch_line(rec, base) -> str:
@@ -620,7 +757,8 @@ def _epoch_line(rec, base) -> str:
         s += f"  val loss {v['loss']:.4f}\n" + "\n".join(
             f"  {d:<16} MAE {m['mae'] if m['mae'] is not None else float('nan'):7.1f} W (mean {base.get(d, {}).get('mae') or float('nan'):6.1f})"
             f"  F1 {m['f1'] if m['f1'] is not None else float('nan'):.3f} (mean {base.get(d, {}).get('f1') or 0.0:.3f})"
-            for d, m in v["devices"].items())
+            for d, m in v["devices"].items()
+        )
     return s
 
 

@@ -24,8 +24,10 @@ def trajectory_path(out: str | os.PathLike) -> str:
 
 
 def _half(state: dict) -> dict:
-    return {k: (t.detach().to("cpu", torch.float16) if t.is_floating_point() else t.detach().cpu().clone())
-            for k, t in state.items()}
+    return {
+        k: (t.detach().to("cpu", torch.float16) if t.is_floating_point() else t.detach().cpu().clone())
+        for k, t in state.items()
+    }
 
 
 def load_trajectory(path: str | os.PathLike) -> dict | None:
@@ -42,6 +44,9 @@ def append_epoch(path: str | os.PathLike, epoch: int, state: dict) -> None:
     """Add (or replace, after a resume) the weights at the end of `epoch` (1-based), atomically."""
     data = load_trajectory(path) or {"format": FORMAT, "epochs": [], "states": []}
     keep = [i for i, e in enumerate(data["epochs"]) if e < epoch]
-    data = {"format": FORMAT, "epochs": [data["epochs"][i] for i in keep] + [epoch],
-            "states": [data["states"][i] for i in keep] + [_half(state)]}
+    data = {
+        "format": FORMAT,
+        "epochs": [data["epochs"][i] for i in keep] + [epoch],
+        "states": [data["states"][i] for i in keep] + [_half(state)],
+    }
     atomic_write_bytes(path, lambda f: torch.save(data, f))

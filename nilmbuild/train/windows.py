@@ -21,22 +21,28 @@ class TrainSeries:
 
     def __init__(self, prepared, long_off_steps: list[int], window: int) -> None:
         sp = prepared.train
-        agg = scaler_from_dict(prepared.scalers["aggregate"]).transform(sp.aggregate_w)            # (T,)
-        self.x = np.concatenate([agg[None], exogenous(sp.timestamps)]).astype(np.float32)         # (7, T)
-        self.y = np.stack([scaler_from_dict(prepared.scalers["appliances"][d]).transform(sp.appliances_w[i])
-                           for i, d in enumerate(prepared.devices)]).astype(np.float32)          # (D, T)
-        self.s = sp.states.astype(np.float32)                                                     # (D, T)
+        agg = scaler_from_dict(prepared.scalers["aggregate"]).transform(sp.aggregate_w)  # (T,)
+        self.x = np.concatenate([agg[None], exogenous(sp.timestamps)]).astype(np.float32)  # (7, T)
+        self.y = np.stack(
+            [
+                scaler_from_dict(prepared.scalers["appliances"][d]).transform(sp.appliances_w[i])
+                for i, d in enumerate(prepared.devices)
+            ]
+        ).astype(np.float32)  # (D, T)
+        self.s = sp.states.astype(np.float32)  # (D, T)
         self.window = window
         self.long_off_steps = long_off_steps
-        self.starts = window_starts(0, self.x.shape[1], window, 1, sp.valid)                      # (S,)
+        self.starts = window_starts(0, self.x.shape[1], window, 1, sp.valid)  # (S,)
 
     def draw(self, n: int, seed: int) -> dict[str, torch.Tensor]:
         """n windows at random valid offsets -> {"x": (n, 7, W), "y", "s", "lo": (n, D, W)}."""
         rng = np.random.Generator(np.random.PCG64(seed))
         starts = rng.choice(self.starts, size=n, replace=len(self.starts) < n)
-        idx = starts[:, None] + np.arange(self.window)                                           # (n, W)
-        s = self.s[:, idx].transpose(1, 0, 2)                                                    # (n, D, W)
-        return {"x": torch.from_numpy(np.ascontiguousarray(self.x[:, idx].transpose(1, 0, 2))),
-                "y": torch.from_numpy(np.ascontiguousarray(self.y[:, idx].transpose(1, 0, 2))),
-                "s": torch.from_numpy(np.ascontiguousarray(s)),
-                "lo": torch.from_numpy(long_off_mask(s, self.long_off_steps))}
+        idx = starts[:, None] + np.arange(self.window)  # (n, W)
+        s = self.s[:, idx].transpose(1, 0, 2)  # (n, D, W)
+        return {
+            "x": torch.from_numpy(np.ascontiguousarray(self.x[:, idx].transpose(1, 0, 2))),
+            "y": torch.from_numpy(np.ascontiguousarray(self.y[:, idx].transpose(1, 0, 2))),
+            "s": torch.from_numpy(np.ascontiguousarray(s)),
+            "lo": torch.from_numpy(long_off_mask(s, self.long_off_steps)),
+        }

@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 from nilmbuild.site.browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402  (one launch recipe for tests and bench)
+
 HERE = Path(__file__).parent
 GOLDENS = HERE / "goldens"
 ARTIFACTS = HERE.parents[1] / "tests" / "artifacts"
@@ -63,12 +64,16 @@ def infra_site(tmp_path_factory) -> Path:
     from nilmbuild.site.build import PageSpec, build_site
 
     m = fixture_matrix()
-    blob = msgpack.packb({"rows": 4, "cols": 4, "vmin": float(m.min()), "vmax": float(m.max()),
-                          "data": m.astype("<f4").tobytes()})
+    blob = msgpack.packb(
+        {"rows": 4, "cols": 4, "vmin": float(m.min()), "vmax": float(m.max()), "data": m.astype("<f4").tobytes()}
+    )
     pages = [
         PageSpec(slug="index", title="Overview", template="index.html"),
         PageSpec(
-            slug="fixture", title="Fixture heatmap", template="fixture_heatmap.html", section="0.1",
+            slug="fixture",
+            title="Fixture heatmap",
+            template="fixture_heatmap.html",
+            section="0.1",
             entry="tests/browser/fixtures/fixture_heatmap.js",
             blobs={"matrix": blob, "note": NOTE_TEXT.encode()},
             context={"explain": "Escaped: </script><i>not italic</i>"},
@@ -90,8 +95,9 @@ def page_at(browser, request):
     contexts = []
 
     def open_(target, viewport=(900, 800)):
-        ctx = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]}, device_scale_factor=1,
-                                  accept_downloads=True)
+        ctx = browser.new_context(
+            viewport={"width": viewport[0], "height": viewport[1]}, device_scale_factor=1, accept_downloads=True
+        )
         contexts.append(ctx)
         page = ctx.new_page()
         page.nb_requests = []
@@ -105,10 +111,18 @@ def page_at(browser, request):
                 r.abort()
 
         ctx.route("**/*", route)
-        ctx.on("request", lambda req: None if req.url.startswith(LOCAL_SCHEMES) or req.url in page.nb_requests
-               else page.nb_requests.append(req.url))
-        page.on("console", lambda msg: page.nb_errors.append(f"console.{msg.type}: {msg.text}")
-                if msg.type == "error" else None)
+        ctx.on(
+            "request",
+            lambda req: (
+                None
+                if req.url.startswith(LOCAL_SCHEMES) or req.url in page.nb_requests
+                else page.nb_requests.append(req.url)
+            ),
+        )
+        page.on(
+            "console",
+            lambda msg: page.nb_errors.append(f"console.{msg.type}: {msg.text}") if msg.type == "error" else None,
+        )
         page.on("pageerror", lambda exc: page.nb_errors.append(f"pageerror: {exc}"))
         url = str(target) if re.match(r"^[a-z]+:", str(target)) else Path(target).resolve().as_uri()
         page.goto(url)
@@ -126,7 +140,8 @@ def page_at(browser, request):
 def wait_ready(page_or_frame, timeout=15000):
     """Wait for <html data-ready="true">; raise with the page's error text if it says "error"."""
     page_or_frame.wait_for_function(
-        "['true', 'error'].includes(document.documentElement.dataset.ready)", timeout=timeout)
+        "['true', 'error'].includes(document.documentElement.dataset.ready)", timeout=timeout
+    )
     state = page_or_frame.evaluate("document.documentElement.dataset.ready")
     if state == "error":
         msg = page_or_frame.evaluate("(document.getElementById('nb-error') || {}).textContent || '(no message)'")
@@ -168,19 +183,27 @@ def canvas_rgb(page, selector, dtype=np.int16):
 
 def scrolled_pixel(page, selector, x, y):
     """pixel() after scrolling the point (CSS px inside `selector`) into the middle of the viewport."""
-    page.evaluate("([s, y]) => { const r = document.querySelector(s).getBoundingClientRect();"
-                  " window.scrollBy(0, r.top + y - window.innerHeight / 2); }", [selector, y])
+    page.evaluate(
+        "([s, y]) => { const r = document.querySelector(s).getBoundingClientRect();"
+        " window.scrollBy(0, r.top + y - window.innerHeight / 2); }",
+        [selector, y],
+    )
     return pixel(page, selector, x, y)
 
 
 def canvas_pixel(page, selector, x, y):
     """(r, g, b) of the canvas' own pixel (x, y) (device pixel ratio 1: CSS px = canvas px), read back from the
     WebGL drawing buffer: exact even when the canvas sits at a fractional page position."""
-    return tuple(page.evaluate("""([sel, x, y]) => {
+    return tuple(
+        page.evaluate(
+            """([sel, x, y]) => {
         const c = document.querySelector(sel), t = document.createElement("canvas");
         t.width = c.width; t.height = c.height;
         const g = t.getContext("2d"); g.drawImage(c, 0, 0);
-        return Array.from(g.getImageData(x, y, 1, 1).data.slice(0, 3)); }""", [selector, int(x), int(y)]))
+        return Array.from(g.getImageData(x, y, 1, 1).data.slice(0, 3)); }""",
+            [selector, int(x), int(y)],
+        )
+    )
 
 
 def client_point(page, selector, box, r, c, rows, cols):
@@ -189,7 +212,12 @@ def client_point(page, selector, box, r, c, rows, cols):
     cb = page.locator(selector).bounding_box()
     X = int(np.ceil(cb["x"] + box["x"] + (c + 0.3) * box["width"] / cols))
     Y = int(np.ceil(cb["y"] + box["y"] + (r + 0.3) * box["height"] / rows))
-    return X, Y, int((Y - cb["y"] - box["y"]) / box["height"] * rows), int((X - cb["x"] - box["x"]) / box["width"] * cols)
+    return (
+        X,
+        Y,
+        int((Y - cb["y"] - box["y"]) / box["height"] * rows),
+        int((X - cb["x"] - box["x"]) / box["width"] * cols),
+    )
 
 
 def screenshot_matches(page, name, tolerance=3, selector=None):
@@ -209,8 +237,11 @@ def screenshot_matches(page, name, tolerance=3, selector=None):
     if a.shape != b.shape or np.abs(a - b).max() > tolerance:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         (ARTIFACTS / f"{name}.actual.png").write_bytes(shot)
-        detail = f"shape {a.shape} vs {b.shape}" if a.shape != b.shape else \
-            f"max diff {np.abs(a - b).max()}, {int((np.abs(a - b).max(axis=2) > tolerance).sum())} pixels over"
+        detail = (
+            f"shape {a.shape} vs {b.shape}"
+            if a.shape != b.shape
+            else f"max diff {np.abs(a - b).max()}, {int((np.abs(a - b).max(axis=2) > tolerance).sum())} pixels over"
+        )
         raise AssertionError(f"screenshot {name} differs from golden ({detail}); see {ARTIFACTS}/{name}.actual.png")
     return True
 

@@ -26,10 +26,12 @@ def host_page(tmp_path, site, slug, fragment, height=150) -> Path:
     snippet = re.sub(r'src="[^"]*"', f'src="{src.replace("&", "&amp;")}"', snippet, count=1)
     snippet = snippet.replace("height:480px", f"height:{height}px")
     host = tmp_path / f"host-{slug}.html"
-    host.write_text("<!doctype html><html><head><meta charset='utf-8'><title>host</title>"
-                    "<script>window.msgs = []; addEventListener('message', function (e) { msgs.push(e.data); });</script>"
-                    "</head><body style='margin:0;width:900px'><h1>My docs</h1>\n" + snippet + "\n<p>after</p></body></html>",
-                    encoding="utf-8")
+    host.write_text(
+        "<!doctype html><html><head><meta charset='utf-8'><title>host</title>"
+        "<script>window.msgs = []; addEventListener('message', function (e) { msgs.push(e.data); });</script>"
+        "</head><body style='margin:0;width:900px'><h1>My docs</h1>\n" + snippet + "\n<p>after</p></body></html>",
+        encoding="utf-8",
+    )
     return host
 
 
@@ -71,11 +73,18 @@ def test_host_receives_height_and_deep_linked_head(nb, page_at, built_site, tmp_
     assert page.locator("iframe").evaluate("f => f.getBoundingClientRect().height") == pytest.approx(last, abs=0.5)
     assert last >= 150 and frame.evaluate("document.documentElement.scrollHeight") <= last
     # the deep-linked state rendered (test hook, the head menu, and the big heatmap draws head 3)
-    n_samples = frame.locator("#att-sample option").count()        # sample 5 exists only in a large enough capture
-    assert frame.evaluate("[nilmbuild.test.state.layer, nilmbuild.test.state.head, nilmbuild.test.state.sample]") == [1, 3, min(5, n_samples - 1)]
+    n_samples = frame.locator("#att-sample option").count()  # sample 5 exists only in a large enough capture
+    assert frame.evaluate("[nilmbuild.test.state.layer, nilmbuild.test.state.head, nilmbuild.test.state.sample]") == [
+        1,
+        3,
+        min(5, n_samples - 1),
+    ]
     assert frame.evaluate("nilmbuild.test.heatmaps[0].head") == 3
     assert frame.locator("#att-head").input_value() == "3"
-    assert frame.evaluate("document.documentElement.classList.contains('nb-embed')") and not frame.locator(".nb-header").is_visible()
+    assert (
+        frame.evaluate("document.documentElement.classList.contains('nb-embed')")
+        and not frame.locator(".nb-header").is_visible()
+    )
     assert not frame.locator(".nb-footer").is_visible()
 
 
@@ -88,7 +97,9 @@ def test_every_page_sizes_its_frame_in_a_few_messages(nb, page_at, built_site, t
     msgs = settled_messages(page)
     heights = [m["height"] for m in msgs if m.get("type") == "nilmbuild:height" and m.get("page") == slug]
     assert 1 <= len(heights) <= 4, heights
-    assert page.locator("iframe").evaluate("f => f.getBoundingClientRect().height") == pytest.approx(heights[-1], abs=0.5)
+    assert page.locator("iframe").evaluate("f => f.getBoundingClientRect().height") == pytest.approx(
+        heights[-1], abs=0.5
+    )
 
 
 def test_no_message_outside_embed_mode(page_at, nb, built_site, tmp_path):
@@ -103,21 +114,46 @@ def test_no_message_outside_embed_mode(page_at, nb, built_site, tmp_path):
 #: slug -> (fragment, JS expression over the page's test hooks / DOM, expected value)
 DEEP_LINKS = {
     "index": ("sample=1", "nilmbuild.test.state.sample", 1),
-    "data": ("zoom=3&window=1", "[document.getElementById('raw-zoom').value, nilmbuild.test.plots.raw.opts.x.min, "
-             "document.getElementById('feature-sample').value]", ["3", 3, "1"]),
+    "data": (
+        "zoom=3&window=1",
+        "[document.getElementById('raw-zoom').value, nilmbuild.test.plots.raw.opts.x.min, "
+        "document.getElementById('feature-sample').value]",
+        ["3", 3, "1"],
+    ),
     "forward": ("sample=1&stage=4", "[nilmbuild.test.state.sample, nilmbuild.test.state.stage]", [1, 4]),
-    "embedding": ("sample=1&t=100&channel=2", "[nilmbuild.test.state.sample, nilmbuild.test.state.t, nilmbuild.test.state.ch]", [1, 100, 2]),
-    "encoder": ("layer=2&t=50&scale=shared", "[nilmbuild.test.state.layer, nilmbuild.test.state.pos, nilmbuild.test.state.scale, "
-                "document.getElementById('enc-tab-2').getAttribute('aria-selected')]", [2, 50, "shared", "true"]),
-    "attention": ("layer=1&head=3&sample=1&mask=0&t=100", "[nilmbuild.test.state.layer, nilmbuild.test.state.head, "
-                  "nilmbuild.test.state.sample, nilmbuild.test.state.masked, nilmbuild.test.state.query]", [1, 3, 1, False, 100]),
-    "film": ("device=1&layer=1&gscale=1.5", "[nilmbuild.test.state.dev, nilmbuild.test.state.layer, nilmbuild.test.state.p.gs]", [1, 1, 1.5]),
-    "gate": ("device=2&mode=soft&threshold=0.37", "[nilmbuild.test.state.dev, nilmbuild.test.state.mode, nilmbuild.test.state.threshold]",
-             [2, "soft", 0.37]),
-    "disaggregation": ("view=day&step=1", "[nilmbuild.test.state.mode, nilmbuild.test.state.step]",
-                       ["day", 1]),
-    "training": ("component=total&epoch=2", "[document.getElementById('loss-component').value, "
-                 "document.getElementById('pc-epoch').value]", ["total", "2"]),
+    "embedding": (
+        "sample=1&t=100&channel=2",
+        "[nilmbuild.test.state.sample, nilmbuild.test.state.t, nilmbuild.test.state.ch]",
+        [1, 100, 2],
+    ),
+    "encoder": (
+        "layer=2&t=50&scale=shared",
+        "[nilmbuild.test.state.layer, nilmbuild.test.state.pos, nilmbuild.test.state.scale, "
+        "document.getElementById('enc-tab-2').getAttribute('aria-selected')]",
+        [2, 50, "shared", "true"],
+    ),
+    "attention": (
+        "layer=1&head=3&sample=1&mask=0&t=100",
+        "[nilmbuild.test.state.layer, nilmbuild.test.state.head, "
+        "nilmbuild.test.state.sample, nilmbuild.test.state.masked, nilmbuild.test.state.query]",
+        [1, 3, 1, False, 100],
+    ),
+    "film": (
+        "device=1&layer=1&gscale=1.5",
+        "[nilmbuild.test.state.dev, nilmbuild.test.state.layer, nilmbuild.test.state.p.gs]",
+        [1, 1, 1.5],
+    ),
+    "gate": (
+        "device=2&mode=soft&threshold=0.37",
+        "[nilmbuild.test.state.dev, nilmbuild.test.state.mode, nilmbuild.test.state.threshold]",
+        [2, "soft", 0.37],
+    ),
+    "disaggregation": ("view=day&step=1", "[nilmbuild.test.state.mode, nilmbuild.test.state.step]", ["day", 1]),
+    "training": (
+        "component=total&epoch=2",
+        "[document.getElementById('loss-component').value, document.getElementById('pc-epoch').value]",
+        ["total", "2"],
+    ),
 }
 
 
@@ -131,7 +167,7 @@ def test_deep_link_opens_on_that_state(nb, page_at, built_site, slug):
     page = page_at((built_site / f"{slug}.html").resolve().as_uri() + "#" + fragment)
     nb.wait_ready(page, timeout=60_000)
     assert page.evaluate(expr) == want
-    for part in fragment.split("&"):                 # the page rewrote the fragment with every key; ours are kept
+    for part in fragment.split("&"):  # the page rewrote the fragment with every key; ours are kept
         assert part in page.evaluate("location.hash").lstrip("#").split("&"), part
 
 
@@ -151,7 +187,11 @@ def test_control_change_rewrites_hash_without_history(nb, page_at, built_site):
     # the rewritten fragment is a deep link to the same state
     page2 = page_at((built_site / "attention.html").resolve().as_uri() + h)
     nb.wait_ready(page2, timeout=60_000)
-    assert page2.evaluate("[nilmbuild.test.state.layer, nilmbuild.test.state.head, nilmbuild.test.state.query]") == [1, 4, 33]
+    assert page2.evaluate("[nilmbuild.test.state.layer, nilmbuild.test.state.head, nilmbuild.test.state.query]") == [
+        1,
+        4,
+        33,
+    ]
 
 
 def test_embed_flag_is_kept_and_hashchange_applies(nb, page_at, built_site):
@@ -159,27 +199,37 @@ def test_embed_flag_is_kept_and_hashchange_applies(nb, page_at, built_site):
     nb.wait_ready(page, timeout=60_000)
     page.select_option("#ctl-mode", "soft")
     page.wait_for_function("location.hash.includes('mode=soft')")
-    assert page.evaluate("location.hash").startswith("#embed&") and page.evaluate("document.documentElement.classList.contains('nb-embed')")
-    page.evaluate("location.hash = '#embed&device=3'")          # a host switching the view
+    assert page.evaluate("location.hash").startswith("#embed&") and page.evaluate(
+        "document.documentElement.classList.contains('nb-embed')"
+    )
+    page.evaluate("location.hash = '#embed&device=3'")  # a host switching the view
     page.wait_for_function("nilmbuild.test.state.dev === 3")
 
 
-GARBAGE = ("#layer=99&head=-1&sample=abc&t=1e9&mask=maybe&%E0%A4%A=1&&=&scale=%3Cscript%3E&cmap=&head=2"
-           "&__proto__=1&constructor=x&embed=zzz")
+GARBAGE = (
+    "#layer=99&head=-1&sample=abc&t=1e9&mask=maybe&%E0%A4%A=1&&=&scale=%3Cscript%3E&cmap=&head=2"
+    "&__proto__=1&constructor=x&embed=zzz"
+)
 
 
 def test_garbage_in_the_hash_is_clamped_or_ignored(nb, page_at, built_site):
     page = page_at((built_site / "attention.html").resolve().as_uri() + GARBAGE)
-    nb.wait_ready(page, timeout=60_000)                 # page_at asserts no page error / console error at teardown
+    nb.wait_ready(page, timeout=60_000)  # page_at asserts no page error / console error at teardown
     n_layers = page.locator("#att-layer option").count()
     n_t = int(page.get_attribute("#att-query", "max"))
-    got = page.evaluate("[nilmbuild.test.state.layer, nilmbuild.test.state.head, nilmbuild.test.state.sample, nilmbuild.test.state.query, "
-                        "nilmbuild.test.state.masked, nilmbuild.test.state.mode, nilmbuild.test.state.cmap]")
-    assert got == [n_layers - 1, 0, 0, n_t, True, "log", "viridis"]   # clamped, clamped, ignored, clamped, ignored...
-    assert not page.evaluate("document.documentElement.classList.contains('nb-embed')")            # embed=zzz is not the embed flag
+    got = page.evaluate(
+        "[nilmbuild.test.state.layer, nilmbuild.test.state.head, nilmbuild.test.state.sample, nilmbuild.test.state.query, "
+        "nilmbuild.test.state.masked, nilmbuild.test.state.mode, nilmbuild.test.state.cmap]"
+    )
+    assert got == [n_layers - 1, 0, 0, n_t, True, "log", "viridis"]  # clamped, clamped, ignored, clamped, ignored...
+    assert not page.evaluate(
+        "document.documentElement.classList.contains('nb-embed')"
+    )  # embed=zzz is not the embed flag
 
 
-@pytest.mark.parametrize("fragment", ["#layer", "#=", "#%", "#&&&", "#layer=1e400", "#head=0x3", "#t=NaN", "#" + "a=1&" * 500])
+@pytest.mark.parametrize(
+    "fragment", ["#layer", "#=", "#%", "#&&&", "#layer=1e400", "#head=0x3", "#t=NaN", "#" + "a=1&" * 500]
+)
 def test_odd_fragments_do_not_throw(nb, page_at, built_site, fragment):
     page = page_at((built_site / "attention.html").resolve().as_uri() + fragment)
     nb.wait_ready(page, timeout=60_000)
@@ -198,20 +248,22 @@ def test_overview_generates_snippets_for_the_state(nb, page_at, built_site, tmp_
     assert 'src="attention.html#embed&amp;layer=1&amp;head=3&amp;sample=1"' in page.input_value("#docs-snippet")
     page.select_option("#docs-format", "sphinx")
     rst = page.input_value("#docs-snippet")
-    assert rst.startswith(".. raw:: html\n\n   <iframe data-nilmbuild src=\"attention.html#embed&amp;layer=1")
+    assert rst.startswith('.. raw:: html\n\n   <iframe data-nilmbuild src="attention.html#embed&amp;layer=1')
     page.select_option("#docs-format", "html")
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     page.click("#docs-copy")
     page.wait_for_function("document.getElementById('docs-status').textContent === 'Copied.'")
     snippet = page.input_value("#docs-snippet")
     assert page.nb_errors == []
-    page.close()                                   # the overview's animation would compete with the frame below
+    page.close()  # the overview's animation would compete with the frame below
     # the generated snippet works: as a host page, it sizes the frame and opens on head 3
     host = tmp_path / "generated-host.html"
-    host.write_text("<!doctype html><meta charset=utf-8><body style='margin:0;width:900px'>"
-                    "<script>window.msgs = []; addEventListener('message', function (e) { msgs.push(e.data); });</script>"
-                    + snippet.replace('src="', 'src="' + built_site.resolve().as_uri() + "/"),
-                    encoding="utf-8")
+    host.write_text(
+        "<!doctype html><meta charset=utf-8><body style='margin:0;width:900px'>"
+        "<script>window.msgs = []; addEventListener('message', function (e) { msgs.push(e.data); });</script>"
+        + snippet.replace('src="', 'src="' + built_site.resolve().as_uri() + "/"),
+        encoding="utf-8",
+    )
     hp = open_host(page_at, host)
     frame = inner_frame(hp)
     nb.wait_ready(frame, timeout=60_000)

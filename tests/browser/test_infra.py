@@ -6,7 +6,6 @@ import io
 
 import pytest
 
-
 CELL = 80  # the 320x320 CSS-pixel canvas shows 4x4 cells
 
 
@@ -19,7 +18,9 @@ def _open(nb, page_at, infra_site, suffix=""):
 def test_loads_offline_ready_no_errors(nb, page_at, infra_site):
     page = _open(nb, page_at, infra_site)
     assert page.evaluate("document.documentElement.dataset.ready") == "true"
-    assert page.evaluate("typeof nilmbuild.test.gl.create === 'function' && typeof nilmbuild.test.msgpack.decode === 'function'")
+    assert page.evaluate(
+        "typeof nilmbuild.test.gl.create === 'function' && typeof nilmbuild.test.msgpack.decode === 'function'"
+    )
     assert page.evaluate("nilmbuild.test.page().slug") == "fixture"
     assert page.evaluate("nilmbuild.test.shaders['heatmap.frag'].includes('texture2D')")
     # blobs and template context survive '</script' and markup, escaped
@@ -138,8 +139,12 @@ def test_keyboard_reaches_controls_and_moves_cursor(nb, page_at, infra_site):
     reached = []
     for _ in range(40):
         page.keyboard.press("Tab")
-        reached.append(page.evaluate("(e => e.id || e.tagName.toLowerCase() + (e.className ? '.' + e.className : ''))"
-                                     "(document.activeElement)"))
+        reached.append(
+            page.evaluate(
+                "(e => e.id || e.tagName.toLowerCase() + (e.className ? '.' + e.className : ''))"
+                "(document.activeElement)"
+            )
+        )
     assert "hm" in reached and "plot" in reached
     assert any(r.startswith("nb-ctl-") for r in reached), reached  # the colormap <select>
     assert any("nb-save-png" in r for r in reached), reached
@@ -159,7 +164,9 @@ def test_keyboard_reaches_controls_and_moves_cursor(nb, page_at, infra_site):
 
 def test_fail_shows_readable_error(nb, page_at, infra_site):
     page = _open(nb, page_at, infra_site)
-    page.evaluate("document.documentElement.dataset.ready = ''; nilmbuild.test.fail(new Error('WebGL is not available in this browser: test'))")
+    page.evaluate(
+        "document.documentElement.dataset.ready = ''; nilmbuild.test.fail(new Error('WebGL is not available in this browser: test'))"
+    )
     assert page.evaluate("document.documentElement.dataset.ready") == "error"
     assert "WebGL is not available in this browser: test" in page.locator("#nb-error").text_content()
     assert page.locator("#nb-error").is_visible()
@@ -207,4 +214,8 @@ def test_small_multiples_one_context(nb, page_at, infra_site):
         got = nb.pixel(page, "#multi", b["x"] + b["width"] / 2, b["y"] + b["height"] / 2)
         assert all(abs(g - w) <= 2 for g, w in zip(got, want)), (k, got, want)
     assert nb.pixel(page, "#multi", boxes[0]["width"] + 4, 10) == (255, 255, 255)  # the gap stays clear
-    assert page.evaluate("MULTI.hms[5].cellAt(MULTI.boxes[5].x + 1, MULTI.boxes[5].y + 1)") == {"row": 0, "col": 0, "value": 5}
+    assert page.evaluate("MULTI.hms[5].cellAt(MULTI.boxes[5].x + 1, MULTI.boxes[5].y + 1)") == {
+        "row": 0,
+        "col": 0,
+        "value": 5,
+    }

@@ -19,8 +19,12 @@ def weights_row(reader, layer, sample, head, query, masked=True):
     """One row of the weights exactly as format.materialise rebuilds them (float64, float32 at the end)."""
     p = ("" if masked else "ablation.no_mask.") + f"encoder.{layer}.attn"
     rec = reader.record(p + ".weights")
-    q, k, lse = reader.get(rec["q"])[sample, head], reader.get(rec["k"])[sample, head], reader.get(rec["lse"])[sample, head]
-    s = attention_scores64(q[query:query + 1], k, rec["scale"])[0]
+    q, k, lse = (
+        reader.get(rec["q"])[sample, head],
+        reader.get(rec["k"])[sample, head],
+        reader.get(rec["lse"])[sample, head],
+    )
+    s = attention_scores64(q[query : query + 1], k, rec["scale"])[0]
     if rec["mask_diagonal"]:
         s[query] = rec["mask_value"]
     w = np.exp(s - float(lse[query]))
@@ -73,7 +77,7 @@ def _neighbourhood(reader, query, key, masked=True):
     """Weights of the cells a pixel centred on (query, key) can sample: rows query-1..query+1, keys key-1..key+1."""
     L = reader.record("encoder.0.attn.q")["shape"][2]
     rows = range(max(0, query - 1), min(L, query + 2))
-    return np.array([weights_row(reader, 0, 0, 0, r, masked)[max(0, key - 1):key + 2] for r in rows])
+    return np.array([weights_row(reader, 0, 0, 0, r, masked)[max(0, key - 1) : key + 2] for r in rows])
 
 
 def test_loads_and_draws(nb, page_at, built_site, reader):
@@ -81,19 +85,25 @@ def test_loads_and_draws(nb, page_at, built_site, reader):
     assert page.evaluate("document.documentElement.dataset.ready") == "true"
     lay = page.evaluate("nilmbuild.test.layout()")
     b = lay["big"]
-    colours = {nb.canvas_pixel(page, "#att-main", int(b["x"] + b["width"] * f), int(b["y"] + b["height"] * g))
-               for f, g in [(0.2, 0.7), (0.5, 0.1), (0.8, 0.4)]}
+    colours = {
+        nb.canvas_pixel(page, "#att-main", int(b["x"] + b["width"] * f), int(b["y"] + b["height"] * g))
+        for f, g in [(0.2, 0.7), (0.5, 0.1), (0.8, 0.4)]
+    }
     assert all(c != (255, 255, 255) for c in colours)
     # shapes come from the records: 8 small multiples + the large head
     assert page.evaluate("nilmbuild.test.heatmaps.length") == reader.record("encoder.0.attn.q")["shape"][1] + 1
-    assert page.locator("#att-layer option").count() == sum(1 for n in reader.names() if n.endswith(".attn.lse")
-                                                             and not n.startswith("ablation"))
+    assert page.locator("#att-layer option").count() == sum(
+        1 for n in reader.names() if n.endswith(".attn.lse") and not n.startswith("ablation")
+    )
     # hover: the tooltip holds the exact weight of that cell
     x, y, r, c = _cell_xy(nb, page, 123, 321)
     page.mouse.move(x, y)
     w = float(weights_row(reader, 0, 0, 0, r)[c])
     fmt = page.evaluate("v => nilmbuild.test.fmt(v, 4)", w)
-    assert page.locator("#nb-tooltip").text_content() == f"layer 0, head 0\nquery t = {r} min\nkey s = {c} min\nweight = {fmt}"
+    assert (
+        page.locator("#nb-tooltip").text_content()
+        == f"layer 0, head 0\nquery t = {r} min\nkey s = {c} min\nweight = {fmt}"
+    )
     _assert_weight(_hovered_weight(page), w)
     _assert_weight(page.evaluate(f"nilmbuild.test.heatmaps[0].value({r}, {c})"), w)
 
@@ -102,17 +112,20 @@ def test_pixel_matches_weight_and_mask_toggle(nb, page_at, built_site, reader):
     page = _open(nb, page_at, built_site)
     b = page.evaluate("nilmbuild.test.layout()")["big"]
     L = reader.record("encoder.0.attn.q")["shape"][2]
-    k = int(b["width"]) // 2                      # a pixel on the diagonal (square, integer box)
+    k = int(b["width"]) // 2  # a pixel on the diagonal (square, integer box)
     i = int((k + 0.5) / b["width"] * L)
     diag = nb.canvas_pixel(page, "#att-main", b["x"] + k, b["y"] + k)
     dark = tuple(page.evaluate("nilmbuild.test.colormaps.map('viridis', 0)"))
-    assert _close(diag, dark, 2), (diag, dark)   # masked diagonal: weight exactly 0 -> bottom of the log scale
+    assert _close(diag, dark, 2), (diag, dark)  # masked diagonal: weight exactly 0 -> bottom of the log scale
     # an off-diagonal cell: its hovered value is the captured weight (to 1e-3), its pixel within a LUT step
     # the off-diagonal pixel (at least 20 px from the diagonal) with the largest weight (above the scale's floor,
     # whose colour is the masked diagonal's; which cells are near 0 depends on the checkpoint)
     row = weights_row(reader, 0, 0, 0, i)
-    col = lambda px_: int((px_ + 0.5) / b["width"] * L)                    # noqa: E731
-    kx = max((p_ for p_ in range(int(b["width"]) - 1) if abs(p_ - k) >= 20 and 2 <= p_), key=lambda px_: min(float(row[max(0, col(px_) - 2):col(px_) + 3].min()), 1.0))   # a smooth cell
+    col = lambda px_: int((px_ + 0.5) / b["width"] * L)  # noqa: E731
+    kx = max(
+        (p_ for p_ in range(int(b["width"]) - 1) if abs(p_ - k) >= 20 and 2 <= p_),
+        key=lambda px_: min(float(row[max(0, col(px_) - 2) : col(px_) + 3].min()), 1.0),
+    )  # a smooth cell
     j = col(kx)
     w = float(row[j])
     x, y, r, c = _cell_xy(nb, page, i, j)
@@ -173,7 +186,7 @@ def test_golden_then_keyboard(nb, page_at, built_site, reader):
     _assert_weight(_hovered_weight(page), w)
     page.keyboard.press("Enter")
     assert page.evaluate("nilmbuild.test.state.query") == 3
-    page.locator("#att-scale").select_option("linear")   # keyboard-operable select; legend follows
+    page.locator("#att-scale").select_option("linear")  # keyboard-operable select; legend follows
     assert page.locator("#nb-legend .nb-legend").get_attribute("data-mode") == "linear"
 
 
@@ -197,7 +210,7 @@ def test_head_ablation_matrix_colours_and_click_opens_the_head(nb, page_at, buil
     Ly, H, D = delta.shape
     l, h, d = np.unravel_index(int(np.argmax(delta)), delta.shape)
     rows = Ly * H
-    for (ll, hh, dd) in ((l, h, d), (0, 0, 0), (Ly - 1, H - 1, D - 1)):
+    for ll, hh, dd in ((l, h, d), (0, 0, 0), (Ly - 1, H - 1, D - 1)):
         r = ll * H + hh
         x, y = b["x"] + (dd + 0.5) * b["width"] / D, b["y"] + (r + 0.5) * b["height"] / rows
         want = page.evaluate(f"nilmbuild.test.colormaps.map('viridis', {float(delta[ll, hh, dd]) / vmax})")
@@ -207,9 +220,14 @@ def test_head_ablation_matrix_colours_and_click_opens_the_head(nb, page_at, buil
     X, Y, rr, cc = nb.client_point(page, "#att-heads", b, l * H + h, d, rows, D)
     assert (rr, cc) == (l * H + h, d)
     page.mouse.click(X, Y)
-    st = page.evaluate("({layer: nilmbuild.test.state.layer, head: nilmbuild.test.state.head, sample: nilmbuild.test.page().data.samples[nilmbuild.test.state.sample]})")
+    st = page.evaluate(
+        "({layer: nilmbuild.test.state.layer, head: nilmbuild.test.state.head, sample: nilmbuild.test.page().data.samples[nilmbuild.test.state.sample]})"
+    )
     assert st == {"layer": int(l), "head": int(h), "sample": int(sample[l, h, d])}
-    assert f"layer {l}, head {h} on batch sample {int(sample[l, h, d])}" in page.locator("#att-heads-readout").text_content()
+    assert (
+        f"layer {l}, head {h} on batch sample {int(sample[l, h, d])}"
+        in page.locator("#att-heads-readout").text_content()
+    )
 
 
 def test_arcs_end_at_the_strongest_keys_of_the_captured_weights(nb, page_at, built_site, reader):
@@ -223,6 +241,6 @@ def test_arcs_end_at_the_strongest_keys_of_the_captured_weights(nb, page_at, bui
         w = weights_row(reader, layer, 0, head, query)
         order = np.argsort(-w.astype(np.float64), kind="stable")
         assert len(arcs) == 8 and all(a["query"] == query for a in arcs)
-        assert arcs[0]["key"] == int(order[0]) and arcs[0]["key"] != query        # the argmax key, never the masked self
+        assert arcs[0]["key"] == int(order[0]) and arcs[0]["key"] != query  # the argmax key, never the masked self
         assert {a["key"] for a in arcs} == {int(k) for k in order[:8]}
         assert [a["weight"] for a in arcs] == pytest.approx([float(w[a["key"]]) for a in arcs], abs=2e-3)

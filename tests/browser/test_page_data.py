@@ -15,7 +15,9 @@ def test_loads_offline_and_draws(nb, datapage):
     for sel in ("#raw-plot", "#states-plot", "#timeline", "#features-plot"):
         assert nb.element_rgb(datapage, sel).reshape(-1, 3).std(axis=0).max() > 10, sel
     assert datapage.locator("button.nb-save-png").count() == 4
-    assert datapage.locator("#scaling-table tbody tr").count() == 1 + len(datapage.evaluate("nilmbuild.test.msgpack.decode(nilmbuild.test.blob('data')).devices"))
+    assert datapage.locator("#scaling-table tbody tr").count() == 1 + len(
+        datapage.evaluate("nilmbuild.test.msgpack.decode(nilmbuild.test.blob('data')).devices")
+    )
 
 
 def test_scaler_table_is_the_prepared_scalers(datapage, site_context):
@@ -41,7 +43,7 @@ def test_time_feature_readout_equals_model_input(nb, datapage, site_context):
     tip = datapage.locator("#nb-tooltip").text_content()
     lines = tip.split("\n")
     assert lines[0].startswith("minute in window = 7")
-    want = float(site_context.x[0, 0, 7])                        # channel 0 (scaled aggregate) of window 0
+    want = float(site_context.x[0, 0, 7])  # channel 0 (scaled aggregate) of window 0
     got = float(lines[1].split(":")[1])
     assert got == pytest.approx(float(f"{want:.6g}"), rel=1e-9, abs=1e-12)
     # another example window changes the feature lanes

@@ -17,12 +17,14 @@ def dis(nb, page_at, built_site):
 def test_loads_offline_and_draws(nb, dis):
     assert nb.element_rgb(dis, "#lanes").reshape(-1, 3).std(axis=0).max() > 10
     assert dis.locator("button.nb-save-png").count() == 1
-    assert dis.locator("#sample option").count() == dis.evaluate("nilmbuild.test.decode(nilmbuild.test.blob('capture')).meta.samples.length")
+    assert dis.locator("#sample option").count() == dis.evaluate(
+        "nilmbuild.test.decode(nilmbuild.test.blob('capture')).meta.samples.length"
+    )
 
 
 def test_readout_equals_captured_prediction_in_watts(dis, site_context):
     dis.locator("#lanes").focus()
-    for key in ["ArrowRight"] * 5 + ["ArrowDown"]:          # t = 5 min, lane 1 = the first device
+    for key in ["ArrowRight"] * 5 + ["ArrowDown"]:  # t = 5 min, lane 1 = the first device
         dis.keyboard.press(key)
     text = dis.locator("#readout").text_content()
     dev = site_context.capture.meta["devices"][0]
@@ -46,7 +48,7 @@ def test_sample_select_and_split_animation(nb, dis):
     # check "still running" and press skip in ONE task, so the animation cannot finish between the two
     running, split_before = dis.evaluate("""() => { const s = nilmbuild.test.state, running = s.anim !== null;
         const split = s.split; if (running) document.getElementById("play-split").click(); return [running, split]; }""")
-    if running:                  # (reduced motion runs it to the end at once; the last frame has split 1, still running)
+    if running:  # (reduced motion runs it to the end at once; the last frame has split 1, still running)
         assert 0 <= split_before <= 1
     assert dis.evaluate("nilmbuild.test.state.anim === null && nilmbuild.test.state.split === 1")
     assert np.abs(static - nb.canvas_rgb(dis, "#lanes")).max() <= 2
@@ -72,7 +74,8 @@ def test_day_view_seams_and_metrics(nb, dis, site_context):
     before = nb.element_rgb(dis, "#lanes")
     dis.select_option("#post-step", "0")
     from nilmbuild.site.views.disaggregation import POST_STEPS
-    dis.select_option("#post-step", str(len(POST_STEPS) - 1))                 # back to the last step, the default
+
+    dis.select_option("#post-step", str(len(POST_STEPS) - 1))  # back to the last step, the default
     assert np.abs(before - nb.element_rgb(dis, "#lanes")).max() <= 2
 
 

@@ -38,20 +38,20 @@ def test_readout_equals_captured(emb, site_context):
 
 def test_moving_t_moves_the_receptive_field(nb, emb):
     boxes = emb.evaluate("nilmbuild.test.boxes()")
-    b3 = boxes[3]                                     # ResUnit 3 out: bracket of 31 steps under the map
+    b3 = boxes[3]  # ResUnit 3 out: bracket of 31 steps under the map
     x = b3["x"] + (240.5 / 480) * b3["width"]
     y = b3["y"] + b3["height"] + 8
     before = nb.scrolled_pixel(emb, "#emb-stack", x, y)
     emb.locator("#emb-rf").focus()
     for _ in range(4):
-        emb.keyboard.press("Shift+ArrowLeft")          # keyboard: t -= 10 per press
+        emb.keyboard.press("Shift+ArrowLeft")  # keyboard: t -= 10 per press
     assert emb.evaluate("nilmbuild.test.state.t") == 200
     after = nb.scrolled_pixel(emb, "#emb-stack", x, y)
     assert before != after
-    r, g, bl = before                                  # the bracket is orange (#D55E00)
+    r, g, bl = before  # the bracket is orange (#D55E00)
     assert r > 180 and bl < 80, before
     moved = nb.scrolled_pixel(emb, "#emb-stack", b3["x"] + (200.5 / 480) * b3["width"], y)
-    assert moved[0] > 180 and moved[2] < 80, moved       # ... and is now under t = 200
+    assert moved[0] > 180 and moved[2] < 80, moved  # ... and is now under t = 200
 
 
 def test_sample_selector_redraws_maps(nb, emb):

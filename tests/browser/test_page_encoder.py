@@ -17,12 +17,14 @@ def reader(site_context):
 
 def _open(nb, page_at, built_site):
     page = nb.open_page(page_at, built_site, "encoder", viewport=(1200, 1000))
-    page.wait_for_function("!nilmbuild.test.pending()", timeout=15000)   # the FFN hidden strips follow the first frame
+    page.wait_for_function("!nilmbuild.test.pending()", timeout=15000)  # the FFN hidden strips follow the first frame
     return page
 
 
 def _box(page, idx):
-    return page.evaluate(f"(() => {{ const h = nilmbuild.test.heatmaps()[{idx}]; return {{box: h.box, rows: h.rows, cols: h.cols}}; }})()")
+    return page.evaluate(
+        f"(() => {{ const h = nilmbuild.test.heatmaps()[{idx}]; return {{box: h.box, rows: h.rows, cols: h.cols}}; }})()"
+    )
 
 
 def _strip_point(nb, page, idx, row, col):
@@ -32,7 +34,9 @@ def _strip_point(nb, page, idx, row, col):
 
 def _strip_pixel(page, idx, row, col):
     """Whole CSS pixel inside cell (row, col) of strip idx, and the cell the page maps it to."""
-    hm = page.evaluate(f"(() => {{ const h = nilmbuild.test.heatmaps()[{idx}]; return {{box: h.box, rows: h.rows, cols: h.cols}}; }})()")
+    hm = page.evaluate(
+        f"(() => {{ const h = nilmbuild.test.heatmaps()[{idx}]; return {{box: h.box, rows: h.rows, cols: h.cols}}; }})()"
+    )
     b = hm["box"]
     x = int(np.ceil(b["x"] + col * b["width"] / hm["cols"]))
     y = int(np.ceil(b["y"] + row * b["height"] / hm["rows"]))
@@ -41,7 +45,9 @@ def _strip_pixel(page, idx, row, col):
 
 def _drawn_cell(page, idx, x, y):
     """The cell whose colour the pixel at whole CSS pixel (x, y) shows (sampled at the pixel centre)."""
-    hm = page.evaluate(f"(() => {{ const h = nilmbuild.test.heatmaps()[{idx}]; return {{box: h.box, rows: h.rows, cols: h.cols}}; }})()")
+    hm = page.evaluate(
+        f"(() => {{ const h = nilmbuild.test.heatmaps()[{idx}]; return {{box: h.box, rows: h.rows, cols: h.cols}}; }})()"
+    )
     b = hm["box"]
     return int((y + 0.5 - b["y"]) / b["height"] * hm["rows"]), int((x + 0.5 - b["x"]) / b["width"] * hm["cols"])
 
@@ -50,15 +56,18 @@ def test_loads_golden_and_hover(nb, page_at, built_site, reader):
     page = _open(nb, page_at, built_site)
     steps = page.evaluate("nilmbuild.test.steps.map(s => s.suffix)")
     assert steps[0] == "in" and steps[-1] == "out" and "ffn.hidden" in steps and "film" in steps
-    for i, s in enumerate(steps):   # each strip is (feature rows x time columns) of its record
+    for i, s in enumerate(steps):  # each strip is (feature rows x time columns) of its record
         shape = reader.record(f"encoder.0.{s}")["shape"]
-        assert page.evaluate(f"[nilmbuild.test.heatmaps()[{i}].rows, nilmbuild.test.heatmaps()[{i}].cols]") == [shape[2], shape[1]]
+        assert page.evaluate(f"[nilmbuild.test.heatmaps()[{i}].rows, nilmbuild.test.heatmaps()[{i}].cols]") == [
+            shape[2],
+            shape[1],
+        ]
     x, y, _, _ = _strip_pixel(page, 1, 40, 200)
     assert nb.canvas_pixel(page, "#enc-main", x, y) != (255, 255, 255)
     assert page.locator("#enc-tabs [role=tab]").count() == page.evaluate("nilmbuild.test.page().data.n_layers")
     nb.screenshot_matches(page, "page-encoder", tolerance=3, selector=".enc-wrap")
     # hover: the tooltip holds the exact value of that cell
-    x, y, f, t = _strip_point(nb, page, 1, 17, 250)                # LN1 strip
+    x, y, f, t = _strip_point(nb, page, 1, 17, 250)  # LN1 strip
     page.mouse.move(x, y)
     v = float(reader.get("encoder.0.ln1")[0, t, f])
     fmt = page.evaluate("v => nilmbuild.test.fmt(v, 4)", v)
@@ -69,7 +78,10 @@ def test_loads_golden_and_hover(nb, page_at, built_site, reader):
     page.mouse.move(x, y)
     v = float(reader.get("encoder.0.ffn.hidden")[0, t, f])
     fmt = page.evaluate("v => nilmbuild.test.fmt(v, 4)", v)
-    assert page.locator("#nb-tooltip").text_content() == f"encoder.0.ffn.hidden (FFN hidden)\nt = {t} min, hidden {f}\nvalue = {fmt}"
+    assert (
+        page.locator("#nb-tooltip").text_content()
+        == f"encoder.0.ffn.hidden (FFN hidden)\nt = {t} min, hidden {f}\nvalue = {fmt}"
+    )
 
 
 def test_tabs_and_position(nb, page_at, built_site, reader):

@@ -20,7 +20,7 @@ def test_loads_offline_and_draws(nb, film):
     for sel in ("#film-params", "#film-live", "#film-spectrum", "#film-mlp", "#film-ablation"):
         assert _std(nb, film, sel) > 10, sel
     assert film.locator("button.nb-save-png").count() == 5
-    assert "576" in film.locator(".kit-notes").text_content()      # the 576 vs 1152 spec note is on the page
+    assert "576" in film.locator(".kit-notes").text_content()  # the 576 vs 1152 spec note is on the page
     assert "1152" in film.locator(".kit-notes").text_content()
 
 
@@ -62,12 +62,18 @@ def test_beta_offset_changes_modulated_features(nb, film):
     film.locator("#ctl-boffset").fill("0.5")
     after = nb.scrolled_pixel(film, "#film-live", x, y)
     assert before != after
-    assert film.locator("#film-match").get_attribute("data-matches") != film.locator("#film-match").get_attribute("data-total")
+    assert film.locator("#film-match").get_attribute("data-matches") != film.locator("#film-match").get_attribute(
+        "data-total"
+    )
     assert film.locator("#film-readout dd[data-key=equal]").text_content() != "yes, exactly"
     film.click("#ctl-film-reset")
     assert nb.scrolled_pixel(film, "#film-live", x, y) == before
-    assert film.locator("#film-match").get_attribute("data-matches") == film.locator("#film-match").get_attribute("data-total")
-    assert left_before == nb.scrolled_pixel(film, "#film-live", film.evaluate("nilmbuild.test.liveBoxes()[0]")["x"] + 10, y)
+    assert film.locator("#film-match").get_attribute("data-matches") == film.locator("#film-match").get_attribute(
+        "data-total"
+    )
+    assert left_before == nb.scrolled_pixel(
+        film, "#film-live", film.evaluate("nilmbuild.test.liveBoxes()[0]")["x"] + 10, y
+    )
 
 
 def test_golden(nb, film):

@@ -23,20 +23,24 @@ def _open(nb, page_at, built_site):
 
 def _zoom_point(nb, page, row, col):
     """Page coordinates inside zoom cell (row, col) and the cell the hover maps them to."""
-    z = page.evaluate("(() => { const h = nilmbuild.test.zoomHeatmap(); return {box: h.box, rows: h.rows, cols: h.cols}; })()")
+    z = page.evaluate(
+        "(() => { const h = nilmbuild.test.zoomHeatmap(); return {box: h.box, rows: h.rows, cols: h.cols}; })()"
+    )
     return nb.client_point(page, "#fwd-zoom", z["box"], row, col, z["rows"], z["cols"])
 
 
 def test_blocks_golden_and_zoom_values(nb, page_at, built_site, spec):
     page = _open(nb, page_at, built_site)
-    stages = page.evaluate("nilmbuild.test.stages.map(s => ({stage: s.st.stage, rows: s.rowsFull, cols: s.colsFull, w: s.w, h: s.h}))")
+    stages = page.evaluate(
+        "nilmbuild.test.stages.map(s => ({stage: s.st.stage, rows: s.rowsFull, cols: s.colsFull, w: s.w, h: s.h}))"
+    )
     assert [s["stage"] for s in stages] == [str(i) for i in range(13)]
     reader = decode(spec.blobs["capture"])
     inp = reader.record("input")["shape"]
     assert (stages[0]["rows"], stages[0]["cols"]) == (inp[1], inp[2])
     binned = msgpack.unpackb(spec.blobs["binned"], raw=False)
     proj = binned["summaries"]["projection"]["record"]["shape"]
-    assert (stages[4]["rows"], stages[4]["cols"]) == (proj[1], proj[2])       # full shape, not the binned one
+    assert (stages[4]["rows"], stages[4]["cols"]) == (proj[1], proj[2])  # full shape, not the binned one
     assert stages[4]["h"] > stages[0]["h"] and stages[5]["w"] < stages[4]["w"]  # 96 rows > 7 rows; transpose
     box = page.evaluate("nilmbuild.test.screenBox(nilmbuild.test.stages[3])")
     px = nb.canvas_pixel(page, "#fwd-3d", int((box["x0"] + box["x1"]) / 2), int((box["y0"] + box["y1"]) / 2))
@@ -63,16 +67,20 @@ def test_blocks_golden_and_zoom_values(nb, page_at, built_site, spec):
     arr = np.frombuffer(e["data"], dtype="<f2").astype(np.float32).reshape(e["shape"])
     fmt = page.evaluate("v => nilmbuild.test.fmt(v, 4)", float(arr[0, r, c]))
     t0 = c * e["bin"]
-    assert page.locator("#nb-tooltip").text_content() == \
-        f"stage 4: feature {r}, time {t0}–{min(t0 + e['bin'] - 1, proj[2] - 1)} min (mean)\nvalue = {fmt}"
+    assert (
+        page.locator("#nb-tooltip").text_content()
+        == f"stage 4: feature {r}, time {t0}–{min(t0 + e['bin'] - 1, proj[2] - 1)} min (mean)\nvalue = {fmt}"
+    )
     assert f"mean over {e['bin']}-minute bins" in page.locator("#fwd-info").text_content()
 
 
 def _bin_means(a: np.ndarray, axis: int, k: int) -> np.ndarray:
     """Mean of every k consecutive steps along `axis`, the last (shorter) bin included, bin by bin."""
     L = a.shape[axis]
-    return np.stack([a.take(range(s, min(s + k, L)), axis=axis).astype(np.float64).mean(axis=axis)
-                     for s in range(0, L, k)], axis=axis)
+    return np.stack(
+        [a.take(range(s, min(s + k, L)), axis=axis).astype(np.float64).mean(axis=axis) for s in range(0, L, k)],
+        axis=axis,
+    )
 
 
 def test_binned_means_are_true_means(site_context, spec):
@@ -85,7 +93,7 @@ def test_binned_means_are_true_means(site_context, spec):
         exact = decode(site_context.blob([name])).get(name)
         want = _bin_means(exact, e["time_axis"], e["bin"])
         assert arr.shape == want.shape, name
-        tol = 2e-3 * max(1.0, float(np.abs(want).max()))                   # float16 storage
+        tol = 2e-3 * max(1.0, float(np.abs(want).max()))  # float16 storage
         assert np.abs(arr - want).max() <= tol, (name, float(np.abs(arr - want).max()))
 
 
@@ -96,7 +104,7 @@ def test_binned_last_bin_may_be_shorter():
     rng = np.random.default_rng(0)
     for axes in (("batch", "feature", "time"), ("batch", "time", "feature")):
         a = rng.normal(size=(2, 3, 21) if axes[-1] == "time" else (2, 21, 3)).astype(np.float32)
-        reader = type("R", (), {"record": lambda self, n: {"axes": list(axes)}, "get": lambda self, n: a})()
+        reader = type("R", (), {"record": lambda self, n: {"axes": list(axes)}, "get": lambda self, n: a})()  # noqa: B023
         got = _binned(reader, "x")
         ax = axes.index("time")
         assert got.shape[ax] == 3
@@ -123,15 +131,16 @@ def test_select_by_keys_click_and_play(nb, page_at, built_site):
         page.locator("#fwd-sample").select_option("1")
         assert page.evaluate("nilmbuild.test.state.sample") == 1
         assert page.locator("#fwd-zoom-title").text_content().endswith("sample 1")
-        assert page.evaluate("nilmbuild.test.zoomHeatmap().value(0, 0)") == \
-            page.evaluate("nilmbuild.test.capture.slice('output.power', 1)[0]")
+        assert page.evaluate("nilmbuild.test.zoomHeatmap().value(0, 0)") == page.evaluate(
+            "nilmbuild.test.capture.slice('output.power', 1)[0]"
+        )
     # play animates stage by stage (then stop); with animations off it jumps to the end
     page.locator("#fwd-3d").focus()
     page.keyboard.press("Home")
     assert page.evaluate("nilmbuild.test.state.stage") == 0
     page.locator("#fwd-play").click()
     page.wait_for_function("nilmbuild.test.state.stage >= 2", timeout=5000)
-    page.locator("#fwd-play").click()                     # Stop
+    page.locator("#fwd-play").click()  # Stop
     s = page.evaluate("nilmbuild.test.state.stage")
     page.wait_for_timeout(1200)
     assert page.evaluate("nilmbuild.test.state.stage") == s and page.locator("#fwd-play").text_content() == "Play"
@@ -147,7 +156,9 @@ def test_embed_shows_only_the_3d_view(nb, page_at, built_site):
         assert not page.locator(sel).is_visible(), sel
     box = page.locator("#fwd-3d").bounding_box()
     assert box["height"] > 500
-    b = page.evaluate("nilmbuild.test.screenBox(nilmbuild.test.stages[12])")   # the camera refits: the last block is inside
+    b = page.evaluate(
+        "nilmbuild.test.screenBox(nilmbuild.test.stages[12])"
+    )  # the camera refits: the last block is inside
     assert 0 <= b["x0"] < b["x1"] <= box["width"] and 0 <= b["y0"] < b["y1"] <= box["height"]
 
 

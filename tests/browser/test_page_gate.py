@@ -21,9 +21,9 @@ def _curve_xy(page, p, y):
 def test_loads_offline_and_draws(nb, gate):
     assert gate.evaluate("document.documentElement.dataset.ready") == "true"
     shot = nb.element_rgb(gate, "#gate-time", dtype=float)
-    assert shot.reshape(-1, 3).std(axis=0).max() > 10          # not blank
+    assert shot.reshape(-1, 3).std(axis=0).max() > 10  # not blank
     assert gate.locator("#ctl-sample option").count() >= 1
-    assert gate.locator("button.nb-save-png").count() == 2      # one per view
+    assert gate.locator("button.nb-save-png").count() == 2  # one per view
 
 
 def test_default_threshold_reproduces_captured_power(gate, site_context):
@@ -39,8 +39,10 @@ def test_default_threshold_reproduces_captured_power(gate, site_context):
         got = gate.locator("#gate-readout dd[data-key=captured]").get_attribute("data-value")
         assert got == repr(want) or float(got) == want, (name, got, want)
         # the recomputed float32 value, rounded to the record's stored precision, is the captured one
-        same = gate.evaluate("(() => { const r = nilmbuild.test.current(), c = nilmbuild.test.gate.captured(nilmbuild.test.cap, nilmbuild.test.extra.devices,"
-                             " nilmbuild.test.state.dev, 0, 'hard'); return nilmbuild.test.gate.same(r.power[240], c.values[240], c.storage); })()")
+        same = gate.evaluate(
+            "(() => { const r = nilmbuild.test.current(), c = nilmbuild.test.gate.captured(nilmbuild.test.cap, nilmbuild.test.extra.devices,"
+            " nilmbuild.test.state.dev, 0, 'hard'); return nilmbuild.test.gate.same(r.power[240], c.values[240], c.storage); })()"
+        )
         assert same
 
 
@@ -58,7 +60,7 @@ def test_threshold_slider_moves_the_step(nb, gate):
     assert gate.locator("#ctl-threshold-value").text_content() == "0.90"
     after = nb.scrolled_pixel(gate, "#gate-curve", x - 1, y)
     assert before != after
-    r, g, b = after                                              # the hard-gate step is drawn in #D55E00
+    r, g, b = after  # the hard-gate step is drawn in #D55E00
     assert r > 180 and g < 140 and b < 60, after
     on = gate.evaluate("Array.from(nilmbuild.test.current().gate).filter(v => v > 0).length")
     p = gate.evaluate("Array.from(nilmbuild.test.current().p).filter(v => v > 0.9).length")

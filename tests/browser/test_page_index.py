@@ -11,7 +11,7 @@ def overview(nb, page_at, built_site):
     page = page_at(built_site / "index.html", viewport=(1280, 900))
     nb.wait_ready(page)
     if page.evaluate("nilmbuild.test.state.playing"):
-        page.click("#flow-play")                       # stop the pulses: a static, deterministic frame
+        page.click("#flow-play")  # stop the pulses: a static, deterministic frame
     assert page.evaluate("nilmbuild.test.state.playing") is False
     return page
 
@@ -39,8 +39,10 @@ def test_edge_hover_shows_the_captured_shape(overview, site_context):
     rows = overview.locator("#shapes-table tbody tr")
     assert rows.count() == n_edges
     rec = rows.nth(0).locator("td").nth(2).text_content()
-    assert rows.nth(0).locator("td").nth(3).text_content() == "(" + ", ".join(
-        str(int(s)) for s in site_context.capture.records[rec].shape) + ")"
+    assert (
+        rows.nth(0).locator("td").nth(3).text_content()
+        == "(" + ", ".join(str(int(s)) for s in site_context.capture.records[rec].shape) + ")"
+    )
 
 
 def test_stages_link_to_pages_and_embed_snippets(overview, built_site):

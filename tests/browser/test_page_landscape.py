@@ -52,10 +52,10 @@ def test_grid_points_have_their_loss_colour_and_hover_value(nb, page_at, landsca
     page.locator("#landscape").scroll_into_view_if_needed()
     logs = np.log10(np.array(ls["loss"]))
     lo, hi = logs.min(), logs.max()
-    for i, j in ((2, 2), (0, 4), (4, 1)):                  # centre, beta=-span/alpha=+span, another
+    for i, j in ((2, 2), (0, 4), (4, 1)):  # centre, beta=-span/alpha=+span, another
         p = page.evaluate(f"nilmbuild.test.landscape.toPixel({ls['alpha'][j]}, {ls['beta'][i]})")
         x, y = int(round(p["x"])), int(round(p["y"]))
-        x += -1 if j == 4 else 1                            # stay inside the plotted square at its edges
+        x += -1 if j == 4 else 1  # stay inside the plotted square at its edges
         y += 1 if i == 4 else -1
         want = page.evaluate(f"nilmbuild.test.colormaps.map('viridis', {(logs[i, j] - lo) / (hi - lo)})")
         got = nb.canvas_pixel(page, "#landscape", x, y)

@@ -15,7 +15,7 @@ import nilmbuild
 from nilmbuild.live.export import OUTPUTS, inverse_affine, torch_reference
 from nilmbuild.live.palette import palette
 
-RUN_TIMEOUT = 180_000      # first run loads the runtime (~2-6 s) and the session; SwiftShader on 2 busy cores
+RUN_TIMEOUT = 180_000  # first run loads the runtime (~2-6 s) and the session; SwiftShader on 2 busy cores
 
 
 @pytest.fixture(scope="module")
@@ -39,13 +39,15 @@ def site(tmp_path_factory, model, windows):
     from nilmbuild.site.views import playground
 
     x, y, t0 = windows
-    ctx = SiteContext(loaded=model.loaded, source="synthetic", household=None, prepared=None, x=x, y=y, t0=t0,
-                      capture=None)
+    ctx = SiteContext(
+        loaded=model.loaded, source="synthetic", household=None, prepared=None, x=x, y=y, t0=t0, capture=None
+    )
     out = tmp_path_factory.mktemp("live") / "site"
     build_site(out, [playground.build(ctx)], {"checkpoint": "default.pt", "data_source": "synthetic"})
     (out / "parent.html").write_text(
         "<!doctype html><html><body><h1>host</h1><iframe id='f' src='playground.html#embed' "
-        "style='width:900px;height:700px;border:0'></iframe></body></html>")
+        "style='width:900px;height:700px;border:0'></iframe></body></html>"
+    )
     return out
 
 
@@ -55,6 +57,7 @@ def open_playground(page_at, site, nb):
         page = page_at(site / "playground.html", viewport=(1280, 1000))
         nb.wait_ready(page, timeout=RUN_TIMEOUT)
         return page
+
     return open_
 
 
@@ -70,11 +73,14 @@ def near_threshold(model, gate_prob):
 
 
 def run_in_page(page, x, head):
-    return page.evaluate("""async ([x, head, fetch]) => {
+    return page.evaluate(
+        """async ([x, head, fetch]) => {
         const r = await nilmbuild.live.run(Float32Array.from(x), head, fetch);
         const out = {};
         for (const k of fetch) out[k] = {data: Array.from(r.outputs[k].data), dims: r.outputs[k].dims};
-        return out; }""", [x.reshape(-1).tolist(), head, list(OUTPUTS)])
+        return out; }""",
+        [x.reshape(-1).tolist(), head, list(OUTPUTS)],
+    )
 
 
 @pytest.mark.parametrize("sample,head", [(0, 0), (5, 3), (17, 7)])
@@ -98,16 +104,24 @@ def test_in_page_model_equals_pytorch_stage_by_stage(open_playground, model, win
 
 
 def test_run_window_agrees_with_python_on_a_signal_no_fixture_contains(open_playground, model):
-    rng = np.random.default_rng(4242)                           # a fresh random household minute series
+    rng = np.random.default_rng(4242)  # a fresh random household minute series
     agg = (120 + 60 * rng.random(model.window) + 2400 * (rng.random(model.window) > 0.96)).astype(np.float32)
     start = "2025-02-17T19:23"
     page = open_playground()
-    got = page.evaluate("""async ([a, s]) => { const o = await nilmbuild.runWindow(Float32Array.from(a), s);
-        const r = {}; for (const k in o) r[k] = Array.from(o[k]); return r; }""", [agg.tolist(), start])
+    got = page.evaluate(
+        """async ([a, s]) => { const o = await nilmbuild.runWindow(Float32Array.from(a), s);
+        const r = {}; for (const k in o) r[k] = Array.from(o[k]); return r; }""",
+        [agg.tolist(), start],
+    )
     assert page.evaluate("nilmbuild.devices") == model.devices
     want = model.run_window(agg, start)
-    ref = torch_reference(model.loaded, __import__("nilmbuild.pipeline", fromlist=["model_input"]).model_input(
-        model.loaded, model.timestamps(start), agg)[None], 0)
+    ref = torch_reference(
+        model.loaded,
+        __import__("nilmbuild.pipeline", fromlist=["model_input"]).model_input(
+            model.loaded, model.timestamps(start), agg
+        )[None],
+        0,
+    )
     near = near_threshold(model, ref["gate_prob"])
     for i, d in enumerate(model.devices):
         err = np.where(near[i], 0, np.abs(np.asarray(got[d], np.float32) - want[d]))
@@ -116,9 +130,13 @@ def test_run_window_agrees_with_python_on_a_signal_no_fixture_contains(open_play
 
 def test_run_window_rejects_bad_input(open_playground):
     page = open_playground()
-    msg = page.evaluate("nilmbuild.runWindow(new Float32Array(10), '2024-01-01T00:00').then(() => 'ok', e => e.message)")
+    msg = page.evaluate(
+        "nilmbuild.runWindow(new Float32Array(10), '2024-01-01T00:00').then(() => 'ok', e => e.message)"
+    )
     assert "needs" in msg and "got 10" in msg
-    msg = page.evaluate("nilmbuild.runWindow(new Float32Array(nilmbuild.live.window), 'soon').then(() => 'ok', e => e.message)")
+    msg = page.evaluate(
+        "nilmbuild.runWindow(new Float32Array(nilmbuild.live.window), 'soon').then(() => 'ok', e => e.message)"
+    )
     assert "bad start time" in msg
 
 
@@ -127,8 +145,10 @@ def runs(page):
 
 
 def wait_run_after(page, n):
-    page.wait_for_function(f"nilmbuild.test.playground.runs > {n} && !nilmbuild.test.playground.busy "
-                           "&& !nilmbuild.test.playground.dirty", timeout=RUN_TIMEOUT)
+    page.wait_for_function(
+        f"nilmbuild.test.playground.runs > {n} && !nilmbuild.test.playground.busy && !nilmbuild.test.playground.dirty",
+        timeout=RUN_TIMEOUT,
+    )
 
 
 def test_kettle_event_raises_the_kettle_output_there_and_nowhere_else(open_playground, model):
@@ -173,8 +193,10 @@ def test_undo_and_reset_restore_the_signal(open_playground):
 def test_drawing_on_the_aggregate_edits_it(open_playground):
     page = open_playground()
     box = page.locator("#pg-canvas").bounding_box()
-    geo = page.evaluate("(() => { const g = nilmbuild.test.playground.geo; return {x0: g.layout.x0, x1: g.layout.x1,"
-                        " top: g.lanes[0].top, bot: g.lanes[0].bot, max: g.lanes[0].max, min: g.lanes[0].min}; })()")
+    geo = page.evaluate(
+        "(() => { const g = nilmbuild.test.playground.geo; return {x0: g.layout.x0, x1: g.layout.x1,"
+        " top: g.lanes[0].top, bot: g.lanes[0].bot, max: g.lanes[0].max, min: g.lanes[0].min}; })()"
+    )
     y = box["y"] + geo["top"] + 0.1 * (geo["bot"] - geo["top"])
     x0, x1 = box["x"] + geo["x0"] + 100, box["x"] + geo["x0"] + 200
     n = runs(page)
@@ -196,7 +218,9 @@ def test_works_inside_an_iframe_with_no_network(page_at, site, model):
     frame = page.frame_locator("#f")
     frame.locator("html[data-ready=true]").wait_for(state="attached", timeout=RUN_TIMEOUT)
     inner = page.frames[1]
-    out = inner.evaluate("nilmbuild.runWindow(new Float32Array(nilmbuild.live.window).fill(250), "
-                         "'2024-05-01T07:00').then(o => Object.keys(o))")
+    out = inner.evaluate(
+        "nilmbuild.runWindow(new Float32Array(nilmbuild.live.window).fill(250), "
+        "'2024-05-01T07:00').then(o => Object.keys(o))"
+    )
     assert out == model.devices
-    assert page.nb_requests == []                               # page_at also asserts this at teardown
+    assert page.nb_requests == []  # page_at also asserts this at teardown

@@ -45,7 +45,9 @@ def test_pcgrad_heatmap_cell_and_epoch_slider(nb, training, site_context):
         got0 = nb.pixel(training, "#pc-canvas", int(c * cell + cell / 2), int(r * cell + cell / 2))
         key = f"{devs[0]}|{devs[1]}"
         if key in rec["pcgrad"]["mean_cos"]:
-            want0 = training.evaluate(f"nilmbuild.test.colormaps.map('burd', ({rec['pcgrad']['mean_cos'][key]} + 1) / 2)")
+            want0 = training.evaluate(
+                f"nilmbuild.test.colormaps.map('burd', ({rec['pcgrad']['mean_cos'][key]} + 1) / 2)"
+            )
         else:
             want0 = [217, 217, 217]  # nanColor 0.85: nothing logged
         assert all(abs(g - w) <= 3 for g, w in zip(got0, want0)), (e, got0, want0)

@@ -20,13 +20,17 @@ def small_site(tmp_path_factory):
     from nilmbuild.site.pages import build_all
 
     torch.manual_seed(0)
-    base = load_checkpoint(None)                      # its scalers, devices and data settings; not its weights
+    base = load_checkpoint(None)  # its scalers, devices and data settings; not its weights
     model = NILMFormer(NILMFormerConfig(**SMALL, devices=base.cfg.devices)).eval()
-    prov = {**base.provenance, "days": 21,
-            "prep": {**base.provenance["prep"], "window": SMALL["window"], "stride": SMALL["window"] // 2}}
+    prov = {
+        **base.provenance,
+        "days": 21,
+        "prep": {**base.provenance["prep"], "window": SMALL["window"], "stride": SMALL["window"] // 2},
+    }
     tmp = tmp_path_factory.mktemp("small")
-    save_checkpoint(tmp / "small.pt", model, scalers=base.scalers, train_log=base.train_log, provenance=prov,
-                    extra=base.extra)
+    save_checkpoint(
+        tmp / "small.pt", model, scalers=base.scalers, train_log=base.train_log, provenance=prov, extra=base.extra
+    )
     ctx = make_context(str(tmp / "small.pt"), batch=4)
     build_all(ctx, tmp / "site")
     return tmp / "site"
@@ -37,7 +41,7 @@ PAGES = ["index", "data", "forward", "embedding", "encoder", "attention", "film"
 
 @pytest.mark.parametrize("slug", PAGES)
 def test_page_opens_without_errors(nb, page_at, small_site, slug):
-    page = nb.open_page(page_at, small_site, slug)     # page_at asserts no console errors and no requests
+    page = nb.open_page(page_at, small_site, slug)  # page_at asserts no console errors and no requests
     assert page.evaluate("nilmbuild.test.page().model.window") == SMALL["window"]
     text = page.locator(".nb-explanation").text_content()
     assert "480" not in text and "384" not in text
@@ -45,7 +49,7 @@ def test_page_opens_without_errors(nb, page_at, small_site, slug):
 
 def test_attention_shows_two_heads_of_96_steps(nb, page_at, small_site):
     page = nb.open_page(page_at, small_site, "attention")
-    assert page.evaluate("nilmbuild.test.heatmaps.length") == SMALL["n_head"] + 1   # the large head + one per head
+    assert page.evaluate("nilmbuild.test.heatmaps.length") == SMALL["n_head"] + 1  # the large head + one per head
     assert page.evaluate("nilmbuild.test.heatmaps[0].rows") == SMALL["window"]
     text = page.locator(".nb-explanation").text_content()
     assert "2 heads of 16 dimensions" in text and "96×96 weights" in text
