@@ -25,7 +25,10 @@ def test_show_without_ipython_returns_the_html_string(site_context, monkeypatch)
     page = _srcdoc(out)
     assert page.lstrip().lower().startswith("<!doctype html>")
     # self-contained: the vendored libraries, our scripts and the blobs are inline; nothing is fetched
-    assert "/* regl " in page and "/* @msgpack/msgpack " in page and 'id="nb-blob-' in page
+    # the page's own bundle, with regl and @msgpack/msgpack inside, is inline
+    header = page.split("/* static/js/page_attention.js bundled by esbuild ", 1)[1].split("*/", 1)[0]
+    assert "regl " in header and "@msgpack/msgpack " in header, header
+    assert 'id="nb-blob-' in page
     assert not re.search(r"<(script|img|iframe)[^>]*\ssrc=|<link[^>]*\shref=", page, re.IGNORECASE)
     # the state becomes the page's URL fragment before any page script runs
     head = page[page.lower().index("<head") :]
@@ -49,7 +52,8 @@ def test_show_with_ipython_returns_an_html_object(site_context, monkeypatch):
     monkeypatch.setitem(sys.modules, "IPython.display", display_mod)
     out = notebook.show("gate", ctx=site_context, embed=False)
     assert isinstance(out, HTML) and shown["data"].startswith("<iframe srcdoc=")
-    assert "replaceState" not in _srcdoc(shown["data"])  # no state, no embed: the URL is left alone
+    # no state, no embed: no fragment-setting script before the page's own (url_state.js has its own replaceState)
+    assert "<script>try{history.replaceState" not in _srcdoc(shown["data"])
 
 
 def test_fragment_and_bad_input():

@@ -40,7 +40,7 @@ function draw(canvas, o) {
   var m = signal(g, o.agg, x, base, sigH), wmax = arcs.length ? arcs[0].weight : 1, top = base - sigH - 4;
   arcs.slice().reverse().forEach(function (a) {            // strongest drawn last, on top
     var x0 = x(o.query), x1 = x(a.key), r = Math.abs(x1 - x0) / 2, rel = a.weight / wmax;
-    var ry = Math.min(top - PAD.t, Math.max(12, r));
+    var ry = Math.max(0.5, Math.min(top - PAD.t, Math.max(12, r)));   // >= 0.5: a frame too short for the arc still draws
     g.strokeStyle = o.colour; g.globalAlpha = 0.35 + 0.65 * rel; g.lineWidth = 1 + 7 * rel;
     g.beginPath(); g.ellipse((x0 + x1) / 2, top, Math.max(r, 0.5), ry, 0, Math.PI, 2 * Math.PI); g.stroke();
   });

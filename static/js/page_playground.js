@@ -6,6 +6,7 @@ import { blob, fail, ready } from "./core.js";
 import { createLiveModel, exposeLiveModel } from "./live_model.js";
 import { parseStart } from "./live_time.js";
 import { registerPage, testHook } from "./register.js";
+import { stateInUrl } from "./url_state.js";
 import { createSignal, parseValues } from "./playground_edit.js";
 import { drawLanes, pointToLane } from "./playground_plot.js";
 
@@ -69,6 +70,7 @@ function start(p) {
   legend(spec, colors);
   wireControls(data, spec, S, edited, draw, runNow);
   wireDrawing(S, edited, draw);
+  stateInUrl([["start", "#pg-start"], ["layer", "#pg-layer"], ["head", "#pg-head"], ["t", "#pg-query"]]);
   draw();
   runNow();
   testHook({ playground: S, edited: edited });
