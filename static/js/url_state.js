@@ -147,8 +147,10 @@ export function bindUrlState(bindings, env = {}) {
     const hash = formatHash(embed, values());
     if (hash === win.location.hash || (hash === "" && !win.location.hash)) return;
     const url = win.location.href.replace(/#.*$/, "") + hash;
-    try { win.history.replaceState(win.history.state, "", hash || url); } catch (e) {
-      try { win.location.replace(hash || "#"); } catch (e2) { /* a sandboxed frame may refuse both */ }
+    // the absolute URL, never a bare "#...": in an <iframe srcdoc> a relative one resolves against the host
+    // page's URL, which replaceState refuses and location.replace would navigate the frame to
+    try { win.history.replaceState(win.history.state, "", url); } catch (e) {
+      try { win.location.replace(url); } catch (e2) { /* a sandboxed frame may refuse both */ }
     }
   }
   function later() { if (!pending) pending = win.setTimeout(write, 0); }

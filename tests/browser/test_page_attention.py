@@ -108,48 +108,59 @@ def test_loads_and_draws(nb, page_at, built_site, reader):
     _assert_weight(page.evaluate(f"nilmbuild.test.heatmaps[0].value({r}, {c})"), w)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="the off-diagonal pixel under the hovered cell reads (71, 1, 85), which is no viridis entry within one "
-    "step of its own or its neighbours' weights (about 3e-5, under the 1e-4 floor); suspected: the hover highlight "
-    "blends into the pixel. The hovered value's 1e-3 check in the same test passes. Open in issue 17's note.",
-)
-def test_pixel_matches_weight_and_mask_toggle(nb, page_at, built_site, reader):
-    page = _open(nb, page_at, built_site)
+def _probe(nb, page, reader):
+    """The big map's box, a diagonal pixel k (query row i) and, on that row, the off-diagonal pixel kx (at least
+    20 px from the diagonal) whose cell and neighbours have the largest weight (key column j): the scale's floor
+    has the masked diagonal's colour, and which cells sit near 0 depends on the checkpoint."""
     b = page.evaluate("nilmbuild.test.layout()")["big"]
     L = reader.record("encoder.0.attn.q")["shape"][2]
     k = int(b["width"]) // 2  # a pixel on the diagonal (square, integer box)
     i = int((k + 0.5) / b["width"] * L)
-    diag = nb.canvas_pixel(page, "#att-main", b["x"] + k, b["y"] + k)
-    dark = tuple(page.evaluate("nilmbuild.test.colormaps.map('viridis', 0)"))
-    assert _close(diag, dark, 2), (diag, dark)  # masked diagonal: weight exactly 0 -> bottom of the log scale
-    # an off-diagonal cell: its hovered value is the captured weight (to 1e-3), its pixel within a LUT step
-    # the off-diagonal pixel (at least 20 px from the diagonal) with the largest weight (above the scale's floor,
-    # whose colour is the masked diagonal's; which cells are near 0 depends on the checkpoint)
     row = weights_row(reader, 0, 0, 0, i)
     col = lambda px_: int((px_ + 0.5) / b["width"] * L)  # noqa: E731
     kx = max(
         (p_ for p_ in range(int(b["width"]) - 1) if abs(p_ - k) >= 20 and 2 <= p_),
         key=lambda px_: min(float(row[max(0, col(px_) - 2) : col(px_) + 3].min()), 1.0),
-    )  # a smooth cell
-    j = col(kx)
-    w = float(row[j])
+    )
+    return b, k, i, kx, col(kx)
+
+
+def test_hover_values_and_mask_toggle(nb, page_at, built_site, reader):
+    page = _open(nb, page_at, built_site)
+    b, k, i, kx, j = _probe(nb, page, reader)
+    diag = nb.canvas_pixel(page, "#att-main", b["x"] + k, b["y"] + k)
+    dark = tuple(page.evaluate("nilmbuild.test.colormaps.map('viridis', 0)"))
+    assert _close(diag, dark, 2), (diag, dark)  # masked diagonal: weight exactly 0 -> bottom of the log scale
+    # an off-diagonal cell: its hovered value is the captured weight (to 1e-3)
     x, y, r, c = _cell_xy(nb, page, i, j)
     page.mouse.move(x, y)
     assert f"query t = {r} min\nkey s = {c} min" in page.locator("#nb-tooltip").text_content()
     _assert_weight(_hovered_weight(page), float(weights_row(reader, 0, 0, 0, r)[c]))
-    px = nb.canvas_pixel(page, "#att-main", b["x"] + kx, b["y"] + k)
-    assert px != diag and _lut_step_ok(page, px, _neighbourhood(reader, i, j)), (px, w)
-    # the unmasked ablation run: the diagonal now holds a real, non-zero weight
+    # the unmasked ablation run: the diagonal now holds a real, non-zero weight, hovered and drawn
     page.locator("#att-mask").uncheck()
-    w_un = float(weights_row(reader, 0, 0, 0, i, masked=False)[i])
-    assert w_un > 0
+    assert float(weights_row(reader, 0, 0, 0, i, masked=False)[i]) > 0
     x, y, r, c = _cell_xy(nb, page, i, i)
     page.mouse.move(x, y)
     assert r == c and f"(mask off)\nquery t = {r} min\nkey s = {r} min" in page.locator("#nb-tooltip").text_content()
     _assert_weight(_hovered_weight(page), float(weights_row(reader, 0, 0, 0, r, masked=False)[r]))
+    assert nb.canvas_pixel(page, "#att-main", b["x"] + k, b["y"] + k) != diag
+
+
+@pytest.mark.xfail(
+    strict=False,
+    reason="with the retrained checkpoint the off-diagonal pixel reads (71, 1, 85), no viridis entry within one "
+    "step of its cell's or its neighbours' weights (about 3e-5, under the 1e-4 floor); suspected: the hover "
+    "highlight or texture filtering blends into it. Values are checked by test_hover_values_and_mask_toggle.",
+)
+def test_pixels_within_a_lut_step(nb, page_at, built_site, reader):
+    page = _open(nb, page_at, built_site)
+    b, k, i, kx, j = _probe(nb, page, reader)
+    diag = nb.canvas_pixel(page, "#att-main", b["x"] + k, b["y"] + k)
+    px = nb.canvas_pixel(page, "#att-main", b["x"] + kx, b["y"] + k)
+    assert px != diag and _lut_step_ok(page, px, _neighbourhood(reader, i, j)), px
+    page.locator("#att-mask").uncheck()
     got = nb.canvas_pixel(page, "#att-main", b["x"] + k, b["y"] + k)
-    assert got != diag and _lut_step_ok(page, got, _neighbourhood(reader, i, i, masked=False)), (got, w_un)
+    assert got != diag and _lut_step_ok(page, got, _neighbourhood(reader, i, i, masked=False)), got
 
 
 def test_click_query_head_and_layer(nb, page_at, built_site, reader):
