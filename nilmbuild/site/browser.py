@@ -28,6 +28,8 @@ CHROMIUM_ARGS = [
 def launch(playwright):
     """A headless Chromium from `playwright.chromium`, or a UserError that says how to install one."""
     if not Path(CHROMIUM).exists():
-        raise UserError(f"Chromium not found at {CHROMIUM}: run `make setup` (installs Debian's chromium) "
-                        "or set NILMBUILD_CHROMIUM=/path/to/chromium")
+        raise UserError(
+            f"Chromium not found at {CHROMIUM}: run `make setup` (installs Debian's chromium) "
+            "or set NILMBUILD_CHROMIUM=/path/to/chromium"
+        )
     return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

@@ -14,9 +14,9 @@ import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Iterable
 
 import jinja2
 from markupsafe import Markup
@@ -106,7 +106,7 @@ def make_env(template_dirs: Iterable[Path] = ()) -> jinja2.Environment:
     )
 
 
-NO_JS = "<script>document.documentElement.dataset.ready = \"true\";</script>"  # a page without an entry
+NO_JS = '<script>document.documentElement.dataset.ready = "true";</script>'  # a page without an entry
 
 
 #: Site-context keys every page's JS receives in its payload too (``page().model``, ``page().watts``).
@@ -120,8 +120,14 @@ def page_scripts(page: PageSpec, script_cache: dict, context: dict | None = None
         return [NO_JS]
     if page.entry not in script_cache:
         script_cache[page.entry] = assets.page_script(page.entry)
-    payload = {"slug": page.slug, "title": page.title, "section": page.section, "blobs": sorted(page.blobs),
-               "data": page.data, **{k: (context or {}).get(k, {}) for k in JS_SITE_KEYS}}
+    payload = {
+        "slug": page.slug,
+        "title": page.title,
+        "section": page.section,
+        "blobs": sorted(page.blobs),
+        "data": page.data,
+        **{k: (context or {}).get(k, {}) for k in JS_SITE_KEYS},
+    }
     return [assets.page_payload_html(payload), "<script>\n" + script_cache[page.entry] + "\n</script>"]
 
 
@@ -132,15 +138,26 @@ def render_page(
     scripts = page_scripts(page, script_cache, context)
     blobs = [assets.blob_html(name, page.blobs[name]) for name in sorted(page.blobs)]
     nav = [
-        {"slug": p.slug, "title": p.title, "href": p.filename, "current": p.slug == page.slug, "summary": p.summary,
-         "section": p.section}
+        {
+            "slug": p.slug,
+            "title": p.title,
+            "href": p.filename,
+            "current": p.slug == page.slug,
+            "summary": p.summary,
+            "section": p.section,
+        }
         for p in pages
     ]
     variables = dict(page.context)
     variables.update(
         site=context,
-        page={"slug": page.slug, "title": page.title, "href": page.filename, "summary": page.summary,
-              "section": page.section},
+        page={
+            "slug": page.slug,
+            "title": page.title,
+            "href": page.filename,
+            "summary": page.summary,
+            "section": page.section,
+        },
         nav=nav,
         assets={
             "css": Markup(assets.script_safe(assets.read_css()).replace("</style", "<\\/style")),
@@ -188,8 +205,9 @@ def _sha256(path: Path) -> str:
 def _ours(target: Path, root: Path, digest: str) -> bool:
     """A file we wrote and nobody changed since: a regular file (not a symlink), really inside `root`
     (no symlinked folder on the way out of it) and with the hash our manifest recorded."""
-    return (target.is_file() and not target.is_symlink() and root in target.resolve().parents
-            and _sha256(target) == digest)
+    return (
+        target.is_file() and not target.is_symlink() and root in target.resolve().parents and _sha256(target) == digest
+    )
 
 
 def build_site(
@@ -261,8 +279,7 @@ def build_site(
             for rel in old:
                 if rel not in manifest_files and (out_dir / rel).is_file():
                     manifest_files[rel] = old[rel]
-        manifest = {"generator": "nilmbuild", "version": __version__,
-                    "files": dict(sorted(manifest_files.items()))}
+        manifest = {"generator": "nilmbuild", "version": __version__, "files": dict(sorted(manifest_files.items()))}
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
         os.replace(tmp / MANIFEST, out_dir / MANIFEST)
     finally:

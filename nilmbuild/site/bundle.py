@@ -22,8 +22,17 @@ from pathlib import Path
 
 #: esbuild options for every page: one IIFE, text shaders, whitespace-minified (names kept; the pages'
 #: size is mostly blobs), no source map, ES2020 (what the pages' Chromium and every current browser run).
-ESBUILD_ARGS = ("--bundle", "--format=iife", "--target=es2020", "--charset=utf8", "--minify-whitespace",
-                "--legal-comments=inline", "--loader:.vert=text", "--loader:.frag=text", "--log-level=error")
+ESBUILD_ARGS = (
+    "--bundle",
+    "--format=iife",
+    "--target=es2020",
+    "--charset=utf8",
+    "--minify-whitespace",
+    "--legal-comments=inline",
+    "--loader:.vert=text",
+    "--loader:.frag=text",
+    "--log-level=error",
+)
 
 BUNDLES = "bundles"  # folder of prebuilt bundles inside the wheel's _assets/
 
@@ -69,8 +78,12 @@ def bundle(root: Path, entry: str | os.PathLike) -> str:
     with tempfile.TemporaryDirectory(prefix="nilmbuild-esbuild-") as tmp:
         out, meta = Path(tmp) / "out.js", Path(tmp) / "meta.json"
         rel = os.path.relpath(src, root)
-        r = subprocess.run([str(exe), rel, *ESBUILD_ARGS, f"--outfile={out}", f"--metafile={meta}"],
-                           cwd=root, capture_output=True, text=True)
+        r = subprocess.run(
+            [str(exe), rel, *ESBUILD_ARGS, f"--outfile={out}", f"--metafile={meta}"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+        )
         if r.returncode != 0:
             raise BundleError(f"esbuild could not bundle {rel}: {r.stderr.strip()}")
         code = out.read_text(encoding="utf-8")

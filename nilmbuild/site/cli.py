@@ -6,26 +6,48 @@ from pathlib import Path
 
 import click
 
-from nilmbuild import __version__
 from nilmbuild.data.cli import unit_option
 
 
 @click.command()
-@click.option("--checkpoint", "-c", type=click.Path(dir_okay=False), default=None,
-              help="Checkpoint to load (default: the shipped one, trained on the built-in simulator).")
-@click.option("--source", "-s", default=None,
-              help="Data source: synthetic, csv:PATH, ukdale:PATH, refit:PATH, redd:PATH "
-                   "(default: the source the checkpoint was trained on).")
+@click.option(
+    "--checkpoint",
+    "-c",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Checkpoint to load (default: the shipped one, trained on the built-in simulator).",
+)
+@click.option(
+    "--source",
+    "-s",
+    default=None,
+    help="Data source: synthetic, csv:PATH, ukdale:PATH, refit:PATH, redd:PATH "
+    "(default: the source the checkpoint was trained on).",
+)
 @click.option("--house", type=int, default=None, help="House number for ukdale/refit/redd sources.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed that picks the example batch.")
-@click.option("--out", "-o", type=click.Path(file_okay=False), default="site", show_default=True,
-              help="Output folder. Only files nilmbuild wrote before are ever removed from it.")
-@click.option("--pages", "pages_opt", default=None, metavar="SLUG,SLUG",
-              help="Build only these pages (comma-separated slugs); others are left as they are.")
+@click.option(
+    "--out",
+    "-o",
+    type=click.Path(file_okay=False),
+    default="site",
+    show_default=True,
+    help="Output folder. Only files nilmbuild wrote before are ever removed from it.",
+)
+@click.option(
+    "--pages",
+    "pages_opt",
+    default=None,
+    metavar="SLUG,SLUG",
+    help="Build only these pages (comma-separated slugs); others are left as they are.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress output.")
-@click.option("--no-cache", is_flag=True,
-              help="Capture afresh: neither read nor write the capture cache ($XDG_CACHE_HOME/nilmbuild/captures, "
-                   "default ~/.cache/nilmbuild/captures).")
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Capture afresh: neither read nor write the capture cache ($XDG_CACHE_HOME/nilmbuild/captures, "
+    "default ~/.cache/nilmbuild/captures).",
+)
 @click.option("--clear-cache", is_flag=True, help="Empty the capture cache first (only its *.pkl entries).")
 @unit_option
 def site(checkpoint, source, house, seed, out, pages_opt, quiet, no_cache, clear_cache) -> None:
@@ -44,8 +66,8 @@ def site(checkpoint, source, house, seed, out, pages_opt, quiet, no_cache, clear
     """
     import time
 
-    from nilmbuild.site.context import make_context
     from nilmbuild.errors import UserError
+    from nilmbuild.site.context import make_context
     from nilmbuild.site.pages import NAV_ORDER, build_all
 
     def say(msg):
@@ -64,18 +86,27 @@ def site(checkpoint, source, house, seed, out, pages_opt, quiet, no_cache, clear
     say("loading checkpoint and data, capturing the example batch ...")
     ctx = make_context(checkpoint, source, seed=seed, house=house, cache=not no_cache)
     result = build_all(ctx, out, build_only=only, progress=not quiet)
-    say(f"wrote {len(result.written)} files to {result.out_dir}/"
+    say(
+        f"wrote {len(result.written)} files to {result.out_dir}/"
         + (f", removed {len(result.removed)} stale" if result.removed else "")
-        + f" in {time.perf_counter() - t0:.1f} s")
+        + f" in {time.perf_counter() - t0:.1f} s"
+    )
     if not quiet:
         click.echo(f"open {Path(result.out_dir, 'index.html').resolve().as_uri()}  (or: nilmbuild serve --dir {out})")
 
 
 @click.command()
-@click.option("--dir", "directory", type=click.Path(file_okay=False), default="site", show_default=True,
-              help="Folder to serve.")
-@click.option("--port", "-p", type=click.IntRange(0, 65535), default=8000, show_default=True,
-              help="Port on 127.0.0.1 (0 = any free port).")
+@click.option(
+    "--dir", "directory", type=click.Path(file_okay=False), default="site", show_default=True, help="Folder to serve."
+)
+@click.option(
+    "--port",
+    "-p",
+    type=click.IntRange(0, 65535),
+    default=8000,
+    show_default=True,
+    help="Port on 127.0.0.1 (0 = any free port).",
+)
 def serve(directory: str, port: int) -> None:
     """Serve the built site on http://127.0.0.1:PORT/ (Ctrl+C to stop).
 

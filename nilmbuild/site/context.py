@@ -23,12 +23,12 @@ from nilmbuild.model.spec_notes import as_dicts as spec_notes
 class SiteContext:
     loaded: Loaded
     source: str
-    household: object                 # nilmbuild.data.Household
-    prepared: object                  # nilmbuild.data.preprocess.Prepared (checkpoint scalers)
-    x: np.ndarray                     # (B, 7, L) example batch, model input
-    y: np.ndarray                     # (B, M, 2, L) ground truth [scaled power, state]
-    t0: np.ndarray                    # (B,) window start times, datetime64[s]
-    capture: object                   # nilmbuild.capture.Capture of the example batch
+    household: object  # nilmbuild.data.Household
+    prepared: object  # nilmbuild.data.preprocess.Prepared (checkpoint scalers)
+    x: np.ndarray  # (B, 7, L) example batch, model input
+    y: np.ndarray  # (B, M, 2, L) ground truth [scaled power, state]
+    t0: np.ndarray  # (B,) window start times, datetime64[s]
+    capture: object  # nilmbuild.capture.Capture of the example batch
     seed: int = 0
     notes: list = field(default_factory=spec_notes)
 
@@ -117,8 +117,16 @@ def cached_capture(loaded, x, y, t0, *, cache: bool = True):
     return cap
 
 
-def make_context(checkpoint: str | None = None, source: str | None = None, *, batch: int = 32, seed: int = 0,
-                 house: int | None = None, timings: dict | None = None, cache: bool = False) -> SiteContext:
+def make_context(
+    checkpoint: str | None = None,
+    source: str | None = None,
+    *,
+    batch: int = 32,
+    seed: int = 0,
+    house: int | None = None,
+    timings: dict | None = None,
+    cache: bool = False,
+) -> SiteContext:
     """Load the checkpoint, prepare the data with its scalers, pick the example batch and capture it.
 
     source/house default to what the checkpoint was trained on (the simulator is re-run with the same
@@ -137,7 +145,16 @@ def make_context(checkpoint: str | None = None, source: str | None = None, *, ba
     cap = cached_capture(loaded, x, y, t0, cache=cache)
     if timings is not None:
         timings["load"], timings["capture"] = t_load - t, time.perf_counter() - t_load
-    ctx = SiteContext(loaded=loaded, source=source or data_settings(loaded.provenance)["source"],
-                      household=household, prepared=prepared, x=x, y=y, t0=t0, capture=cap, seed=seed)
-    cap.meta = ctx.public(cap.meta)        # provenance and command lines go into every page's blob
+    ctx = SiteContext(
+        loaded=loaded,
+        source=source or data_settings(loaded.provenance)["source"],
+        household=household,
+        prepared=prepared,
+        x=x,
+        y=y,
+        t0=t0,
+        capture=cap,
+        seed=seed,
+    )
+    cap.meta = ctx.public(cap.meta)  # provenance and command lines go into every page's blob
     return ctx

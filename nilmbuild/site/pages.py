@@ -13,8 +13,19 @@ from pathlib import Path
 
 from nilmbuild.site.build import BuildResult, PageSpec, build_site
 
-NAV_ORDER = ("index", "data", "forward", "embedding", "encoder", "attention", "film", "gate", "playground",
-             "disaggregation", "training")
+NAV_ORDER = (
+    "index",
+    "data",
+    "forward",
+    "embedding",
+    "encoder",
+    "attention",
+    "film",
+    "gate",
+    "playground",
+    "disaggregation",
+    "training",
+)
 
 
 def view_module(slug: str):
@@ -44,13 +55,17 @@ def site_context_vars(ctx) -> dict:
     from nilmbuild.data.preprocess import scaler_affines
     from nilmbuild.site.views._common import model_sizes
 
-    return {**ctx.meta, "spec_notes": [f"{n['topic']}: {n['choice']} ({n['why']})" for n in ctx.notes],
-            "model": model_sizes(ctx.loaded.cfg, int(ctx.prepared.resample_s)),
-            "watts": scaler_affines(ctx.prepared.scalers)}
+    return {
+        **ctx.meta,
+        "spec_notes": [f"{n['topic']}: {n['choice']} ({n['why']})" for n in ctx.notes],
+        "model": model_sizes(ctx.loaded.cfg, int(ctx.prepared.resample_s)),
+        "watts": scaler_affines(ctx.prepared.scalers),
+    }
 
 
-def build_all(ctx, out_dir: str | Path, *, build_only=None, progress: bool = False,
-              timings: dict | None = None) -> BuildResult:
+def build_all(
+    ctx, out_dir: str | Path, *, build_only=None, progress: bool = False, timings: dict | None = None
+) -> BuildResult:
     """Serialise every page's blobs from ctx and render the site into out_dir (atomically, manifest-safe)."""
     t = time.perf_counter()
     pages = page_specs(ctx, progress, only=None if build_only is None else set(build_only))

@@ -28,7 +28,7 @@ def content_hash(path: str | Path, digits: int = 12) -> str | None:
     elif p.is_dir():
         files = sorted(f for f in p.iterdir() if f.is_file() and f.suffix in DATA_SUFFIXES)
         house = sorted(d for d in p.iterdir() if d.is_dir())
-        if not files and house:                   # a dataset root (house_N/ folders): hash what is inside them
+        if not files and house:  # a dataset root (house_N/ folders): hash what is inside them
             files = sorted(f for d in house for f in d.iterdir() if f.is_file() and f.suffix in DATA_SUFFIXES)
     else:
         return None
@@ -45,7 +45,7 @@ def content_hash(path: str | Path, digits: int = 12) -> str | None:
 def source_label(spec: str) -> str:
     """'csv:/home/me/data/house65' -> 'csv:house65 (sha256 1f2e3d4c5b6a)'; 'synthetic' stays as it is."""
     kind, sep, rest = str(spec).partition(":")
-    if not sep or not rest or len(kind) == 1:           # synthetic, or a bare (Windows) path
+    if not sep or not rest or len(kind) == 1:  # synthetic, or a bare (Windows) path
         return str(spec) if not _ABS_PATH.search(str(spec)) else public_path(str(spec))
     p = Path(rest).expanduser()
     name = p.resolve().name if rest.strip(" /\\.") == "" or p.name in ("", ".", "..") else p.name
@@ -55,9 +55,11 @@ def source_label(spec: str) -> str:
 
 def public_path(text: str) -> str:
     """Replace every absolute path in `text` by its last component ('/home/me/runs/m.pt' -> 'm.pt')."""
+
     def last(m: re.Match) -> str:
         parts = [s for s in re.split(r"[/\\]", m.group(0)) if s]
         return parts[-1] if parts else m.group(0)
+
     return _ABS_PATH.sub(last, text)
 
 

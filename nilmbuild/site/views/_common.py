@@ -7,23 +7,37 @@ import math
 import msgpack
 import numpy as np
 
-
 # ---- the model's sizes ------------------------------------------------------------------------------------------
+
 
 def model_sizes(cfg, resample_s: int = 60) -> dict:
     """The checkpoint's sizes as templates (``site.model.*``) and page JS (``page().model``) use them: the one
     source for every size a page writes in its text (window, d_model, heads, FFN width, ...)."""
     window_min = cfg.window * int(resample_s) / 60
     return {
-        "window": int(cfg.window), "centre": int(cfg.window) // 2, "margin": (int(cfg.window) - int(cfg.window) // 2) // 2,
-        "window_minutes": _num(window_min), "window_hours": _num(window_min / 60), "step_minutes": _num(resample_s / 60),
-        "d_model": int(cfg.d_model), "n_head": int(cfg.n_head), "head_dim": int(cfg.head_dim), "d_ff": int(cfg.d_ff),
-        "n_layers": int(cfg.n_encoder_layers), "c_embedding": int(cfg.c_embedding), "n_channels": int(cfg.n_channels),
-        "n_exo": int(cfg.n_exo), "kernel_size": int(cfg.kernel_size), "dilations": [int(d) for d in cfg.dilations],
+        "window": int(cfg.window),
+        "centre": int(cfg.window) // 2,
+        "margin": (int(cfg.window) - int(cfg.window) // 2) // 2,
+        "window_minutes": _num(window_min),
+        "window_hours": _num(window_min / 60),
+        "step_minutes": _num(resample_s / 60),
+        "d_model": int(cfg.d_model),
+        "n_head": int(cfg.n_head),
+        "head_dim": int(cfg.head_dim),
+        "d_ff": int(cfg.d_ff),
+        "n_layers": int(cfg.n_encoder_layers),
+        "c_embedding": int(cfg.c_embedding),
+        "n_channels": int(cfg.n_channels),
+        "n_exo": int(cfg.n_exo),
+        "kernel_size": int(cfg.kernel_size),
+        "dilations": [int(d) for d in cfg.dilations],
         "receptive_fields": receptive_fields(cfg.kernel_size, cfg.dilations),
-        "n_cond": int(cfg.n_cond), "n_elec": int(cfg.n_cond) - int(cfg.n_freq_bands) * bool(cfg.use_freq_features),
-        "n_freq_bands": int(cfg.n_freq_bands), "film_hidden": int(cfg.film_hidden_dim),
-        "film_in": int(cfg.n_cond) + int(cfg.film_hidden_dim), "film_enc_out": 2 * int(cfg.n_encoder_layers) * int(cfg.d_model),
+        "n_cond": int(cfg.n_cond),
+        "n_elec": int(cfg.n_cond) - int(cfg.n_freq_bands) * bool(cfg.use_freq_features),
+        "n_freq_bands": int(cfg.n_freq_bands),
+        "film_hidden": int(cfg.film_hidden_dim),
+        "film_in": int(cfg.n_cond) + int(cfg.film_hidden_dim),
+        "film_enc_out": 2 * int(cfg.n_encoder_layers) * int(cfg.d_model),
         "n_devices": int(cfg.c_out),
     }
 
@@ -43,6 +57,7 @@ def _num(x: float):
 
 
 # ---- samples and labels -----------------------------------------------------------------------------------------
+
 
 def pick_varied_samples(ctx, n: int) -> list[int]:
     """n batch samples with the most varied aggregate (std of input channel 0), in batch order.
@@ -68,6 +83,7 @@ def window_starts(ctx, samples) -> list[str]:
 
 
 # ---- msgpack payloads -------------------------------------------------------------------------------------------
+
 
 def f32(a) -> bytes:
     """float32 little-endian bytes (how arrays travel in the pages' msgpack blobs)."""
@@ -96,10 +112,11 @@ def clean(d):
 
 # ---- film_kit.js pages (embedding, FiLM, gate) ------------------------------------------------------------------
 
+
 def pick_device_samples(ctx, n: int) -> list[int]:
     """Batch indices that together show every device ON (round-robin over devices), then the earliest others."""
-    state = np.asarray(ctx.y)[:, :, 1, :]                      # (B, M, L)
-    active = state.any(axis=-1)                                # (B, M)
+    state = np.asarray(ctx.y)[:, :, 1, :]  # (B, M, L)
+    active = state.any(axis=-1)  # (B, M)
     B, M = active.shape
     chosen: list[int] = []
     for m in range(M):

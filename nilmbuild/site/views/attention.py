@@ -12,7 +12,7 @@ from ._common import pick_varied_samples, window_starts
 
 SLUG = "attention"
 TITLE = "Attention"
-N_SAMPLES = 2          # q, k, v (+ the unmasked run's q, k, lse) cost about 1.4 MB per sample
+N_SAMPLES = 2  # q, k, v (+ the unmasked run's q, k, lse) cost about 1.4 MB per sample
 
 
 def records(n_layers: int) -> list[str]:
@@ -42,8 +42,12 @@ def build(ctx) -> PageSpec:
         title=TITLE,
         template="attention.html",
         entry="page_attention.js",
-        data={"samples": samples, "sample_labels": window_starts(ctx, samples), "n_layers": n_layers,
-              "head_ablation": ctx.capture.meta.get("head_ablation")},
+        data={
+            "samples": samples,
+            "sample_labels": window_starts(ctx, samples),
+            "n_layers": n_layers,
+            "head_ablation": ctx.capture.meta.get("head_ablation"),
+        },
         blobs={"capture": blob},
         context={
             "n_layers": n_layers,

@@ -21,9 +21,13 @@ TITLE = "Disaggregation"
 SECTION = "11"
 SUMMARY = "Aggregate in, five appliances out: predictions vs ground truth in watts, a stitched day, post-processing and metrics."
 
-POST_STEPS = [("raw_w", "raw stitched output"), ("short_w", "after short-activation suppression"),
-              ("long_off_w", "after long-OFF gate suppression"), ("clamped_w", "clamped at 0 W"),
-              ("final_w", "final: the devices' sum capped to the aggregate")]
+POST_STEPS = [
+    ("raw_w", "raw stitched output"),
+    ("short_w", "after short-activation suppression"),
+    ("long_off_w", "after long-OFF gate suppression"),
+    ("clamped_w", "clamped at 0 W"),
+    ("final_w", "final: the devices' sum capped to the aggregate"),
+]
 
 
 def day_blob(res: dict) -> bytes:
@@ -31,24 +35,32 @@ def day_blob(res: dict) -> bytes:
     post = res["post"]
     D, L = len(res["devices"]), int(res["length"])
     out = {
-        "devices": list(res["devices"]), "length": L, "step_s": int(res["step_s"]), "start": int(res["start"]),
+        "devices": list(res["devices"]),
+        "length": L,
+        "step_s": int(res["step_s"]),
+        "start": int(res["start"]),
         "t_start": str(np.datetime_as_string(res["timestamps"][0], unit="m")) if L else "",
-        "aggregate_w": f32(res["aggregate_w"]), "valid": u8(res["valid"]),
+        "aggregate_w": f32(res["aggregate_w"]),
+        "valid": u8(res["valid"]),
         "truth_w": f32(res["truth_w"]) if res.get("truth_w") is not None else None,
         "states": u8(res["states"]) if res.get("states") is not None else None,
         "gate": f32(res["gate"]),
         "post": {k: f32(post[k]) for k, _ in POST_STEPS},
         "post_flags": {k: u8(post[k]) for k in ("on_model", "short_removed", "off_suppressed") if k in post},
-        "cap_binds": u8(post["cap_binds"]), "no_truth": list(res.get("no_truth") or []),
+        "cap_binds": u8(post["cap_binds"]),
+        "no_truth": list(res.get("no_truth") or []),
         "post_steps": [{"key": k, "label": lab} for k, lab in POST_STEPS],
         "window_starts": [int(v) for v in res["window_starts"]],
         "centres": [[int(a), int(b)] for a, b in np.asarray(res["centres"]).reshape(-1, 2)],
         "seams": [int(v) for v in res["seams"]],
         "geometry": clean(dict(res["geometry"])),
-        "thresholds_w": clean(res.get("thresholds_w") or {}), "gate_thresholds": clean(res.get("gate_thresholds") or {}),
-        "min_on_steps": clean(res.get("min_on_steps") or {}), "min_off_steps": clean(res.get("min_off_steps") or {}),
+        "thresholds_w": clean(res.get("thresholds_w") or {}),
+        "gate_thresholds": clean(res.get("gate_thresholds") or {}),
+        "min_on_steps": clean(res.get("min_on_steps") or {}),
+        "min_off_steps": clean(res.get("min_off_steps") or {}),
         "off_window": int(res.get("off_window") or 0),
-        "metrics": clean(res.get("metrics")), "raw_metrics": clean(res.get("raw_metrics")),
+        "metrics": clean(res.get("metrics")),
+        "raw_metrics": clean(res.get("raw_metrics")),
         "shape": [D, L],
     }
     return msgpack.packb(out, use_bin_type=True)
@@ -57,16 +69,26 @@ def day_blob(res: dict) -> bytes:
 def build(ctx) -> PageSpec:
     from nilmbuild.errors import UserError
 
-    blobs = {"capture": ctx.blob(["input", "output.power", "target.power"]),
-             "units": msgpack.packb({"no_truth": list(ctx.prepared.stats.get("missing", []))}, use_bin_type=True)}
+    blobs = {
+        "capture": ctx.blob(["input", "output.power", "target.power"]),
+        "units": msgpack.packb({"no_truth": list(ctx.prepared.stats.get("missing", []))}, use_bin_type=True),
+    }
     day_error = None
     try:
         blobs["day"] = day_blob(ctx.disaggregation)
-    except UserError as e:               # e.g. a development checkpoint without scalers: no stitched day
+    except UserError as e:  # e.g. a development checkpoint without scalers: no stitched day
         day_error = str(e)
     return PageSpec(
-        slug=SLUG, title=TITLE, template="disaggregation.html", section=SECTION, summary=SUMMARY,
+        slug=SLUG,
+        title=TITLE,
+        template="disaggregation.html",
+        section=SECTION,
+        summary=SUMMARY,
         entry="page_disaggregation.js",
         blobs=blobs,
-        context={"notes": ctx.notes_for(SLUG), "day_error": day_error, "metric_names": ["mae", "rmse", "f1", "precision", "recall", "nde", "sae", "teca"]},
+        context={
+            "notes": ctx.notes_for(SLUG),
+            "day_error": day_error,
+            "metric_names": ["mae", "rmse", "f1", "precision", "recall", "nde", "sae", "teca"],
+        },
     )

@@ -6,15 +6,23 @@ from __future__ import annotations
 import numpy as np
 
 from nilmbuild.site.build import PageSpec
+
 from ._common import kit_blobs, page_extra, pick_device_samples
 
 SLUG = "embedding"
 TITLE = "Dilated convolution embedding"
 SECTION = "5"
-N_SAMPLES = 6          # projection is 96 x 480 per sample
+N_SAMPLES = 6  # projection is 96 x 480 per sample
 
-RECORDS = ["input", "instance_norm", "embed.res*.conv", "embed.res*.out", "pos_encoding", "embed.with_pos",
-           "projection"]
+RECORDS = [
+    "input",
+    "instance_norm",
+    "embed.res*.conv",
+    "embed.res*.out",
+    "pos_encoding",
+    "embed.with_pos",
+    "projection",
+]
 
 
 def conv_weights(ctx) -> list[dict]:
@@ -25,16 +33,19 @@ def conv_weights(ctx) -> list[dict]:
     for unit in model.embedding.units:
         w = unit.conv.weight.detach().float().cpu().numpy()
         res = getattr(unit.residual, "weight", None)
-        units.append({
-            "shape": list(w.shape),
-            "weight": np.ascontiguousarray(w, dtype="<f4").tobytes(),
-            "bias": np.ascontiguousarray(unit.conv.bias.detach().float().cpu().numpy(), dtype="<f4").tobytes(),
-            "dilation": int(unit.conv.dilation[0]),
-            "kernel": int(unit.conv.kernel_size[0]),
-            "padding": int(unit.conv.padding[0]),
-            "residual": None if res is None else
-            np.ascontiguousarray(res.detach().float().cpu().numpy()[:, :, 0], dtype="<f4").tobytes(),
-        })
+        units.append(
+            {
+                "shape": list(w.shape),
+                "weight": np.ascontiguousarray(w, dtype="<f4").tobytes(),
+                "bias": np.ascontiguousarray(unit.conv.bias.detach().float().cpu().numpy(), dtype="<f4").tobytes(),
+                "dilation": int(unit.conv.dilation[0]),
+                "kernel": int(unit.conv.kernel_size[0]),
+                "padding": int(unit.conv.padding[0]),
+                "residual": None
+                if res is None
+                else np.ascontiguousarray(res.detach().float().cpu().numpy()[:, :, 0], dtype="<f4").tobytes(),
+            }
+        )
     return units
 
 
@@ -42,8 +53,15 @@ def build(ctx) -> PageSpec:
     samples = pick_device_samples(ctx, N_SAMPLES)
     extra = page_extra(ctx, samples)
     extra["units"] = conv_weights(ctx)
-    extra["channel_names"] = ["aggregate (scaled)", "month sin", "month cos", "day-of-year sin", "day-of-year cos",
-                              "hour sin", "hour cos"]
+    extra["channel_names"] = [
+        "aggregate (scaled)",
+        "month sin",
+        "month cos",
+        "day-of-year sin",
+        "day-of-year cos",
+        "hour sin",
+        "hour cos",
+    ]
     return PageSpec(
         slug=SLUG,
         title=TITLE,
@@ -52,6 +70,6 @@ def build(ctx) -> PageSpec:
         blobs=kit_blobs(ctx, RECORDS, samples, extra),
         context={"notes": ctx.notes_for(SLUG)},
         summary="Input channels and instance norm, dilated ResUnits with the receptive field on the real signal, "
-                "feature maps, positional encoding and the projection to 96.",
+        "feature maps, positional encoding and the projection to 96.",
         section=SECTION,
     )

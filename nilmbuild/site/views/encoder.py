@@ -10,11 +10,21 @@ from ._common import pick_varied_samples, window_starts
 
 SLUG = "encoder"
 TITLE = "Encoder layers"
-N_SAMPLES = 3        # projection + per layer (attn context, ffn out) at f16: about 0.65 MB per sample
+N_SAMPLES = 3  # projection + per layer (attn context, ffn out) at f16: about 0.65 MB per sample
 
 # sub-steps of one layer, in order (record suffix after "encoder.{l}." from model.names, short label)
-LABELS = {"in": "in", "ln1": "LN1", "attn.out": "attn out", "resid1": "resid 1", "ln2": "LN2",
-          "ffn.hidden": "FFN hidden", "ffn.gelu": "GELU", "ffn.out": "FFN out", "film": "FiLM", "out": "out"}
+LABELS = {
+    "in": "in",
+    "ln1": "LN1",
+    "attn.out": "attn out",
+    "resid1": "resid 1",
+    "ln2": "LN2",
+    "ffn.hidden": "FFN hidden",
+    "ffn.gelu": "GELU",
+    "ffn.out": "FFN out",
+    "film": "FiLM",
+    "out": "out",
+}
 STEPS = [(s, LABELS[s]) for s in ENCODER_STEPS]
 
 
@@ -35,8 +45,12 @@ def build(ctx) -> PageSpec:
         title=TITLE,
         template="encoder.html",
         entry="page_encoder.js",
-        data={"samples": samples, "sample_labels": window_starts(ctx, samples), "n_layers": n_layers,
-              "steps": [{"suffix": s, "label": lab} for s, lab in STEPS]},
+        data={
+            "samples": samples,
+            "sample_labels": window_starts(ctx, samples),
+            "n_layers": n_layers,
+            "steps": [{"suffix": s, "label": lab} for s, lab in STEPS],
+        },
         blobs={"capture": blob},
         context={
             "n_layers": n_layers,

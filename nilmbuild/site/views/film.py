@@ -11,15 +11,31 @@ from ._common import kit_blobs, page_extra, pick_device_samples
 SLUG = "film"
 TITLE = "FiLM conditioning"
 SECTION = "8"
-N_SAMPLES = 4          # the live FiLM view carries encoder.L.ffn.out (480 x 96 per layer): a few samples only
+N_SAMPLES = 4  # the live FiLM view carries encoder.L.ffn.out (480 x 96 per layer): a few samples only
 
 RECORDS = [
-    "input", "cond.elec", "cond.bands", "cond.spectrum", "cond.vector",
-    "film_enc.input", "film_enc.hidden", "film_enc.gamma", "film_enc.beta", "film_enc.gamma_mean",
-    "film_enc.beta_mean", "film_dec.input", "film_dec.hidden", "film_dec.gamma", "film_dec.beta",
-    "weights.film_enc.device_embed", "weights.film_dec.device_embed",
-    "encoder.*.ffn.out", "encoder.*.film",
-    "output.power", "ablation.no_film.output.power", "target.power",
+    "input",
+    "cond.elec",
+    "cond.bands",
+    "cond.spectrum",
+    "cond.vector",
+    "film_enc.input",
+    "film_enc.hidden",
+    "film_enc.gamma",
+    "film_enc.beta",
+    "film_enc.gamma_mean",
+    "film_enc.beta_mean",
+    "film_dec.input",
+    "film_dec.hidden",
+    "film_dec.gamma",
+    "film_dec.beta",
+    "weights.film_enc.device_embed",
+    "weights.film_dec.device_embed",
+    "encoder.*.ffn.out",
+    "encoder.*.film",
+    "output.power",
+    "ablation.no_film.output.power",
+    "target.power",
 ]
 
 
@@ -30,7 +46,7 @@ def build(ctx) -> PageSpec:
 
     spec = ctx.capture.records["cond.spectrum"].shape[-1]
     n_bands = ctx.capture.records["cond.bands"].shape[-1]
-    extra["band_edges"] = band_edges(spec, n_bands)          # the model's own edges (Python rounding)
+    extra["band_edges"] = band_edges(spec, n_bands)  # the model's own edges (Python rounding)
     extra["elec_features"] = list(ELEC_FEATURES)
     return PageSpec(
         slug=SLUG,
@@ -40,6 +56,6 @@ def build(ctx) -> PageSpec:
         blobs=kit_blobs(ctx, RECORDS, samples, extra),
         context={"notes": ctx.notes_for(SLUG)},
         summary="Condition features, the FiLM generators' real activations, gamma and beta per device and layer, "
-                "a live FiLM recomputation and FiLM on/off.",
+        "a live FiLM recomputation and FiLM on/off.",
         section=SECTION,
     )

@@ -19,7 +19,7 @@ from ._common import window_starts
 
 SLUG = "forward"
 TITLE = "Forward pass"
-BIN = 8          # minutes per column for the binned (96 x 480) stages
+BIN = 8  # minutes per column for the binned (96 x 480) stages
 
 
 def stages(cfg) -> list[dict]:
@@ -32,13 +32,47 @@ def stages(cfg) -> list[dict]:
         {"stage": "2", "title": "Dilated conv embedding", "short": "Conv embedding", "records": ["embed.res3.out"]},
         {"stage": "3", "title": "Positional encoding", "short": "+ Position", "records": ["embed.with_pos"]},
         {"stage": "4", "title": "Projection 8 → 96", "short": "Projection", "records": ["projection"], "binned": True},
-        {"stage": "5", "title": "Transpose", "short": "Transpose", "records": ["transpose_in"], "binned": True,
-         "binned_from": "projection"},
-        {"stage": "6", "title": "Encoder FiLM γ, β", "short": "Encoder FiLM", "records": ["film_enc.gamma", "film_enc.beta"]},
-        {"stage": "7", "title": f"Transformer encoder ×{cfg.n_encoder_layers}", "short": f"Encoder ×{cfg.n_encoder_layers}", "records": [last], "binned": True},
-        {"stage": "8", "title": "Output FiLM γ, β", "short": "Output FiLM γ β", "records": ["film_dec.gamma", "film_dec.beta"]},
-        {"stage": "9", "title": "Transpose back", "short": "Transpose back", "records": ["transpose_out"], "binned": True, "binned_from": last},
-        {"stage": "10", "title": "Device heads (gated)", "short": "Device heads", "records": [f"heads.{d}.power_hard" for d in devs]},
+        {
+            "stage": "5",
+            "title": "Transpose",
+            "short": "Transpose",
+            "records": ["transpose_in"],
+            "binned": True,
+            "binned_from": "projection",
+        },
+        {
+            "stage": "6",
+            "title": "Encoder FiLM γ, β",
+            "short": "Encoder FiLM",
+            "records": ["film_enc.gamma", "film_enc.beta"],
+        },
+        {
+            "stage": "7",
+            "title": f"Transformer encoder ×{cfg.n_encoder_layers}",
+            "short": f"Encoder ×{cfg.n_encoder_layers}",
+            "records": [last],
+            "binned": True,
+        },
+        {
+            "stage": "8",
+            "title": "Output FiLM γ, β",
+            "short": "Output FiLM γ β",
+            "records": ["film_dec.gamma", "film_dec.beta"],
+        },
+        {
+            "stage": "9",
+            "title": "Transpose back",
+            "short": "Transpose back",
+            "records": ["transpose_out"],
+            "binned": True,
+            "binned_from": last,
+        },
+        {
+            "stage": "10",
+            "title": "Device heads (gated)",
+            "short": "Device heads",
+            "records": [f"heads.{d}.power_hard" for d in devs],
+        },
         {"stage": "11", "title": "Output FiLM", "short": "Output FiLM", "records": [f"heads.{d}.power" for d in devs]},
         {"stage": "12", "title": "Concatenate", "short": "Concatenate", "records": ["output.power"]},
     ]
@@ -66,7 +100,7 @@ def summary_blob(ctx, stage_list) -> bytes:
             rec = reader.record(name)
             meta = {k: rec[k] for k in ("name", "shape", "axes", "stage", "section", "doc", "stats")}
             entry = {"record": meta, "bin": BIN, "time_axis": rec["axes"].index("time")}
-            if src and rec.get("op") == "permute" and rec.get("src") == src:   # same binned values, permuted
+            if src and rec.get("op") == "permute" and rec.get("src") == src:  # same binned values, permuted
                 entry.update({"of": src, "perm": rec.get("perm")})
             else:
                 b = _binned(reader, name)
@@ -86,8 +120,12 @@ def build(ctx) -> PageSpec:
         title=TITLE,
         template="forward.html",
         entry="page_forward.js",
-        data={"stages": [{k: v for k, v in s.items()} for s in st], "samples": list(range(B)),
-              "sample_labels": window_starts(ctx, range(B)), "bin": BIN},
+        data={
+            "stages": [{k: v for k, v in s.items()} for s in st],
+            "samples": list(range(B)),
+            "sample_labels": window_starts(ctx, range(B)),
+            "bin": BIN,
+        },
         blobs={"capture": blob, "binned": summary_blob(ctx, st)},
         context={
             "stages": [{k: v for k, v in s.items()} for s in st],

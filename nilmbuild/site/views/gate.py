@@ -3,18 +3,26 @@ gated power (with the output FiLM) from the captured gate probability and raw po
 
 from __future__ import annotations
 
-
 from nilmbuild.site.build import PageSpec
+
 from ._common import kit_blobs, page_extra, pick_device_samples
 
 SLUG = "gate"
 TITLE = "Gate: smoothstep vs threshold"
 SECTION = "9"
-N_SAMPLES = 32         # light records (5 x 480 per sample each): every sample of the batch
+N_SAMPLES = 32  # light records (5 x 480 per sample each): every sample of the batch
 
 RECORDS = [
-    "input", "heads.*.gate_logit", "heads.*.gate_prob", "heads.*.power_raw", "heads.*.power", "film_dec.gamma", "film_dec.beta",
-    "target.power", "target.state", "ablation.soft_gate.output.power",
+    "input",
+    "heads.*.gate_logit",
+    "heads.*.gate_prob",
+    "heads.*.power_raw",
+    "heads.*.power",
+    "film_dec.gamma",
+    "film_dec.beta",
+    "target.power",
+    "target.state",
+    "ablation.soft_gate.output.power",
 ]
 
 
@@ -31,6 +39,6 @@ def build(ctx) -> PageSpec:
         blobs=kit_blobs(ctx, RECORDS, samples, extra),
         context={"notes": ctx.notes_for(SLUG)},
         summary="Smoothstep vs hard gate, a live threshold on the captured gate probabilities, power before and "
-                "after gating in watts.",
+        "after gating in watts.",
         section=SECTION,
     )

@@ -19,30 +19,157 @@ SUMMARY = "The whole pipeline as a data flow, from the household aggregate to pe
 #: Nodes: id, label, phase, page slug (if that page exists), the record whose tensor leaves the node.
 #: Column/row position is in abstract grid units; the JS lays them out to the canvas size.
 NODES = [
-    {"id": "input", "label": "Aggregate + time", "sub": "1 + 6 channels", "phase": "input", "page": "data", "record": "input", "col": 0, "row": 1},
-    {"id": "norm", "label": "Instance norm", "sub": "per sample", "phase": "embedding", "page": "embedding", "record": "instance_norm", "col": 1, "row": 1},
-    {"id": "embed", "label": "Dilated conv", "sub": "d = 1, 2, 4, 8", "phase": "embedding", "page": "embedding", "record": "embed.res3.out", "col": 2, "row": 1},
-    {"id": "pos", "label": "+ Positional", "sub": "learnable", "phase": "embedding", "page": "embedding", "record": "embed.with_pos", "col": 3, "row": 1},
-    {"id": "proj", "label": "Projection", "sub": "1x1 conv", "phase": "embedding", "page": "forward", "record": "transpose_in", "col": 4, "row": 1},
-    {"id": "enc0", "label": "Encoder 0", "sub": "attn + FFN", "phase": "transformer", "page": "encoder", "record": "encoder.0.out", "col": 5, "row": 1},
-    {"id": "enc1", "label": "Encoder 1", "sub": "attn + FFN", "phase": "transformer", "page": "attention", "record": "encoder.1.out", "col": 6, "row": 1},
-    {"id": "enc2", "label": "Encoder 2", "sub": "attn + FFN", "phase": "transformer", "page": "encoder", "record": "encoder.2.out", "col": 7, "row": 1},
-    {"id": "heads", "label": "Device heads", "sub": "gate x power", "phase": "output", "page": "gate", "record": "transpose_out", "col": 8, "row": 1},
-    {"id": "output", "label": "Per-device watts", "sub": "output FiLM", "phase": "output", "page": "disaggregation", "record": "output.power", "col": 9, "row": 1},
-    {"id": "cond", "label": "Condition features", "sub": "5 electrical + 8 bands", "phase": "conditioning", "page": "film", "record": "cond.vector", "col": 2, "row": 2.25},
-    {"id": "film_enc", "label": "Encoder FiLM", "sub": "45 -> 32 -> 576", "phase": "conditioning", "page": "film", "record": "film_enc.gamma_mean", "col": 5, "row": 2.25},
-    {"id": "film_dec", "label": "Output FiLM", "sub": "45 -> 32 -> 2", "phase": "conditioning", "page": "film", "record": "film_dec.gamma", "col": 8, "row": 2.25},
+    {
+        "id": "input",
+        "label": "Aggregate + time",
+        "sub": "1 + 6 channels",
+        "phase": "input",
+        "page": "data",
+        "record": "input",
+        "col": 0,
+        "row": 1,
+    },
+    {
+        "id": "norm",
+        "label": "Instance norm",
+        "sub": "per sample",
+        "phase": "embedding",
+        "page": "embedding",
+        "record": "instance_norm",
+        "col": 1,
+        "row": 1,
+    },
+    {
+        "id": "embed",
+        "label": "Dilated conv",
+        "sub": "d = 1, 2, 4, 8",
+        "phase": "embedding",
+        "page": "embedding",
+        "record": "embed.res3.out",
+        "col": 2,
+        "row": 1,
+    },
+    {
+        "id": "pos",
+        "label": "+ Positional",
+        "sub": "learnable",
+        "phase": "embedding",
+        "page": "embedding",
+        "record": "embed.with_pos",
+        "col": 3,
+        "row": 1,
+    },
+    {
+        "id": "proj",
+        "label": "Projection",
+        "sub": "1x1 conv",
+        "phase": "embedding",
+        "page": "forward",
+        "record": "transpose_in",
+        "col": 4,
+        "row": 1,
+    },
+    {
+        "id": "enc0",
+        "label": "Encoder 0",
+        "sub": "attn + FFN",
+        "phase": "transformer",
+        "page": "encoder",
+        "record": "encoder.0.out",
+        "col": 5,
+        "row": 1,
+    },
+    {
+        "id": "enc1",
+        "label": "Encoder 1",
+        "sub": "attn + FFN",
+        "phase": "transformer",
+        "page": "attention",
+        "record": "encoder.1.out",
+        "col": 6,
+        "row": 1,
+    },
+    {
+        "id": "enc2",
+        "label": "Encoder 2",
+        "sub": "attn + FFN",
+        "phase": "transformer",
+        "page": "encoder",
+        "record": "encoder.2.out",
+        "col": 7,
+        "row": 1,
+    },
+    {
+        "id": "heads",
+        "label": "Device heads",
+        "sub": "gate x power",
+        "phase": "output",
+        "page": "gate",
+        "record": "transpose_out",
+        "col": 8,
+        "row": 1,
+    },
+    {
+        "id": "output",
+        "label": "Per-device watts",
+        "sub": "output FiLM",
+        "phase": "output",
+        "page": "disaggregation",
+        "record": "output.power",
+        "col": 9,
+        "row": 1,
+    },
+    {
+        "id": "cond",
+        "label": "Condition features",
+        "sub": "5 electrical + 8 bands",
+        "phase": "conditioning",
+        "page": "film",
+        "record": "cond.vector",
+        "col": 2,
+        "row": 2.25,
+    },
+    {
+        "id": "film_enc",
+        "label": "Encoder FiLM",
+        "sub": "45 -> 32 -> 576",
+        "phase": "conditioning",
+        "page": "film",
+        "record": "film_enc.gamma_mean",
+        "col": 5,
+        "row": 2.25,
+    },
+    {
+        "id": "film_dec",
+        "label": "Output FiLM",
+        "sub": "45 -> 32 -> 2",
+        "phase": "conditioning",
+        "page": "film",
+        "record": "film_dec.gamma",
+        "col": 8,
+        "row": 2.25,
+    },
 ]
 
 #: Edges: from, to, the record that flows along it (its shape is shown on hover).
 EDGES = [
-    ("input", "norm", "input"), ("norm", "embed", "instance_norm"), ("embed", "pos", "embed.res3.out"),
-    ("pos", "proj", "embed.with_pos"), ("proj", "enc0", "transpose_in"), ("enc0", "enc1", "encoder.0.out"),
-    ("enc1", "enc2", "encoder.1.out"), ("enc2", "heads", "transpose_out"),
-    ("input", "cond", "cond.vector"), ("cond", "film_enc", "film_enc.input"), ("cond", "film_dec", "film_dec.input"),
-    ("film_enc", "enc0", "film_enc.gamma_mean"), ("film_enc", "enc1", "film_enc.gamma_mean"),
-    ("film_enc", "enc2", "film_enc.gamma_mean"), ("film_dec", "output", "film_dec.gamma"),
+    ("input", "norm", "input"),
+    ("norm", "embed", "instance_norm"),
+    ("embed", "pos", "embed.res3.out"),
+    ("pos", "proj", "embed.with_pos"),
+    ("proj", "enc0", "transpose_in"),
+    ("enc0", "enc1", "encoder.0.out"),
+    ("enc1", "enc2", "encoder.1.out"),
+    ("enc2", "heads", "transpose_out"),
+    ("input", "cond", "cond.vector"),
+    ("cond", "film_enc", "film_enc.input"),
+    ("cond", "film_dec", "film_dec.input"),
+    ("film_enc", "enc0", "film_enc.gamma_mean"),
+    ("film_enc", "enc1", "film_enc.gamma_mean"),
+    ("film_enc", "enc2", "film_enc.gamma_mean"),
+    ("film_dec", "output", "film_dec.gamma"),
 ]
+
 
 def pick_samples(batch: int, n: int = 8) -> list[int]:
     """n batch indices spread evenly over the batch (all of them when the batch is smaller)."""
@@ -53,8 +180,14 @@ def pick_samples(batch: int, n: int = 8) -> list[int]:
 
 def _record_meta(capture, name: str) -> dict:
     r = capture.records[name]
-    return {"name": name, "shape": [int(s) for s in r.shape], "axes": list(r.axes), "stage": str(r.stage),
-            "section": str(r.section), "doc": str(r.doc)}
+    return {
+        "name": name,
+        "shape": [int(s) for s in r.shape],
+        "axes": list(r.axes),
+        "stage": str(r.stage),
+        "section": str(r.section),
+        "doc": str(r.doc),
+    }
 
 
 def flow_edges(devices) -> list[tuple[str, str, str]]:
@@ -68,12 +201,15 @@ def flow_blob(capture) -> bytes:
     missing = [n for n in names if n not in capture.records]
     if missing:
         raise KeyError(f"overview: capture has no record {missing}")
-    return msgpack.packb({
-        "nodes": NODES,
-        "edges": [{"from": a, "to": b, "record": r} for a, b, r in edges],
-        "records": {n: _record_meta(capture, n) for n in names},
-        "batch_size": int(capture.batch_size),
-    }, use_bin_type=True)
+    return msgpack.packb(
+        {
+            "nodes": NODES,
+            "edges": [{"from": a, "to": b, "record": r} for a, b, r in edges],
+            "records": {n: _record_meta(capture, n) for n in names},
+            "batch_size": int(capture.batch_size),
+        },
+        use_bin_type=True,
+    )
 
 
 def build(ctx) -> PageSpec:
@@ -83,16 +219,27 @@ def build(ctx) -> PageSpec:
     provenance = [
         ("Checkpoint", str(meta.get("checkpoint"))),
         ("Checkpoint written by", f"nilmbuild {meta.get('checkpoint_version')}"),
-        ("Trained on", f"{meta.get('trained_on')}" + (f", {prov['days']} days" if prov.get("days") else "")
-         + (f", seed {prov['seed']}" if prov.get("seed") is not None else "")),
+        (
+            "Trained on",
+            f"{meta.get('trained_on')}"
+            + (f", {prov['days']} days" if prov.get("days") else "")
+            + (f", seed {prov['seed']}" if prov.get("seed") is not None else ""),
+        ),
         ("Example data", f"{meta.get('data_source')} (test split, {int(ctx.capture.batch_size)} windows)"),
         ("Devices", ", ".join(meta.get("devices") or [])),
         ("No ground truth in this data", ", ".join(ctx.prepared.stats.get("missing") or []) or "none"),
-        ("Data columns no device maps to (ignored)", ", ".join(ctx.prepared.meta.get("unknown_columns") or []) or "none"),
+        (
+            "Data columns no device maps to (ignored)",
+            ", ".join(ctx.prepared.meta.get("unknown_columns") or []) or "none",
+        ),
         ("Site built with", f"nilmbuild {meta.get('nilmbuild_version')}"),
     ]
     return PageSpec(
-        slug=SLUG, title=TITLE, template="index.html", section=SECTION, summary=SUMMARY,
+        slug=SLUG,
+        title=TITLE,
+        template="index.html",
+        section=SECTION,
+        summary=SUMMARY,
         entry="page_index.js",
         blobs={"capture": ctx.blob(["input", "output.power", "target.power"], samples), "flow": flow_blob(ctx.capture)},
         context={"provenance": provenance, "notes": ctx.notes_for(SLUG), "all_notes": ctx.notes},

@@ -9,12 +9,13 @@ import numpy as np
 from nilmbuild.live.page import live_parts
 from nilmbuild.live.palette import palette
 from nilmbuild.site.build import PageSpec
+
 from ._common import pick_device_samples
 
 SLUG = "playground"
 TITLE = "Playground: edit the signal, run the model"
 SECTION = "0-12"
-N_STARTS = 5        # captured windows offered as starting points (one per device ON, where there is one)
+N_STARTS = 5  # captured windows offered as starting points (one per device ON, where there is one)
 
 
 def records() -> list[str]:
@@ -30,13 +31,20 @@ def start_windows(ctx, samples) -> list[dict]:
     out = []
     for s in samples:
         watts = np.asarray(ctx.x[s, 0], np.float64) * a + b
-        out.append({"sample": int(s), "start": str(np.datetime64(ctx.t0[s], "m")),
-                    "aggregate": [round(float(v), 3) for v in watts]})
+        out.append(
+            {
+                "sample": int(s),
+                "start": str(np.datetime64(ctx.t0[s], "m")),
+                "aggregate": [round(float(v), 3) for v in watts],
+            }
+        )
     return out
 
 
-SUMMARY = ("Edit a real window (draw, drop a kettle boil, scale, paste) and watch NILMFormer re-run live in "
-           "your browser: per-device watts, gate probabilities, attention.")
+SUMMARY = (
+    "Edit a real window (draw, drop a kettle boil, scale, paste) and watch NILMFormer re-run live in "
+    "your browser: per-device watts, gate probabilities, attention."
+)
 
 
 def nav_spec() -> PageSpec:
@@ -49,7 +57,14 @@ def build(ctx) -> PageSpec:
     samples = pick_device_samples(ctx, min(N_STARTS, int(ctx.x.shape[0])))
     data = {"live": live, "starts": start_windows(ctx, samples), "palette": palette(live["stepS"])}
     return PageSpec(
-        slug=SLUG, title=TITLE, template="playground.html", entry="page_playground.js",
-        data=data, blobs=blobs, files=files, context={"notes": ctx.notes_for(SLUG)}, summary=SUMMARY,
+        slug=SLUG,
+        title=TITLE,
+        template="playground.html",
+        entry="page_playground.js",
+        data=data,
+        blobs=blobs,
+        files=files,
+        context={"notes": ctx.notes_for(SLUG)},
+        summary=SUMMARY,
         section=SECTION,
     )

@@ -40,39 +40,59 @@ def _clean(d):
 def train_summary(loaded) -> dict:
     log = dict(loaded.train_log or {})
     extra = dict(loaded.extra or {})
-    return _clean({
-        "epochs": log.get("epochs") or [],
-        "devices": log.get("devices") or list(loaded.devices or []),
-        "components": log.get("components") or [],
-        "steps_per_epoch": log.get("steps_per_epoch"), "pcgrad": log.get("pcgrad"),
-        "world_size": log.get("world_size"), "warmup_epochs": log.get("warmup_epochs"),
-        "baseline_val": log.get("baseline_val") or {},
-        "device_types": extra.get("device_types") or {},
-        "best_epoch": extra.get("best_epoch"), "best_val_loss": extra.get("best_val_loss"),
-        "landscape": extra.get("landscape"),       # `nilmbuild landscape` (nilmbuild/train/landscape.py), or None
-        "train_config": {k: v for k, v in (extra.get("train_config") or {}).items()
-                         if k in ("epochs", "batch_size", "lr", "weight_decay", "grad_clip", "pcgrad", "days", "seed", "source")},
-    })
+    return _clean(
+        {
+            "epochs": log.get("epochs") or [],
+            "devices": log.get("devices") or list(loaded.devices or []),
+            "components": log.get("components") or [],
+            "steps_per_epoch": log.get("steps_per_epoch"),
+            "pcgrad": log.get("pcgrad"),
+            "world_size": log.get("world_size"),
+            "warmup_epochs": log.get("warmup_epochs"),
+            "baseline_val": log.get("baseline_val") or {},
+            "device_types": extra.get("device_types") or {},
+            "best_epoch": extra.get("best_epoch"),
+            "best_val_loss": extra.get("best_val_loss"),
+            "landscape": extra.get("landscape"),  # `nilmbuild landscape` (nilmbuild/train/landscape.py), or None
+            "train_config": {
+                k: v
+                for k, v in (extra.get("train_config") or {}).items()
+                if k in ("epochs", "batch_size", "lr", "weight_decay", "grad_clip", "pcgrad", "days", "seed", "source")
+            },
+        }
+    )
 
 
 def _landscape_context(ls: dict | None) -> dict | None:
     """What the template states about the landscape (grid, seed, batch, trajectory) without the surface."""
     if not ls:
         return None
-    return {k: ls.get(k) for k in ("grid", "span", "seed", "batch", "method", "centre_loss", "min", "epochs_upto",
-                                   "trajectory_file")} | {"n_points": len(ls.get("trajectory") or [])}
+    return {
+        k: ls.get(k)
+        for k in ("grid", "span", "seed", "batch", "method", "centre_loss", "min", "epochs_upto", "trajectory_file")
+    } | {"n_points": len(ls.get("trajectory") or [])}
 
 
 def build(ctx) -> PageSpec:
-    summary = ctx.public(train_summary(ctx.loaded))       # train_config holds the source and output paths
+    summary = ctx.public(train_summary(ctx.loaded))  # train_config holds the source and output paths
     has_log = bool(summary["epochs"])
     return PageSpec(
-        slug=SLUG, title=TITLE, template="training.html", section=SECTION, summary=SUMMARY,
+        slug=SLUG,
+        title=TITLE,
+        template="training.html",
+        section=SECTION,
+        summary=SUMMARY,
         entry="page_training.js",
         data={"has_log": has_log},
         blobs={"train": msgpack.packb(summary, use_bin_type=True)},
-        context={"has_log": has_log, "n_epochs": len(summary["epochs"]), "device_types": summary["device_types"],
-                 "checkpoint_path": ctx.checkpoint_label, "notes": ctx.notes_for(SLUG),
-                 "train_config": summary["train_config"], "best_epoch": summary["best_epoch"],
-                 "landscape": _landscape_context(summary["landscape"])},
+        context={
+            "has_log": has_log,
+            "n_epochs": len(summary["epochs"]),
+            "device_types": summary["device_types"],
+            "checkpoint_path": ctx.checkpoint_label,
+            "notes": ctx.notes_for(SLUG),
+            "train_config": summary["train_config"],
+            "best_epoch": summary["best_epoch"],
+            "landscape": _landscape_context(summary["landscape"]),
+        },
     )
