@@ -6,7 +6,7 @@
  */
 import { fmt, font } from "./core.js";
 import { plot2d } from "./plot2d.js";
-var PAD = { l: 64, r: 16, t: 24, b: 40 };
+var PAD = { l: 84, r: 16, t: 24, b: 40 };   // l: room for the "max ... W" label of the aggregate
 
 function strongest(w, k) {
   var idx = [];
