@@ -7,6 +7,7 @@
 import attWeightsFrag from "../glsl/attention_weights.frag";
 import attWeightsVert from "../glsl/attention_weights.vert";
 import { registerPage, testHook } from "./register.js";
+import { attentionWhatIf } from "./whatif_attention.js";
 import { stateInUrl } from "./url_state.js";
 import { colormaps, legend, palette } from "./colormaps.js";
 import { blob, controls, fail, fmt, font, onResize, overlay2d, ready, saveButton } from "./core.js";
@@ -312,6 +313,7 @@ function start(pg) {
                                           { layers: nLayers, head: S.head, sample: S.sample });
 
   function redraw(all) {
+    if (wi) wi.update();
     frame(); drawLegend();
     if (all !== false) { drawRow(); drawSplit(); drawArcs(); if (layersView) layersView.draw(S.head, S.sample); }
     readout();
@@ -387,6 +389,8 @@ function start(pg) {
                            "mean |change in the device's watts| when the head is zeroed (W)");
   }
 
+  var wi = attentionWhatIf({ after: document.getElementById("att-readout"), cap: cap, state: S,
+    sampleLabel: function (i) { return "batch sample " + P.samples[i]; } });
   stateInUrl([["sample", "#att-sample"], ["layer", "#att-layer"], ["head", headSel], ["mask", "#att-mask"],
               ["t", qIn], ["scale", "#att-scale"], ["cmap", "#att-cmap"]]);
   redraw();
@@ -395,7 +399,7 @@ function start(pg) {
     state: S, capture: cap, heatmaps: heatmaps, layout: function () { return LAY; }, row: row,
     frame: frame, rowPlot: function () { return rowPlot; }, headMatrix: headMatrix,
     arcs: function () { return arcs.map(function (a) { return { query: S.query, key: a.key, weight: a.weight }; }); },
-    layers: layersView,
+    layers: layersView, whatif: wi,
   });
   ready();
 }

@@ -11,6 +11,7 @@ import { controls, fail, fmt, ready, tooltip } from "./core.js";
 import { kit } from "./film_kit.js";
 import { gl } from "./gl.js";
 import { plot2d } from "./plot2d.js";
+import { filmWhatIf } from "./whatif_film.js";
 
 var fr = Math.fround;
 
@@ -256,7 +257,7 @@ function run() {
   var sBo = kit.range(sl, "ctl-boffset", "β offset", -1, 1, 0.01, 0, fmt2, function (v) { state.p.bo = v; live(); });
   var rb = controls.button(sl, "Reset to captured", function () { sGs.setValue(1); sGo.setValue(0); sBs.setValue(1); sBo.setValue(0); });
   rb.id = "ctl-film-reset";
-  var lregl = null;
+  var lregl = null, wi = null;
   var live0 = { x: null, xT: null, film: null, g: null, b: null }, lHms = [], lPlot = null, lBoxes = [];
   function liveData() {
     var i = state.sample, l2 = state.layer;
@@ -284,7 +285,7 @@ function run() {
     } else { lHms[0].update(live0.xT, -v, v); lHms[1].update(mod, -v, v); }
     lHms[0].title = "encoder." + state.layer + ".ffn.out"; lHms[1].title = "(1 + γ′)·ffn_out + β′";
     state.range = v;
-    liveDraw(); livePlot(mod); liveReadout(); liveCheck(mod);
+    liveDraw(); livePlot(mod); liveReadout(); liveCheck(mod); if (wi) wi.update();
   }
   function liveDraw() {
     var W = lStack.clientWidth, LM = 64, half = (W - LM - 40) / 2;
@@ -372,8 +373,9 @@ function run() {
   });
 
   }, drawAblation], function () {
+    wi = filmWhatIf({ after: document.getElementById("view-live"), cap: cap, state: state, sampleLabel: function (i) { return kit.sampleLabel(extra, i); } });
     testHook({ state: state, cap: cap, extra: extra, live: live0, setCell: function (f, t) { state.feature = f; state.t = t; live(); },
-                       sliders: { gs: sGs, go: sGo, bs: sBs, bo: sBo }, liveHeatmaps: lHms, liveBoxes: function () { return lBoxes; }, filmValue: filmValue });
+                       sliders: { gs: sGs, go: sGo, bs: sBs, bo: sBo }, whatif: wi, liveHeatmaps: lHms, liveBoxes: function () { return lBoxes; }, filmValue: filmValue });
     stateInUrl([["sample", "#ctl-sample"], ["device", "#ctl-device"], ["layer", layerSel],
                 ["gscale", sGs], ["goffset", sGo], ["bscale", sBs], ["boffset", sBo]]);
     ready();

@@ -8,6 +8,7 @@
  * captured heads.<dev>.power (hard, threshold from the checkpoint) or ablation.soft_gate.output.power (soft).
  */
 import { registerPage, testHook } from "./register.js";
+import { gateWhatIf } from "./whatif_gate.js";
 import { stateInUrl } from "./url_state.js";
 import { palette } from "./colormaps.js";
 import { controls, fail, fmt, page, ready } from "./core.js";
@@ -258,13 +259,15 @@ function run() {
 
   function update() {
     cur = recompute(cap, devs, state.dev, state.sample, state.threshold, state.mode);
-    buildPlot(); drawCurve(); updateReadout(); updateCheck(); updateTable();
+    buildPlot(); drawCurve(); updateReadout(); updateCheck(); updateTable(); if (wi) wi.update();
   }
+  var wi = null;
 
   kit.onResize(timeCanvas, function () { if (plot) plot.draw(); if (cur) drawCurve(); });
   kit.steps([function () { cur = recompute(cap, devs, state.dev, state.sample, state.threshold, state.mode); },
                 buildPlot, drawCurve, function () { updateReadout(); updateCheck(); }, updateTable], function () {
-    testHook({ state: state, current: function () { return cur; }, update: update, cap: cap, extra: extra,
+    wi = gateWhatIf({ after: document.getElementById("view-time"), cap: cap, state: state, sampleLabel: function (i) { return kit.sampleLabel(extra, i); } });
+    testHook({ state: state, current: function () { return cur; }, update: update, cap: cap, extra: extra, whatif: wi,
                 gate: { recompute: recompute, captured: captured, same: same, smooth32: smooth32, film32: film32 } });
     stateInUrl([["sample", "#ctl-sample"], ["device", "#ctl-device"], ["mode", modeSel], ["threshold", thr]]);
     ready();

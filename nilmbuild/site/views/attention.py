@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from nilmbuild.live.page import whatif_page
 from nilmbuild.model.names import ablation, attn
 from nilmbuild.site.build import PageSpec
 
@@ -20,6 +21,7 @@ def records(n_layers: int) -> list[str]:
     for l in range(n_layers):
         names += [attn(l, p) for p in ("q", "k", "v", "lse", "weights")]
         names.append(ablation("no_mask", attn(l, "weights")))
+    names += ["output.power", ablation("no_mask", "output.power")]  # the what-if panel's captured final watts
     return names + ["ablation.heads.delta_w", "ablation.heads.sample"]
 
 
@@ -37,6 +39,7 @@ def build(ctx) -> PageSpec:
     n_layers = int(ctx.loaded.cfg.n_encoder_layers)
     samples = page_samples(ctx)
     blob = ctx.blob(records(n_layers), samples)
+    whatif, wblobs, files = whatif_page(ctx, samples)  # the live what-if panel (static/js/whatif_attention.js)
     return PageSpec(
         slug=SLUG,
         title=TITLE,
@@ -47,8 +50,10 @@ def build(ctx) -> PageSpec:
             "sample_labels": window_starts(ctx, samples),
             "n_layers": n_layers,
             "head_ablation": ctx.capture.meta.get("head_ablation"),
+            "whatif": whatif,
         },
-        blobs={"capture": blob},
+        blobs={"capture": blob, **wblobs},
+        files=files,
         context={
             "n_layers": n_layers,
             "samples": samples,

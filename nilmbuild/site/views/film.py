@@ -4,6 +4,7 @@ FFN output, and the FiLM on/off ablation."""
 
 from __future__ import annotations
 
+from nilmbuild.live.page import whatif_page
 from nilmbuild.site.build import PageSpec
 
 from ._common import kit_blobs, page_extra, pick_device_samples
@@ -48,12 +49,15 @@ def build(ctx) -> PageSpec:
     n_bands = ctx.capture.records["cond.bands"].shape[-1]
     extra["band_edges"] = band_edges(spec, n_bands)  # the model's own edges (Python rounding)
     extra["elec_features"] = list(ELEC_FEATURES)
+    whatif, wblobs, files = whatif_page(ctx, samples)  # the live what-if panel (static/js/whatif_film.js)
     return PageSpec(
         slug=SLUG,
         title=TITLE,
         template="film.html",
         entry="page_film.js",
-        blobs=kit_blobs(ctx, RECORDS, samples, extra),
+        blobs={**kit_blobs(ctx, RECORDS, samples, extra), **wblobs},
+        data={"whatif": whatif},
+        files=files,
         context={"notes": ctx.notes_for(SLUG)},
         summary="Condition features, the FiLM generators' real activations, gamma and beta per device and layer, "
         "a live FiLM recomputation and FiLM on/off.",

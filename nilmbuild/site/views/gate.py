@@ -3,6 +3,7 @@ gated power (with the output FiLM) from the captured gate probability and raw po
 
 from __future__ import annotations
 
+from nilmbuild.live.page import whatif_page
 from nilmbuild.site.build import PageSpec
 
 from ._common import kit_blobs, page_extra, pick_device_samples
@@ -23,6 +24,7 @@ RECORDS = [
     "target.power",
     "target.state",
     "ablation.soft_gate.output.power",
+    "output.power",  # the what-if panel's captured final watts
 ]
 
 
@@ -31,12 +33,15 @@ def build(ctx) -> PageSpec:
     samples = pick_device_samples(ctx, min(N_SAMPLES, B)) if B > N_SAMPLES else list(range(B))
     extra = page_extra(ctx, samples)
     extra["gate_thresholds"] = [float(d.gate_threshold) for d in ctx.loaded.cfg.devices]
+    whatif, wblobs, files = whatif_page(ctx, samples)  # the live what-if panel (static/js/whatif_gate.js)
     return PageSpec(
         slug=SLUG,
         title=TITLE,
         template="gate.html",
         entry="page_gate.js",
-        blobs=kit_blobs(ctx, RECORDS, samples, extra),
+        blobs={**kit_blobs(ctx, RECORDS, samples, extra), **wblobs},
+        data={"whatif": whatif},
+        files=files,
         context={"notes": ctx.notes_for(SLUG)},
         summary="Smoothstep vs hard gate, a live threshold on the captured gate probabilities, power before and "
         "after gating in watts.",
