@@ -9,6 +9,7 @@ import { animate, blob, controls, fail, fmt, ready, saveButton, tooltip } from "
 import { decode } from "./decode.js";
 import { lanes } from "./disaggregation_lanes.js";
 import { deviceColors, watts } from "./disaggregation_watts.js";
+import { disaggSignal } from "./whatif_signal_disagg.js";
 
 
 function f32(bytes) { var c = bytes.slice(); return new Float32Array(c.buffer, 0, c.byteLength / 4); }
@@ -72,10 +73,10 @@ function start(pg) {
       }),
     };
   }
-  var view = lanes.create(canvas, windowOpts(0));
+  var view = lanes.create(canvas, windowOpts(0)), ds = disaggSignal(pg.data.live);
   // lanes keeps opts by closure: recreate it when the data change
   function remake() {
-    var o = st.mode === "window" ? windowOpts(st.sample) : dayOpts();
+    var o = st.mode === "signal" ? ds.opts() : st.mode === "window" ? windowOpts(st.sample) : dayOpts();
     var cur = view.cursor, lane = view.lane;
     view = lanes.create(canvas, o); view.cursor = cur; view.lane = lane;
     view.draw(st.split);
@@ -118,9 +119,9 @@ function start(pg) {
 
   // controls
   var ctl = document.getElementById("nb-controls");
-  var modeSel = controls.select(ctl, "View", [{ value: "window", label: "example window (" + Lw * pg.model.step_minutes + " min)" }, { value: "day", label: "full day, stitched" }], "window", function (v) {
+  var modeSel = controls.select(ctl, "View", [{ value: "window", label: "example window (" + Lw * pg.model.step_minutes + " min)" }, { value: "day", label: "full day, stitched" }, ds.option], "window", function (v) {
     st.mode = v; sampleSel.disabled = v !== "window"; stepSel.disabled = v !== "day"; playBtn.disabled = false;
-    document.getElementById("metrics-box").hidden = v !== "day"; remake();
+    document.getElementById("metrics-box").hidden = v !== "day"; ds.when(v, remake, readout);
   });
   modeSel.id = "mode";
   if (!hasDay) { modeSel.disabled = true; modeSel.title = document.getElementById("day-error").textContent; }
@@ -164,7 +165,7 @@ function start(pg) {
   view.draw(1);
   stateInUrl([["view", modeSel], ["sample", sampleSel], ["step", stepSel]]);
   ready();
-  testHook({ state: st, view: function () { return view; } });
+  testHook({ state: st, view: function () { return view; }, yourSignal: ds });
 }
 
 registerPage({ slug: "disaggregation", start: start });

@@ -7,7 +7,10 @@ whose gate probability sits within 1e-4 of the threshold left out); moving a set
 PyTorch model with the same what-if does; the switches that have a captured ablation run (FiLM off, mask off, soft
 gate) reproduce that run. No page makes a network request (page_at asserts it at teardown, and the tests here).
 
-The site here is the three pages alone, built by their real views.
+"Your signal" (item 5): the Playground keeps its current edit in localStorage; the Attention page's source switch and
+the Disaggregation page's view select run the live model on it and draw that instead of the captured batch.
+
+The site here is those pages alone, built by their real views.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ def site(tmp_path_factory, site_context):
     from nilmbuild.site.pages import build_all
 
     out = tmp_path_factory.mktemp("whatif") / "site"
-    build_all(site_context, out, build_only={"film", "gate", "attention"})
+    build_all(site_context, out, build_only={"film", "gate", "attention", "playground", "disaggregation"})
     return out
 
 
@@ -175,3 +178,71 @@ def test_mask_toggle_reproduces_the_captured_unmasked_run(nb, page_at, site, sit
     assert_close(ctx, r2["live"], captured_watts(ctx, "ablation.no_mask.output.power", b), gate_off, thr)
     assert max(np.abs(np.asarray(r2["live"][d]) - np.asarray(r["live"][d])).max() for d in r["live"]) > 1.0
     assert page.nb_requests == []
+
+
+def test_your_signal_from_the_playground_reaches_attention_and_disaggregation(nb, page_at, site, site_context):
+    from nilmbuild.live.export import torch_reference
+    from nilmbuild.pipeline import model_input
+
+    ctx = site_context
+    pg = page_at(site / "playground.html", viewport=(1280, 1000))
+    nb.wait_ready(pg, timeout=RUN_TIMEOUT)
+    assert pg.evaluate("localStorage.getItem('nilmbuild:your-signal')") is None  # nothing until the reader edits
+    pg.click("button[data-event=kettle]")
+    stored = pg.evaluate("JSON.parse(localStorage.getItem('nilmbuild:your-signal'))")
+    edit = np.asarray(pg.evaluate("Array.from(nilmbuild.test.playground.signal.get())"), np.float32)
+    np.testing.assert_allclose(stored["aggregate"], edit, atol=1e-3)
+    agg, start = np.asarray(stored["aggregate"], np.float32), stored["start"]
+    x = model_input(ctx.loaded, nilmbuild_model(ctx).timestamps(start), agg)[None].astype(np.float32)
+
+    att = sibling(pg, site / "attention.html")  # same browser context: same storage, as a reader moving on
+    nb.wait_ready(att)
+    att.select_option("#att-source", "signal")
+    att.wait_for_function("document.getElementById('ys-attention').dataset.state === 'done'", timeout=RUN_TIMEOUT)
+    assert att.locator("#att-main-wrap").is_hidden() and att.locator("#ys-att-map").is_visible()
+    head = att.evaluate("nilmbuild.test.state.head")
+    got = att.evaluate(
+        "nilmbuild.test.whatif.signal.signal.run(nilmbuild.test.state.head, ['attention', 'watts'])"
+        ".then(r => Array.from(r.outputs.attention.data))"
+    )
+    ref = torch_reference(ctx.loaded, x, head)
+    assert np.abs(np.asarray(got, np.float32).reshape(ref["attention"].shape) - ref["attention"]).max() <= 1e-4
+    shot = nb.element_rgb(att, "#ys-att-map", dtype=float)
+    assert shot.reshape(-1, 3).std(axis=0).max() > 10  # drawn, not blank
+    att.select_option("#att-source", "capture")
+    assert att.locator("#att-main-wrap").is_visible() and att.locator("#ys-attention").is_hidden()
+
+    dis = sibling(pg, site / "disaggregation.html")
+    nb.wait_ready(dis)
+    dis.select_option("#mode", "signal")
+    dis.wait_for_function("nilmbuild.test.yourSignal.last() !== null", timeout=RUN_TIMEOUT)
+    drawn = dis.evaluate(
+        "(() => { const o = nilmbuild.test.view().opts, r = {agg: Array.from(o.agg)};"
+        " o.devices.forEach(d => r[d.name] = Array.from(d.pred)); return r; })()"
+    )
+    np.testing.assert_allclose(drawn["agg"], agg)
+    want = nilmbuild_model(ctx).run_window(agg, start)
+    near = np.abs(ref["gate_prob"] - ctx.loaded.model.gate_thresholds.numpy()[:, None]) < 1e-4
+    bounds = watts_bounds(ctx.loaded)
+    for i, d in enumerate(ctx.loaded.devices):
+        err = np.where(near[i], 0, np.abs(np.asarray(drawn[d], np.float32) - want[d]))
+        assert err.max() <= bounds[d], (d, float(err.max()))
+    assert pg.nb_requests == []  # the context's requests, all three pages
+
+
+def sibling(page, path):
+    """Another page in `page`'s browser context (shared localStorage), watched for console errors like page_at's
+    (the context's route records any network request on the first page)."""
+    p = page.context.new_page()
+    p.nb_errors, p.nb_requests, p.nb_url = [], [], path.resolve().as_uri()
+    p.on("console", lambda msg: p.nb_errors.append(f"console.{msg.type}: {msg.text}") if msg.type == "error" else None)
+    p.on("pageerror", lambda exc: p.nb_errors.append(f"pageerror: {exc}"))
+    p.set_viewport_size({"width": 1280, "height": 900})
+    p.goto(p.nb_url)
+    return p
+
+
+def nilmbuild_model(ctx):
+    from nilmbuild.api import Model
+
+    return Model(ctx.loaded)

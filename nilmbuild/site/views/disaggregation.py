@@ -12,6 +12,7 @@ from __future__ import annotations
 import msgpack
 import numpy as np
 
+from nilmbuild.live.page import whatif_parts
 from nilmbuild.site.build import PageSpec
 
 from ._common import clean, f32, u8
@@ -78,6 +79,7 @@ def build(ctx) -> PageSpec:
         blobs["day"] = day_blob(ctx.disaggregation)
     except UserError as e:  # e.g. a development checkpoint without scalers: no stitched day
         day_error = str(e)
+    live, files = whatif_parts(ctx.loaded)  # "your signal": the Playground's edit through the live model
     return PageSpec(
         slug=SLUG,
         title=TITLE,
@@ -86,6 +88,8 @@ def build(ctx) -> PageSpec:
         summary=SUMMARY,
         entry="page_disaggregation.js",
         blobs=blobs,
+        data={"live": live},
+        files=files,
         context={
             "notes": ctx.notes_for(SLUG),
             "day_error": day_error,
