@@ -80,7 +80,7 @@ function drawTable(table, rows, refLabel) {
 function drawPlot(ui, data, live, captured, title, refLabel) {
   var W = data.live.window, stepMin = data.live.stepS / 60;
   var lanes = data.live.devices.map(function (d, i) {
-    return { title: d.replace(/_/g, " "), y: { label: d.replace(/_/g, " "), unit: "W" }, series: [
+    return { title: d.replace(/_/g, " "), y: { label: "power", unit: "W" }, series: [
       { name: refLabel, y: captured[d], kind: "line", color: "#1b1f24", width: 1, dash: [4, 3] },
       { name: "live, these settings", y: live[d], kind: "line", color: palette[i % palette.length], width: 1.5 }] };
   });
@@ -124,7 +124,7 @@ export function whatIfPanel(opts) {
       var rows = compare(data, w, c, res.outputs.gate_prob.data, thresholdsOf(s.whatIf));
       S.runs++; S.last = { settings: s, reference: ref, watts: w, captured: c, rows: rows, ms: res.ms };
       drawTable(ui.table, rows, ref.label);
-      drawPlot(ui, data, w, c, "Final power per device · sample " + s.sampleLabel + " · " + s.label, ref.label);
+      drawPlot(ui, data, w, c, "Final power per device · " + s.sampleLabel, ref.label);
       var all = rows.every(function (r) { return r.within; });
       ui.status.textContent = "Live run " + S.runs + " (" + res.ms.toFixed(0) + " ms in the worker), " + s.label + ": " +
         (all ? "equal to the " + ref.label + " run within every device's bound." : "the answer moved away from the " + ref.label + " run.");

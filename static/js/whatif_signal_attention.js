@@ -3,7 +3,7 @@
  * selected layer and head is drawn instead (query rows, key columns, log colour scale) with the selected query's
  * row beside the edited aggregate.
  *   var ys = attentionSignal({spec, state, controlsEl, before, hide: [elements]}); ys.update() after a change.
- * state: the page's {layer, head, query}. */
+ * state: the page's {layer, head, query, masked} (the mask toggle applies to your signal too). */
 import { colormaps, legend, palette } from "./colormaps.js";
 import { controls, fmt } from "./core.js";
 import { plot2d } from "./plot2d.js";
@@ -59,7 +59,8 @@ export function attentionSignal(opts) {
 
   function draw(r) {
     var att = r.outputs.attention.data, q = state.query, sig = r.signal;
-    drawMap(map, att, L, state.layer, state.head, q, "Your signal · layer " + state.layer + ", head " + state.head + " (live model)");
+    drawMap(map, att, L, state.layer, state.head, q, "Your signal · layer " + state.layer + ", head " + state.head +
+      (state.masked ? "" : ", diagonal mask off") + " (live model)");
     legend(leg, "viridis", LOG_LO, LOG_HI, "log\u2081\u2080 attention weight (your signal; masked diagonal = 0 \u2192 darkest)");
     var w = att.subarray((state.layer * L + q) * L, (state.layer * L + q + 1) * L);
     var o = { title: "query t = " + q + ": its weights over keys, beside your edited aggregate", x: { label: "key step s", min: 0, max: L - 1 },
@@ -76,7 +77,7 @@ export function attentionSignal(opts) {
   function update() {
     if (source !== "signal") return;
     sec.dataset.state = "running";
-    ys.run(state.head, ["attention", "watts"]).then(function (r) { if (source === "signal") draw(r); }, function (e) {
+    ys.run(state.head, ["attention", "watts"], { maskDiagonal: state.masked }).then(function (r) { if (source === "signal") draw(r); }, function (e) {
       sec.dataset.state = "none"; status.textContent = e.message;
       map.getContext("2d").clearRect(0, 0, map.width, map.height);
     });

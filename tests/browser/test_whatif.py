@@ -202,7 +202,7 @@ def test_your_signal_from_the_playground_reaches_attention_and_disaggregation(nb
     assert att.locator("#att-main-wrap").is_hidden() and att.locator("#ys-att-map").is_visible()
     head = att.evaluate("nilmbuild.test.state.head")
     got = att.evaluate(
-        "nilmbuild.test.whatif.signal.signal.run(nilmbuild.test.state.head, ['attention', 'watts'])"
+        "nilmbuild.test.whatif.signal.signal.run(nilmbuild.test.state.head, ['attention', 'watts'], {maskDiagonal: true})"
         ".then(r => Array.from(r.outputs.attention.data))"
     )
     ref = torch_reference(ctx.loaded, x, head)
