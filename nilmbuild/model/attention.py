@@ -16,6 +16,8 @@ from torch import nn
 from .trace import Trace, attention_masked_scores, attention_scores, attention_weights, linear, permute, put, weight
 
 MASK_VALUE = -1e4
+#: What the explicit path traces: a run whose trace keeps none of these takes the fused kernel instead.
+_EXPLICIT_PARTS = ("q", "k", "v", "scores", "masked_scores", "weights", "lse", "context")
 
 
 def diagonal_mask(L: int, device: torch.device, flag: torch.Tensor | None = None) -> torch.Tensor:
@@ -23,6 +25,11 @@ def diagonal_mask(L: int, device: torch.device, flag: torch.Tensor | None = None
     graph's mask_diagonal input, model/whatif.py): the mask is all False when it is False."""
     eye = torch.eye(L, dtype=torch.bool, device=device)
     return eye if flag is None else eye & flag
+
+
+def _static(flag: torch.Tensor | None, derive: dict) -> dict | None:
+    """A record's derivation, or None (store it) when a run-time mask flag decides what it holds."""
+    return derive if flag is None else None
 
 
 def _mask_flag(mask_diagonal) -> tuple[bool, torch.Tensor | None]:
@@ -60,8 +67,8 @@ class DiagonallyMaskedSelfAttention(nn.Module):
         # x: (B, L, d_model), traced as `in_name` (if given, v is declared as its projection)
         B, L, D = x.shape
         q, k, v = self._split(self.wq(x)), self._split(self.wk(x)), self._split(self.wv(x))  # (B, H, L, E)
-        if explicit is None:
-            explicit = trace is not None
+        if explicit is None:  # materialise (B, H, L, L) only when a record of it is kept
+            explicit = trace is not None and any(trace.wants(f"{name}.{p}") for p in _EXPLICIT_PARTS)
         if explicit:
             out = self._explicit(q, k, v, mask_diagonal, trace, name, in_name)
         else:
@@ -82,7 +89,7 @@ class DiagonallyMaskedSelfAttention(nn.Module):
             ("batch", "time", "feature"),
             "7b",
             "attention.md 7.9",
-            "heads concatenated back to 96 features",
+            f"heads concatenated back to {D} features",
             derive=permute(f"{name}.context", (0, 2, 1, 3)),
         )
         y = self.wo(merged)  # (B, L, d_model)
@@ -101,8 +108,9 @@ class DiagonallyMaskedSelfAttention(nn.Module):
     def _explicit(self, q, k, v, mask_diagonal, trace, name, in_name=None):
         axes_qk = ("batch", "head", "time", "dim")
         axes_att = ("batch", "head", "query", "key")
-        put(trace, f"{name}.q", q, axes_qk, "7b", "attention.md 7.4", "queries, split into 8 heads of 12")
-        put(trace, f"{name}.k", k, axes_qk, "7b", "attention.md 7.4", "keys, split into 8 heads of 12")
+        split = f"split into {self.n_head} heads of {self.head_dim}"
+        put(trace, f"{name}.q", q, axes_qk, "7b", "attention.md 7.4", f"queries, {split}")
+        put(trace, f"{name}.k", k, axes_qk, "7b", "attention.md 7.4", f"keys, {split}")
         put(
             trace,
             f"{name}.v",
@@ -110,7 +118,7 @@ class DiagonallyMaskedSelfAttention(nn.Module):
             axes_qk,
             "7b",
             "attention.md 7.4",
-            "values, split into 8 heads of 12",
+            f"values, {split}",
             derive=linear(in_name, weight(f"{name}.wv"), heads=self.n_head) if in_name else None,
         )
         scores = torch.einsum("bhle,bhse->bhls", q, k) * self.scale  # (B, H, L, L)
@@ -121,10 +129,11 @@ class DiagonallyMaskedSelfAttention(nn.Module):
             axes_att,
             "7b",
             "attention.md 7.5",
-            "scaled dot products q.k / sqrt(12)",
+            f"scaled dot products q.k / sqrt({self.head_dim})",
             derive=attention_scores(f"{name}.q", f"{name}.k", self.scale),
         )
         masked, flag = _mask_flag(mask_diagonal)
+        qk = (f"{name}.q", f"{name}.k")
         if masked:
             diag = diagonal_mask(scores.shape[-1], scores.device, flag)
             scores = scores.masked_fill(diag, MASK_VALUE)
@@ -136,9 +145,7 @@ class DiagonallyMaskedSelfAttention(nn.Module):
                 "7b",
                 "attention.md 7.6",
                 "scores with -1e4 on the diagonal",
-                derive=None
-                if flag is not None
-                else attention_masked_scores(f"{name}.q", f"{name}.k", self.scale, MASK_VALUE),
+                derive=_static(flag, attention_masked_scores(*qk, self.scale, MASK_VALUE)),
             )
         attn = torch.softmax(scores, dim=-1)  # (B, H, L, L)
         if masked:
@@ -151,9 +158,7 @@ class DiagonallyMaskedSelfAttention(nn.Module):
             "7b",
             "attention.md 7.7",
             "softmax over keys; diagonal exactly 0",
-            derive=None
-            if flag is not None
-            else attention_weights(f"{name}.q", f"{name}.k", f"{name}.lse", self.scale, masked, MASK_VALUE),
+            derive=_static(flag, attention_weights(*qk, f"{name}.lse", self.scale, masked, MASK_VALUE)),
         )
         if trace is not None:
             lse = torch.logsumexp(scores, dim=-1)  # (B, H, L)
