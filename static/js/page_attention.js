@@ -391,7 +391,7 @@ function start(pg) {
 
   var wi = attentionWhatIf({ after: document.getElementById("att-readout"), cap: cap, state: S,
     sampleLabel: function (i) { return "batch sample " + P.samples[i]; } });
-  stateInUrl([["sample", "#att-sample"], ["layer", "#att-layer"], ["head", headSel], ["mask", "#att-mask"],
+  stateInUrl([["sample", "#att-sample"], ["layer", "#att-layer"], ["head", headSel], ["mask", "#att-mask"], ["source", "#att-source"],
               ["t", qIn], ["scale", "#att-scale"], ["cmap", "#att-cmap"]]);
   redraw();
   onResize(canvas, function () { frame(); drawRow(); drawSplit(); drawArcs(); });

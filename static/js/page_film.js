@@ -377,7 +377,7 @@ function run() {
     testHook({ state: state, cap: cap, extra: extra, live: live0, setCell: function (f, t) { state.feature = f; state.t = t; live(); },
                        sliders: { gs: sGs, go: sGo, bs: sBs, bo: sBo }, whatif: wi, liveHeatmaps: lHms, liveBoxes: function () { return lBoxes; }, filmValue: filmValue });
     stateInUrl([["sample", "#ctl-sample"], ["device", "#ctl-device"], ["layer", layerSel],
-                ["gscale", sGs], ["goffset", sGo], ["bscale", sBs], ["boffset", sBo]]);
+                ["gscale", sGs], ["goffset", sGo], ["bscale", sBs], ["boffset", sBo], ["filmon", "#whatif-film-on"]]);
     ready();
   });
 }
