@@ -12,7 +12,8 @@
  * model run (record `power`), or the captured ablation run whose switches the settings equal
  * (settings().reference, a key of `ablations`), converted to watts with page().watts. At rest the live watts equal the capture
  * within each device's bound (max(2 W, 1 % of its peak)) except at steps whose live gate probability sits within
- * `tie` of the threshold in use (the hard gate may legitimately flip there).
+ * `tie` of the threshold in use (the hard gate may legitimately flip there). The model loads when the panel first
+ * comes into view; in #embed mode the panel is hidden (kit-secondary), so an embed never loads it.
  */
 import { blob, fmt, page } from "./core.js";
 import { palette } from "./colormaps.js";
@@ -31,7 +32,7 @@ function el(tag, attrs, text) {
 }
 
 function build(after, devices) {
-  var sec = el("section", { class: "kit-view whatif", id: "whatif-panel", "aria-labelledby": "whatif-h", "data-state": "idle", "data-runs": "0" });
+  var sec = el("section", { class: "kit-view kit-secondary whatif", id: "whatif-panel", "aria-labelledby": "whatif-h", "data-state": "idle", "data-runs": "0" });
   var head = el("div", { class: "kit-view-head" });
   head.appendChild(el("h2", { id: "whatif-h" }, "Final watts with these settings: the live model"));
   sec.appendChild(head);
