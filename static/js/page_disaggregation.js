@@ -24,7 +24,7 @@ function start(pg) {
   var noTruth = {};
   (units.no_truth || []).concat(day.no_truth || []).forEach(function (d) { noTruth[d] = true; });
   function laneName(d) { return noTruth[d] ? d + " (no ground truth in this data)" : d; }
-  var inRec = cap.record("input"), C = inRec.shape[1], Lw = inRec.shape[2];
+  var N = pg.data.names, inRec = cap.record(N.input), C = inRec.shape[1], Lw = inRec.shape[2];
   var canvas = document.getElementById("lanes"), readout = document.getElementById("readout");
   var st = { mode: "window", sample: 0, step: day.post_steps.length - 1, anim: null, split: 1 };
 
@@ -44,14 +44,14 @@ function start(pg) {
   }
 
   function windowOpts(b) {
-    var agg = watts.inverse("aggregate", cap.get("input").subarray(b * C * Lw, b * C * Lw + Lw));
+    var agg = watts.inverse("aggregate", cap.get(N.input).subarray(b * C * Lw, b * C * Lw + Lw));
     return {
       agg: agg, aggName: "aggregate (input, W)", step_min: 1, x0_min: 0,
       xLabel: "time in window (min) · window #" + samples[b] + (cap.meta.t0 ? " starting " + String(cap.meta.t0[b]).replace("T", " ") : ""),
       devices: devices.map(function (d, i) {
         return { name: laneName(d), color: deviceColors[i % 5],
-                 pred: watts.inverse(d, watts.row(cap, "output.power", b, i)),
-                 truth: noTruth[d] ? null : watts.inverse(d, watts.row(cap, "target.power", b, i)) };
+                 pred: watts.inverse(d, watts.row(cap, N.output, b, i)),
+                 truth: noTruth[d] ? null : watts.inverse(d, watts.row(cap, N.target, b, i)) };
       }),
     };
   }

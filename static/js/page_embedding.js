@@ -1,7 +1,8 @@
 /* page_embedding.js: the embedding page (architecture.md 5, forward-pass.md stages 1-4).
  * Views: input channels + instance norm (plot2d); receptive field tree on the real signal (Canvas2D, tap
  * weights from the checkpoint's conv weights in the "extra" blob); feature maps as regl heatmaps in one
- * WebGL context (viewports), with a 2D label overlay. Shapes and names come from the capture records.
+ * WebGL context (viewports), with a 2D label overlay. Shapes come from the capture records, record names from
+ * the view (page().data.names, nilmbuild/site/views/embedding.py).
  */
 import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
@@ -15,13 +16,12 @@ import { plot2d } from "./plot2d.js";
 
 function f32(bytes) { var b = bytes.slice(); return new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4); }
 
-function run() {
-  var L0 = kit.load(), cap = L0.cap, extra = L0.extra;
-  var inRec = cap.record("input"), C = inRec.shape[1], L = inRec.shape[2];
+function run(pg) {
+  var N = pg.data.names, L0 = kit.load(), cap = L0.cap, extra = L0.extra;
+  var inRec = cap.record(N.input), C = inRec.shape[1], L = inRec.shape[2];
   var units = extra.units.map(function (u) { return { w: f32(u.weight), shape: u.shape, d: u.dilation, k: u.kernel }; });
   var nUnits = units.length;
-  var resNames = [];
-  for (var u = 0; u < nUnits; u++) resNames.push("embed.res" + u + ".out");
+  var resNames = N.res_out;   // each ResUnit's output, in order
   var Cemb = cap.record(resNames[0]).shape[1];
   // receptive field after each unit: 1 + sum (k - 1) d
   var rf = [], acc = 1;
@@ -47,7 +47,7 @@ function run() {
   /* ---------------- view 1: input channels ---------------- */
   var inputPlot = null;
   function drawInput() {
-    var i = state.sample, x = cap.slice("input", i), z = cap.slice("instance_norm", i);
+    var i = state.sample, x = cap.slice(N.input, i), z = cap.slice(N.instance_norm, i);
     var names = extra.channel_names || [];
     var ch = function (a, k) { return a.subarray(k * L, (k + 1) * L); };
     var timeSeries = [], normTime = [];
@@ -94,7 +94,7 @@ function run() {
     for (var r = 0; r < rows; r++) {
       var uIdx = nUnits - 1 - r;
       if (uIdx >= 0) { rowSig.push(cap.slice(resNames[uIdx], i).subarray(state.ch * L, (state.ch + 1) * L)); rowName.push(resNames[uIdx]); }
-      else { rowSig.push(cap.slice("instance_norm", i).subarray(0, L)); rowName.push("instance_norm"); }
+      else { rowSig.push(cap.slice(N.instance_norm, i).subarray(0, L)); rowName.push(N.instance_norm); }
     }
     var rowY = function (r) { return m.t + r * rh; };
     var yOf = function (r, v, lo, hi) { return rowY(r) + rh * 0.12 + (1 - (v - lo) / (hi - lo || 1)) * rh * 0.62; };
@@ -112,7 +112,7 @@ function run() {
       taps.push(list.sort(function (a, b) { return a - b; }));
     }
     var maxNorm = 0;
-    for (u = 0; u < nUnits; u++) for (var k2 = 0; k2 < units[u].k; k2++) maxNorm = Math.max(maxNorm, tapNorm(u, k2, u === nUnits - 1 ? state.ch : null));
+    for (var u = 0; u < nUnits; u++) for (var k2 = 0; k2 < units[u].k; k2++) maxNorm = Math.max(maxNorm, tapNorm(u, k2, u === nUnits - 1 ? state.ch : null));
     // per-row ranges over the zoomed span
     var ranges = rowSig.map(function (s) {
       var lo = Infinity, hi = -Infinity;
@@ -180,9 +180,9 @@ function run() {
   /* ---------------- view 3: feature maps (regl) ---------------- */
   var regl = null;
   var mapDefs = resNames.map(function (n, u) { return { name: n, group: "embed", label: "ResUnit " + u + " out (d = " + units[u].d + ")", unit: u }; });
-  mapDefs.push({ name: "pos_encoding", group: "pos", label: "positional encoding (learned)", shared: true });
-  mapDefs.push({ name: "embed.with_pos", group: "embed", label: "embedding + positional encoding" });
-  mapDefs.push({ name: "projection", group: "proj", label: "1×1 projection " + Cemb + " → " + cap.record("projection").shape[1] });
+  mapDefs.push({ name: N.pos_encoding, group: "pos", label: "positional encoding (learned)", shared: true });
+  mapDefs.push({ name: N.with_pos, group: "embed", label: "embedding + positional encoding" });
+  mapDefs.push({ name: N.projection, group: "proj", label: "1×1 projection " + Cemb + " → " + cap.record(N.projection).shape[1] });
   var groupLabel = { embed: "ResUnit outputs, + pos. enc. (value)", pos: "positional encoding (value)", proj: "projection (value)" };
   var hms = [];
   function mapData(def) {
@@ -271,7 +271,7 @@ function run() {
 
   function readout() {
     var i = state.sample, t = state.t, rows = [["time step t", t, t + " min", "t"]];
-    var x = cap.slice("input", i);
+    var x = cap.slice(N.input, i);
     rows.push(["aggregate", x[t], fmt(aggW.f(x[t]), 5) + " " + aggW.unit, "aggregate"]);
     resNames.forEach(function (n, u) {
       var v = cap.slice(n, i)[state.ch * L + t];

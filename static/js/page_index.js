@@ -45,12 +45,12 @@ function start(pg) {
   flow.nodes.forEach(function (n) { nodesById[n.id] = n; });
 
   // ---- data for the sparklines (watts) ----
-  var L = cap.record("input").shape[2];
+  var N = pg.data.names, L = cap.record(N.input).shape[2];
   function series(b) {
-    var x = cap.get("input"), C = cap.record("input").shape[1];
+    var x = cap.get(N.input), C = cap.record(N.input).shape[1];
     var agg = watts.inverse("aggregate", x.subarray(b * C * L, b * C * L + L));
-    var pred = devices.map(function (d, i) { return watts.inverse(d, watts.row(cap, "output.power", b, i)); });
-    var truth = devices.map(function (d, i) { return watts.inverse(d, watts.row(cap, "target.power", b, i)); });
+    var pred = devices.map(function (d, i) { return watts.inverse(d, watts.row(cap, N.output, b, i)); });
+    var truth = devices.map(function (d, i) { return watts.inverse(d, watts.row(cap, N.target, b, i)); });
     return { agg: agg, pred: pred, truth: truth };
   }
   var data = series(0);
@@ -78,7 +78,7 @@ function start(pg) {
     var lanes = devices.map(function (d, i) { return { x: outBox.x + 6, y: outBox.y + 24 + i * laneH, w: outBox.w - 12, h: laneH - 8 }; });
     var edges = flow.edges.map(function (e) {
       var a = boxes[e.from], b = boxes[e.to], p0, p3, p1, p2;
-      var dev = e.from === "heads" ? devices.indexOf(e.record.split(".")[1]) : -1;
+      var dev = e.device ? devices.indexOf(e.device) : -1;
       if (dev >= 0) {
         var ly = lanes[dev].y + lanes[dev].h / 2;
         p0 = [a.x + a.w, ly]; p3 = [b.x, ly];
@@ -169,7 +169,7 @@ function start(pg) {
         spark(data.agg, box, 0, hi * 1.05, c, 1.2, true);
         ctx.font = "11px " + FONT; ctx.fillStyle = MUTED; ctx.textAlign = "left";
         ctx.fillText("peak " + Math.round(hi) + " W", b.x + 8, b.y + b.h - 18);
-        ctx.fillText(L * pg.model.step_minutes + " min × " + cap.record("input").shape[1] + " channels", b.x + 8, b.y + b.h - 6);
+        ctx.fillText(L * pg.model.step_minutes + " min × " + cap.record(N.input).shape[1] + " channels", b.x + 8, b.y + b.h - 6);
       } else if (n.id === "output") {
         ctx.fillText("Per-device power (W)", b.cx, b.y + 12);
         Lo.lanes.forEach(function (ln, i) {
