@@ -14,7 +14,7 @@ import numpy as np
 
 from nilmbuild.site.build import PageSpec
 
-from ._common import clean, f32, u8
+from ._common import clean, f32, io_names, u8
 
 SLUG = "disaggregation"
 TITLE = "Disaggregation"
@@ -70,7 +70,7 @@ def build(ctx) -> PageSpec:
     from nilmbuild.errors import UserError
 
     blobs = {
-        "capture": ctx.blob(["input", "output.power", "target.power"]),
+        "capture": ctx.blob(list(io_names().values())),
         "units": msgpack.packb({"no_truth": list(ctx.prepared.stats.get("missing", []))}, use_bin_type=True),
     }
     day_error = None
@@ -85,6 +85,7 @@ def build(ctx) -> PageSpec:
         section=SECTION,
         summary=SUMMARY,
         entry="page_disaggregation.js",
+        data={"names": io_names()},
         blobs=blobs,
         context={
             "notes": ctx.notes_for(SLUG),
