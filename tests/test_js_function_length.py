@@ -13,7 +13,7 @@ JS = Path(__file__).resolve().parents[1] / "static" / "js"
 LIMIT = 60
 #: entry modules split so far; add a page here once its start() is split (page_data, page_forward, page_training,
 #: page_playground are not yet)
-SPLIT = ["attention", "film", "gate", "encoder", "embedding", "index", "disaggregation"]
+SPLIT = ["attention", "film", "gate", "encoder", "embedding", "index", "disaggregation", "data", "training"]
 
 
 def _code_only(src: str) -> str:
