@@ -15,6 +15,7 @@ import numpy as np
 from nilmbuild.capture.format import decode
 from nilmbuild.site.build import PageSpec
 
+from . import forward_anim
 from ._common import window_starts
 
 SLUG = "forward"
@@ -78,6 +79,16 @@ def stages(cfg) -> list[dict]:
     ]
 
 
+FILM_MEANS = ("film_enc.gamma_mean", "film_enc.beta_mean")  # the γ, β each encoder layer applies (animation)
+
+
+def records(cfg) -> list[str]:
+    """Every record the page draws: the stages' outputs, the FiLM γ/β means the animation colours the block with,
+    and the records the animation's particle and FFN tables are computed from (forward_anim.records)."""
+    names = [r for s in stages(cfg) for r in s["records"]] + list(FILM_MEANS)
+    return names + forward_anim.records(int(cfg.n_encoder_layers))
+
+
 def _binned(reader, name: str) -> np.ndarray:
     """Mean over BIN consecutive time steps along the record's "time" axis (the last bin may be shorter)."""
     rec = reader.record(name)
@@ -109,10 +120,23 @@ def summary_blob(ctx, stage_list) -> bytes:
     return msgpack.packb({"bin": BIN, "summaries": out}, use_bin_type=True)
 
 
+def film_means(ctx) -> set[str]:
+    return {n for n in FILM_MEANS if n in ctx.capture.records}
+
+
+def stages_for_anim(cfg) -> dict:
+    """Which stage record each animation scene starts from / ends at (names from Python, never from page JS)."""
+    return {
+        "conv": ["instance_norm", "embed.res3.out"],
+        "projection": ["embed.with_pos", "projection"],
+        "transpose": ["projection", "transpose_in"],
+    }
+
+
 def build(ctx) -> PageSpec:
     cfg = ctx.loaded.cfg
     st = [s for s in stages(cfg) if all(r in ctx.capture.records for r in s["records"])]
-    full = sorted({r for s in st if not s.get("binned") for r in s["records"]})
+    full = sorted({r for s in st if not s.get("binned") for r in s["records"]} | film_means(ctx))
     blob = ctx.blob(full, None)
     B = int(ctx.capture.batch_size)
     return PageSpec(
@@ -125,8 +149,12 @@ def build(ctx) -> PageSpec:
             "samples": list(range(B)),
             "sample_labels": window_starts(ctx, range(B)),
             "bin": BIN,
+            "anim": {
+                "film": dict(zip(("gamma", "beta"), FILM_MEANS)) if len(film_means(ctx)) == 2 else None,
+                "from": stages_for_anim(cfg),
+            },
         },
-        blobs={"capture": blob, "binned": summary_blob(ctx, st)},
+        blobs={"capture": blob, "binned": summary_blob(ctx, st), "anim": forward_anim.anim_blob(ctx)},
         context={
             "stages": [{k: v for k, v in s.items()} for s in st],
             "samples": list(range(B)),
