@@ -160,6 +160,8 @@ def build(ctx) -> PageSpec:
             "samples": list(range(B)),
             "sample_labels": window_starts(ctx, range(B)),
             "bin": BIN,
+            "anim_queries": len(forward_anim.query_steps(int(cfg.window))),
+            "anim_particles": forward_anim.ANIM_PARTICLES,
             "notes": ctx.notes_for(SLUG),
         },
         summary="Every stage of one forward pass as a block of its exact shape, coloured by the real values.",
