@@ -4,14 +4,16 @@
  * Play and Step show each scene's end state, one per click).
  *   createForwardAnim({canvas, overlay, caption, status, controls, pg, data, sample(), onStage(stage)})
  *     -> {state, scenes, seek(scene, t) -> particles, particles(), draw(), play(), pause(), step()}
- * Scenes: forward_anim_scenes.js; drawing: forward_anim_draw.js; data: forward_anim_data.js.
+ * Scenes: forward_anim_scenes.js; drawing: forward_anim_draw.js; data: forward_anim_data.js; the frame-rate
+ * policy: forward_anim_quality.js (checked every 30 frames, on the mean frame time of the last 30).
  */
 import { animationsOff, controls, fmt, overlay2d } from "./core.js";
 import { animDraw } from "./forward_anim_draw.js";
 import { scenes as makeScenes } from "./forward_anim_scenes.js";
+import { quality } from "./forward_anim_quality.js";
 import { gl } from "./gl.js";
 
-var WINDOW = 30, SLOW_MS = 1000 / 30, FAST_MS = 1000 / 50, SPEEDS = [0.5, 1, 2];
+var WINDOW = 30, SPEEDS = [0.5, 1, 2];
 
 function range(n) { var a = []; for (var i = 0; i < n; i++) a.push(i); return a; }
 
@@ -62,17 +64,9 @@ export function createForwardAnim(o) {
     if (++A.frames % WINDOW) return;
     var mean = A.frameMs.reduce(function (a, b) { return a + b; }, 0) / A.frameMs.length;
     A.fps = 1000 / mean;
-    if (mean > SLOW_MS) degrade();
-    else if (mean < FAST_MS && A.resolution < 1) A.resolution = 1;
-    else if (mean < FAST_MS && A.perQuery < A.maxPerQuery) A.perQuery = Math.min(A.maxPerQuery, A.perQuery * 2);
+    var q = quality.next(A, mean);
+    if (q !== A) { if (mean > quality.SLOW_MS) A.degraded++; A.perQuery = q.perQuery; A.resolution = q.resolution; }
     status();
-  }
-  function degrade() {   // slow frames: fewer particles, then half the pixels, then one particle per query
-    if (A.perQuery > 3) A.perQuery = Math.floor(A.perQuery / 2);
-    else if (A.resolution === 1) A.resolution = 0.5;
-    else if (A.perQuery > 1) A.perQuery = 1;
-    else return;
-    A.degraded++;
   }
   function goTo(i, t) {
     var changed = i !== A.scene;
