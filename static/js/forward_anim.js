@@ -22,7 +22,7 @@ export function createForwardAnim(o) {
   if (!regl) return null;
   var draw = animDraw.create(regl, "burd"), scenes = makeScenes(m), P = o.data.table(0, 0, 0).P;
   var A = { scene: 0, t: 0, playing: false, speed: 1, layer: 0, head: 0, perQuery: P, maxPerQuery: P, resolution: 1,
-            frames: 0, frameMs: [], fps: null, drawMs: null, degraded: 0, particles: [] };
+            frames: 0, frameMs: [], fps: null, drawMs: null, degraded: 0, particles: [], blocks: [] };
   var raf = 0, last = null, skipNext = false;
 
   function env() {
@@ -42,7 +42,7 @@ export function createForwardAnim(o) {
     draw.particles(fr.particles);
     key = [A.scene, e.W, e.H, e.sample, A.layer, A.head, fr.labelKey].join("|");
     if (key !== labelKey || fr.labelKey === undefined) { fr.label(overlay2d(o.overlay, e.W, e.H)); labelKey = key; }
-    A.particles = fr.particles;
+    A.particles = fr.particles; A.blocks = fr.blocks;
     A.drawMs = performance.now() - t0;
   }
   function caption() {
