@@ -1,6 +1,6 @@
 /* forward_anim_data.js: what the animated forward pass draws, read from the page's blobs (no values of its own).
  *   animData(pg, cap, anim, matrix) -> {
- *     from,                        {conv: [a, b], projection: [a, b], transpose: [a, b]}: record names (from Python)
+ *     from,                        {conv: [a, b], projection: [a, b], transpose: [a]}: record names (from Python)
  *     tensor(name, sample)         {values, rows, cols, range, shape, binned} of a stage record (page_forward's
  *                                  stages: exact, or the binned means it carries for the large ones); range =
  *                                  99th percentile of this sample's |value| (the colour scale's ends)

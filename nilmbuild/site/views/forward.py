@@ -129,7 +129,7 @@ def stages_for_anim(cfg) -> dict:
     return {
         "conv": ["instance_norm", "embed.res3.out"],
         "projection": ["embed.with_pos", "projection"],
-        "transpose": ["projection", "transpose_in"],
+        "transpose": ["projection"],  # turned by 90° on screen: the transpose_in stage, time upwards
     }
 
 
