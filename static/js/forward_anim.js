@@ -3,7 +3,7 @@
  * particles when they grow (graceful degradation on software WebGL), and prefers-reduced-motion (no motion:
  * Play and Step show each scene's end state, one per click).
  *   createForwardAnim({canvas, overlay, caption, status, controls, pg, data, sample(), onStage(stage)})
- *     -> {state, scenes, seek(scene, t) -> particles, particles(), draw(), play(), pause(), step()}
+ *     -> {state, scenes, seek(scene, t) -> particles, renderAt(t), particles(), draw(), play(), pause(), step()}
  * Scenes: forward_anim_scenes.js; drawing: forward_anim_draw.js; data: forward_anim_data.js; the frame-rate
  * policy: forward_anim_quality.js (checked every 30 frames, on the mean frame time of the last 30).
  */
@@ -35,13 +35,19 @@ export function createForwardAnim(o) {
     if (o.canvas.width !== w || o.canvas.height !== h) { o.canvas.width = w; o.canvas.height = h; }
     return o.canvas.width / Math.max(1, o.canvas.clientWidth);
   }
+  function overlay(W, H) {   // overlay2d, but the backing store is only reallocated when the size changes
+    var dpr = window.devicePixelRatio || 1, g;
+    if (o.overlay.width !== Math.round(W * dpr) || o.overlay.height !== Math.round(H * dpr)) return overlay2d(o.overlay, W, H);
+    g = o.overlay.getContext("2d"); g.setTransform(dpr, 0, 0, dpr, 0, 0); g.clearRect(0, 0, W, H);
+    return g;
+  }
   function render() {
     var t0 = performance.now(), e = env(), fr = scenes[A.scene].frame(A.t, e), key;
     draw.clear(e.W, e.H, fit());
     fr.blocks.forEach(draw.block);
     draw.particles(fr.particles);
     key = [A.scene, e.W, e.H, e.sample, A.layer, A.head, fr.labelKey].join("|");
-    if (key !== labelKey || fr.labelKey === undefined) { fr.label(overlay2d(o.overlay, e.W, e.H)); labelKey = key; }
+    if (key !== labelKey || fr.labelKey === undefined) { fr.label(overlay(e.W, e.H)); labelKey = key; }
     A.particles = fr.particles; A.blocks = fr.blocks;
     A.drawMs = performance.now() - t0;
   }
@@ -64,7 +70,7 @@ export function createForwardAnim(o) {
     if (++A.frames % WINDOW) return;
     var mean = A.frameMs.reduce(function (a, b) { return a + b; }, 0) / A.frameMs.length;
     A.fps = 1000 / mean;
-    var q = quality.next(A, mean);
+    var q = quality.next(A, mean, A.particles.length > 0);
     if (q !== A) { if (mean > quality.SLOW_MS) A.degraded++; A.perQuery = q.perQuery; A.resolution = q.resolution; }
     status();
   }
@@ -117,6 +123,7 @@ export function createForwardAnim(o) {
   controls.select(ctl, "Layer", range(m.n_layers), 0, function (v) { A.layer = Number(v); caption(); render(); }).id = "fwd-anim-layer";
   controls.select(ctl, "Head", range(m.n_head), 0, function (v) { A.head = Number(v); caption(); render(); }).id = "fwd-anim-head";
   caption(); status(); render();
-  return { state: A, scenes: scenes, seek: seek, particles: function () { return A.particles; }, draw: function () { caption(); render(); },
+  function renderAt(t) { A.t = t; render(); }     // one frame of the current scene, no DOM work (benchmarks)
+  return { state: A, scenes: scenes, seek: seek, renderAt: renderAt, particles: function () { return A.particles; }, draw: function () { caption(); render(); },
            play: play, pause: pause, step: step };
 }

@@ -39,7 +39,7 @@ function morph(names, label) {
     var Ly = layout(env.W, env.H, env.m), e = ease(t), a = tensorTex(env, names[0]), b = tensorTex(env, names[1]);
     var rows = lerp(a.t.shape[1], b.t.shape[1], e), blk = { centre: Ly.pre, size: [Ly.timeW, lerp(Ly.feat(a.t.shape[1]), Ly.feat(b.t.shape[1]), e)],
                                                              texA: a.tex, texB: b.tex, mix: e };
-    return { blocks: [blk], particles: [], labelKey: Math.round(blk.size[1]) + ":" + Math.round(rows), label: function (g) {
+    return { blocks: [blk], particles: [], labelKey: Math.round(blk.size[1] / 3) + ":" + Math.round(rows), label: function (g) {
       animAxes.pre(g, blk, env.m.window, label + " " + Math.round(rows) + "  (" + a.t.shape[1] + " → " + b.t.shape[1] + ")");
     } };
   };
@@ -88,7 +88,7 @@ function ffn(t, env) {
   blk.texA = stripTex(env, up ? "in" : "hidden", a.values, a.range);
   blk.texB = stripTex(env, up ? "hidden" : "out", b.values, b.range);
   blk.mix = e;
-  return { blocks: [blk], particles: [], labelKey: Math.round(blk.size[1]) + ":" + Math.round(units), label: function (g) {
+  return { blocks: [blk], particles: [], labelKey: Math.round(blk.size[1] / 3) + ":" + Math.round(units), label: function (g) {
     animAxes.post(g, blk, m.window, "unit", Math.round(units), "FFN width " + Math.round(units) + " units (" + m.d_model + " → " + m.d_ff + " → " + m.d_model + ")");
   } };
 }

@@ -58,6 +58,8 @@ test("quality: slow frames halve particles, then halve resolution, then one part
   assert.deepEqual([q.perQuery, q.resolution], [1, 1]);
   q = quality.next(quality.next(q, fast), fast);
   assert.deepEqual([q.perQuery, q.resolution], [4, 1]);
+  const none = quality.next({ perQuery: 12, maxPerQuery: 12, resolution: 1 }, slow, false);   // no particles drawn
+  assert.deepEqual([none.perQuery, none.resolution], [12, 0.5]);
   const ok = { perQuery: 12, maxPerQuery: 12, resolution: 1 };
   assert.equal(quality.next(ok, 1000 / 40), ok);                         // between 30 and 50 fps: keep
 });
