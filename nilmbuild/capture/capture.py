@@ -364,101 +364,19 @@ def _run(model, x, keep=None, attention=None, **kw) -> Trace:
 
 # ---------------------------------------------------------------------------------------------- main
 def _weights(planner: _Planner, model) -> None:
+    """Store the weights the pages draw (float32 copies of the state dict), named weights.*."""
     cfg = model.cfg
     sd = {k: v.detach().float().cpu().numpy() for k, v in model.state_dict().items()}
-    io = ("out_feature", "in_feature")
     for l in range(cfg.n_encoder_layers):
-        p = f"layers.{l}"
-        for w in ("wq", "wk", "wv", "wo"):
-            planner.store(
-                f"weights.encoder.{l}.attn.{w}",
-                sd[f"{p}.attn.{w}.weight"],
-                io,
-                "7b",
-                "attention.md 7.4",
-                f"layer {l} attention projection {w[1].upper()} (out, in): y = x @ W^T",
-            )
-        for n, st, sec in (("norm1", "7a", "encoder-film.md 6.4"), ("norm2", "7d", "encoder-film.md 6.5")):
-            planner.store(
-                f"weights.encoder.{l}.{n}.weight",
-                sd[f"{p}.{n}.weight"],
-                ("feature",),
-                st,
-                sec,
-                f"layer {l} LayerNorm {n[-1]} gain",
-            )
-            planner.store(
-                f"weights.encoder.{l}.{n}.bias",
-                sd[f"{p}.{n}.bias"],
-                ("feature",),
-                st,
-                sec,
-                f"layer {l} LayerNorm {n[-1]} bias",
-            )
-        planner.store(
-            f"weights.encoder.{l}.ffn.layer1.weight",
-            sd[f"{p}.pffn.layer1.weight"],
-            ("hidden", "feature"),
-            "7e",
-            "encoder-film.md 6.5",
-            f"layer {l} FFN expansion Linear(96, 384) weight",
-        )
-        planner.store(
-            f"weights.encoder.{l}.ffn.layer1.bias",
-            sd[f"{p}.pffn.layer1.bias"],
-            ("hidden",),
-            "7e",
-            "encoder-film.md 6.5",
-            f"layer {l} FFN expansion bias",
-        )
-    planner.store(
-        "weights.input_projection.weight",
-        sd["input_projection.weight"][:, :, 0],
-        ("feature", "channel"),
-        "4",
-        "forward-pass.md 4",
-        "1x1 conv 8 -> 96 weight (out, in)",
-    )
-    planner.store(
-        "weights.input_projection.bias",
-        sd["input_projection.bias"],
-        ("feature",),
-        "4",
-        "forward-pass.md 4",
-        "1x1 conv 8 -> 96 bias",
-    )
-    for gen, st in (("film_enc", "6c"), ("film_dec", "8")):
-        mod = "encoder_film" if gen == "film_enc" else "decoder_film"
-        planner.store(
-            f"weights.{gen}.device_embed",
-            sd[f"{mod}.gen.device_embed.weight"],
-            ("device", "film_hidden"),
-            st,
-            "architecture.md 8.3",
-            f"{gen} learned device embeddings",
-        )
-        for fc, ax in (("fc1", ("film_hidden", "film_in")), ("fc2", ("film_out", "film_hidden"))):
-            planner.store(
-                f"weights.{gen}.{fc}.weight",
-                sd[f"{mod}.gen.{fc}.weight"],
-                ax,
-                st,
-                "architecture.md 8.3",
-                f"{gen} MLP {fc} weight (out, in)",
-            )
-            planner.store(
-                f"weights.{gen}.{fc}.bias",
-                sd[f"{mod}.gen.{fc}.bias"],
-                ax[:1],
-                st,
-                "architecture.md 8.3",
-                f"{gen} MLP {fc} bias",
-            )
+        _weights_encoder_layer(planner, sd, cfg, l)
+    _weights_projection(planner, sd, cfg)
+    for gen, mod, st in (("film_enc", "encoder_film", "6c"), ("film_dec", "decoder_film", "8")):
+        _weights_film(planner, sd, gen, mod, st)
     for dev in cfg.devices:
         key = f"heads.{dev.name}.amp"
         if key in sd:
             planner.store(
-                f"weights.heads.{dev.name}.amp",
+                f"weights.{key}",
                 sd[key],
                 (),
                 "10",
@@ -466,6 +384,62 @@ def _weights(planner: _Planner, model) -> None:
                 "softplus amplitude parameter a (output scale softplus(a))",
                 encoding="f32",
             )
+
+
+def _weights_encoder_layer(planner: _Planner, sd: dict, cfg, l: int) -> None:
+    """Attention projections, both LayerNorms and the FFN expansion of encoder layer `l`."""
+    p, w = f"layers.{l}", f"weights.encoder.{l}"
+    for m in ("wq", "wk", "wv", "wo"):
+        doc = f"layer {l} attention projection {m[1].upper()} (out, in): y = x @ W^T"
+        planner.store(
+            f"{w}.attn.{m}", sd[f"{p}.attn.{m}.weight"], ("out_feature", "in_feature"), "7b", "attention.md 7.4", doc
+        )
+    for n, st, sec in (("norm1", "7a", "encoder-film.md 6.4"), ("norm2", "7d", "encoder-film.md 6.5")):
+        for part, what in (("weight", "gain"), ("bias", "bias")):
+            doc = f"layer {l} LayerNorm {n[-1]} {what}"
+            planner.store(f"{w}.{n}.{part}", sd[f"{p}.{n}.{part}"], ("feature",), st, sec, doc)
+    lin = f"Linear({cfg.d_model}, {cfg.d_ff})"
+    sec = "encoder-film.md 6.5"
+    planner.store(
+        f"{w}.ffn.layer1.weight",
+        sd[f"{p}.pffn.layer1.weight"],
+        ("hidden", "feature"),
+        "7e",
+        sec,
+        f"layer {l} FFN expansion {lin} weight",
+    )
+    planner.store(
+        f"{w}.ffn.layer1.bias", sd[f"{p}.pffn.layer1.bias"], ("hidden",), "7e", sec, f"layer {l} FFN expansion bias"
+    )
+
+
+def _weights_projection(planner: _Planner, sd: dict, cfg) -> None:
+    """The 1x1 conv c_embedding -> d_model (stage 4), stored as a (feature, channel) matrix."""
+    conv = f"1x1 conv {cfg.c_embedding} -> {cfg.d_model}"
+    w, b = sd["input_projection.weight"][:, :, 0], sd["input_projection.bias"]
+    planner.store(
+        "weights.input_projection.weight",
+        w,
+        ("feature", "channel"),
+        "4",
+        "forward-pass.md 4",
+        f"{conv} weight (out, in)",
+    )
+    planner.store("weights.input_projection.bias", b, ("feature",), "4", "forward-pass.md 4", f"{conv} bias")
+
+
+def _weights_film(planner: _Planner, sd: dict, gen: str, mod: str, st: str) -> None:
+    """One FiLM generator: its learned device embeddings and its two-layer MLP (architecture.md 8.3)."""
+    sec, g = "architecture.md 8.3", f"{mod}.gen"
+    emb = sd[f"{g}.device_embed.weight"]
+    planner.store(
+        f"weights.{gen}.device_embed", emb, ("device", "film_hidden"), st, sec, f"{gen} learned device embeddings"
+    )
+    for fc, ax in (("fc1", ("film_hidden", "film_in")), ("fc2", ("film_out", "film_hidden"))):
+        planner.store(
+            f"weights.{gen}.{fc}.weight", sd[f"{g}.{fc}.weight"], ax, st, sec, f"{gen} MLP {fc} weight (out, in)"
+        )
+        planner.store(f"weights.{gen}.{fc}.bias", sd[f"{g}.{fc}.bias"], ax[:1], st, sec, f"{gen} MLP {fc} bias")
 
 
 def _main_records(planner: _Planner, trace: Trace) -> None:
@@ -529,6 +503,40 @@ def checkpoint_info(loaded) -> dict:
     return info
 
 
+def _targets(planner: _Planner, y: np.ndarray) -> None:
+    """Ground truth y (B, M, 2, L): power and ON/OFF state per device, as target.power / target.state."""
+    for i, (what, doc) in enumerate(
+        (
+            ("power", "ground-truth power per device (scaled, same units as output.power)"),
+            ("state", "ground-truth ON/OFF state per device"),
+        )
+    ):
+        planner.store(f"target.{what}", y[:, :, i], ("batch", "device", "time"), "12", "forward-pass.md 12", doc)
+
+
+def _meta(cfg, ablations: bool, t0, window: int) -> dict:
+    """The capture's self-description: config, devices, gate, which ablations ran, tolerances."""
+    return {
+        "config": cfg.to_dict(),
+        "devices": cfg.device_names,
+        "gate_thresholds": [float(d.gate_threshold) for d in cfg.devices],
+        "gate_mode": "hard",
+        "ablations": (
+            {"no_film": "use_film=False", "no_mask": "mask_diagonal=False", "soft_gate": "gate_mode='soft'"}
+            if ablations
+            else {}
+        ),
+        "spec_notes": SPEC_NOTES,
+        "t0": _iso(t0),
+        "window": window,
+        "tolerances": {
+            "attention_weights_abs": ATTN_WEIGHTS_TOL,
+            "derived_rel_to_max": REL_TOL_DERIVED,
+            "f16_rel": F16_EPS,
+        },
+    }
+
+
 def capture_batch(loaded_or_model, x, y=None, t0=None, *, ablations: bool = True, meta: dict | None = None) -> Capture:
     """Trace `x` (B, 7, L) through the model (eval, no_grad, hard gate) and plan every record.
 
@@ -559,23 +567,7 @@ def capture_batch(loaded_or_model, x, y=None, t0=None, *, ablations: bool = True
         _main_records(planner, trace)
         del trace
         if y is not None:
-            y = np.asarray(y, dtype=np.float32)
-            planner.store(
-                "target.power",
-                y[:, :, 0],
-                ("batch", "device", "time"),
-                "12",
-                "forward-pass.md 12",
-                "ground-truth power per device (scaled, same units as output.power)",
-            )
-            planner.store(
-                "target.state",
-                y[:, :, 1],
-                ("batch", "device", "time"),
-                "12",
-                "forward-pass.md 12",
-                "ground-truth ON/OFF state per device",
-            )
+            _targets(planner, np.asarray(y, dtype=np.float32))
         if ablations:
             _ablations(planner, model, x)
             if loaded is not None and (loaded.scalers or {}).get("appliances"):
@@ -586,31 +578,11 @@ def capture_batch(loaded_or_model, x, y=None, t0=None, *, ablations: bool = True
         model.train(was_training)
     records = _order(planner, trace_order)
     planner.forget_true()
-    m = {
-        "config": cfg.to_dict(),
-        "devices": cfg.device_names,
-        "gate_thresholds": [float(d.gate_threshold) for d in cfg.devices],
-        "gate_mode": "hard",
-        "ablations": (
-            {"no_film": "use_film=False", "no_mask": "mask_diagonal=False", "soft_gate": "gate_mode='soft'"}
-            if ablations
-            else {}
-        ),
-        "spec_notes": SPEC_NOTES,
-        "t0": _iso(t0),
-        "window": int(x.shape[-1]),
-        "tolerances": {
-            "attention_weights_abs": ATTN_WEIGHTS_TOL,
-            "derived_rel_to_max": REL_TOL_DERIVED,
-            "f16_rel": F16_EPS,
-        },
-    }
+    m = _meta(cfg, ablations, t0, int(x.shape[-1]))
     if head_meta is not None:
         m["head_ablation"] = head_meta
     if loaded is not None:
-        m["scalers"] = loaded.scalers
-        m["provenance"] = loaded.provenance
-        m["checkpoint"] = checkpoint_info(loaded)
+        m.update(scalers=loaded.scalers, provenance=loaded.provenance, checkpoint=checkpoint_info(loaded))
     m.update(meta or {})
     return Capture(records=records, meta=fmt._jsonable(m), batch_size=B)
 

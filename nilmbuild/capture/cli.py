@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from nilmbuild.cli_options import checkpoint_option
 from nilmbuild.errors import UserError
 
 
@@ -50,13 +51,7 @@ def build_capture(
 
 
 @click.command()
-@click.option(
-    "--checkpoint",
-    "-c",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Checkpoint to run (default: the shipped nilmbuild/checkpoints/default.pt).",
-)
+@checkpoint_option("Checkpoint to run (default: the shipped nilmbuild/checkpoints/default.pt).")
 @click.option(
     "--source",
     "-s",

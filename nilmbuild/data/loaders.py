@@ -556,9 +556,36 @@ def _load_csv_files(
     device maps to are named in one warning and meta["unknown_columns"]."""
     if unit is not None and unit not in UNITS:
         raise UserError(f"--unit {unit!r}: use one of {', '.join(UNITS)}")
-    ts_parts, agg_parts, app_parts = [], [], {}
-    mapping = None
-    unknown: list[str] = []
+    mapping, unknown, parts = _read_csv_parts(files, columns)
+    inv = {role: col for col, role in mapping.items()}
+    units = {col: _unit_split(col)[1] or unit or "W" for col, role in mapping.items() if role != "time"}
+    aggregate, appliances = _watts(parts, mapping, units, source)
+    negative = _clip_negative({inv["aggregate"]: aggregate, **{inv[d]: v for d, v in appliances.items()}})
+    kw = [c for c, u in units.items() if u == "kW"]
+    _warn_suspect(source, negative, unknown, aggregate, inv["aggregate"], guess_kw=not kw and unit is None)
+    sec = np.concatenate(parts["time"])
+    rate = int(np.median(np.diff(sec))) if sec.size > 1 else 1
+    like = next((d for d in ("refit", "ukdale", "redd") if d in normalise_label(str(source))), None)
+    info = {
+        "dataset": dataset,
+        "house": None,
+        "source": str(source),
+        "like": like or dataset,
+        "columns": dict(mapping),
+        "negative_clipped": negative,
+        "unknown_columns": unknown,
+        "units": kw,
+    }
+    info.update(meta or {})
+    return Household(sec.astype("datetime64[s]"), aggregate, appliances, max(rate, 1), meta=info)
+
+
+def _read_csv_parts(files: list[Path], columns: dict[str, str] | None) -> tuple[dict, list[str], dict]:
+    """Read each file and map its header -> (column->role mapping, unknown columns, {role: [array per file]}).
+
+    Every file must have the same header and start after the previous one ends."""
+    parts: dict[str, list[np.ndarray]] = {"time": []}
+    mapping, unknown = None, []
     prev_last, prev_file = None, None
     for f in files:
         df = _read_csv(f)
@@ -567,8 +594,7 @@ def _load_csv_files(
             raise UserError(f"{f}: columns differ from {files[0].name}; give all files the same header")
         mapping = m
         unknown += [c for c in _unknown_columns(df, m) if c not in unknown]
-        inv = {role: col for col, role in m.items()}
-        sec = _times(f, df, inv["time"])
+        sec = _times(f, df, {role: col for col, role in m.items()}["time"])
         _check_increasing(f, sec, first_line=2)
         if prev_last is not None and sec[0] <= prev_last:
             raise UserError(
@@ -576,70 +602,63 @@ def _load_csv_files(
                 f"consecutive periods (remove overlaps or duplicate files)"
             )
         prev_last, prev_file = sec[-1], f
-        ts_parts.append(sec)
-        agg_parts.append(_numeric(f, df, inv["aggregate"]))
+        parts["time"].append(sec)
         for col, role in m.items():
-            if role in DEVICE_NAMES:
-                app_parts.setdefault(role, []).append(_numeric(f, df, col))
+            if role == "aggregate" or role in DEVICE_NAMES:
+                parts.setdefault(role, []).append(_numeric(f, df, col))
+    return mapping, unknown, parts
+
+
+def _watts(parts: dict, mapping: dict, units: dict, source: Path) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Concatenate and scale the aggregate and each device's parts to float32 watts; refuse all-missing columns."""
     inv = {role: col for col, role in mapping.items()}
-    units = {col: _unit_split(col)[1] or unit or "W" for col, role in mapping.items() if role != "time"}
-    scale = {role: UNITS[units[col]] for col, role in mapping.items() if role != "time"}
-    aggregate = (np.concatenate(agg_parts) * scale["aggregate"]).astype(np.float32)
+
+    def column(role: str) -> np.ndarray:
+        return (np.concatenate(parts[role]) * UNITS[units[inv[role]]]).astype(np.float32)
+
+    aggregate = column("aggregate")
     if np.isnan(aggregate).all():
         raise UserError(
             f"{source}: column {inv['aggregate']!r} has no values (all missing); map another column with --columns COL=aggregate"
         )
     appliances = {}
     for dev in DEVICE_NAMES:
-        if dev in app_parts:
-            v = (np.concatenate(app_parts[dev]) * scale[dev]).astype(np.float32)
-            if np.isnan(v).all():
+        if dev in parts:
+            appliances[dev] = column(dev)
+            if np.isnan(appliances[dev]).all():
                 raise UserError(
                     f"{source}: column {inv[dev]!r} ({dev}) has no values (all missing); drop the column or fix the export"
                 )
-            appliances[dev] = v
     if not appliances:
         raise UserError(f"{source}: no appliance columns recognised; map them with --columns COL=kettle,...")
-    negative = _clip_negative({inv["aggregate"]: aggregate, **{inv[d]: v for d, v in appliances.items()}})
+    return aggregate, appliances
+
+
+def _warn_suspect(source, negative: dict, unknown: list[str], aggregate: np.ndarray, agg_col: str, guess_kw: bool):
+    """One DataWarning each for clipped negatives, ignored columns, and an aggregate that looks like kW."""
     if negative:
         warnings.warn(
             f"{source}: {sum(negative.values()):,} negative readings clipped to 0 W ("
             + ", ".join(f"{k} {v:,}" for k, v in negative.items())
             + "); check the meter's sign",
             DataWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
     if unknown:
         warnings.warn(
             f"{source}: ignoring column(s) no device maps to: {', '.join(unknown)}; map one with "
             f"--columns COL=kettle (devices: {', '.join(DEVICE_NAMES)})",
             DataWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
-    kw = [c for c, u in units.items() if u == "kW"]
-    if not kw and unit is None and np.nanpercentile(aggregate, 99) < 30:
+    if guess_kw and np.nanpercentile(aggregate, 99) < 30:
         warnings.warn(
-            f"{source}: column {inv['aggregate']!r} stays below 30 W (99th percentile "
+            f"{source}: column {agg_col!r} stays below 30 W (99th percentile "
             f"{np.nanpercentile(aggregate, 99):.3g}): if it is in kW, pass --unit kW or name it "
-            f"'{inv['aggregate']}_kW'",
+            f"'{agg_col}_kW'",
             DataWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
-    sec = np.concatenate(ts_parts)
-    rate = int(np.median(np.diff(sec))) if sec.size > 1 else 1
-    like = next((d for d in ("refit", "ukdale", "redd") if d in normalise_label(str(source))), None)
-    info = {
-        "dataset": dataset,
-        "house": None,
-        "source": str(source),
-        "like": like or dataset,
-        "columns": {c: r for c, r in mapping.items()},
-        "negative_clipped": negative,
-        "unknown_columns": unknown,
-        "units": kw,
-    }
-    info.update(meta or {})
-    return Household(sec.astype("datetime64[s]"), aggregate, appliances, max(rate, 1), meta=info)
 
 
 def load_csv(path: Path, columns: dict[str, str] | None = None, unit: str | None = None) -> Household:

@@ -9,6 +9,7 @@ import sys
 import click
 import numpy as np
 
+from nilmbuild.cli_options import checkpoint_option
 from nilmbuild.data.cli import unit_option
 
 
@@ -38,13 +39,7 @@ def _load(checkpoint):
 
 @click.command("disaggregate")
 @unit_option
-@click.option(
-    "--checkpoint",
-    "-c",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Checkpoint file (default: the shipped one).",
-)
+@checkpoint_option()
 @click.option(
     "--source",
     "-s",
@@ -109,13 +104,7 @@ def disaggregate(checkpoint, source, house, out, date_from, date_to, batch_size)
 
 @click.command("evaluate")
 @unit_option
-@click.option(
-    "--checkpoint",
-    "-c",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Checkpoint file (default: the shipped one).",
-)
+@checkpoint_option()
 @click.option(
     "--source",
     "-s",

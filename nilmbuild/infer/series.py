@@ -142,6 +142,31 @@ def _span_truth(series: dict, sl: slice, devs, prepared, thr: dict):
     return truth, states, no_truth
 
 
+def _span(series: dict, start, length: int | None, step_s: int | None) -> tuple[np.ndarray, int, int, slice]:
+    """-> (all timestamps as datetime64[s], step in s, start index, slice of the span); a day by default."""
+    ts = np.asarray(series["timestamps"]).astype("datetime64[s]")
+    T = ts.shape[0]
+    if T == 0:
+        raise UserError("the series is empty")
+    step = int(step_s or series.get("step_s") or (int((ts[1] - ts[0]).astype(np.int64)) if T > 1 else 60))
+    start = _span_start(ts, start)
+    length = int(length or 86400 // step)
+    return ts, step, start, slice(start, min(T, start + max(1, length)))
+
+
+def _span_scores(series: dict, sl: slice, devs, prepared, thr: dict, post: dict, valid: np.ndarray):
+    """-> (truth_w, states, devices without ground truth, metrics, raw_metrics); all but no_truth None
+    when the series has no appliance data. Devices without ground truth are not scored."""
+    if series.get("appliances_w") is None:
+        return None, None, list(devs), None, None
+    truth, states, no_truth = _span_truth(series, sl, devs, prepared, thr)
+    k = [i for i, d in enumerate(devs) if d not in no_truth]
+    scored = [devs[i] for i in k]
+    metrics = all_metrics(scored, truth[k], post["final_w"][k], states[k], thr, valid)
+    raw_metrics = all_metrics(scored, truth[k], clamp_negative(post["raw_w"])[k], states[k], thr, valid)
+    return truth, states, no_truth, metrics, raw_metrics
+
+
 def disaggregate_series(
     loaded,
     prepared_or_series,
@@ -184,29 +209,15 @@ def disaggregate_series(
       "raw_metrics": same for the denormalised raw output (raw_w clamped at 0) (None without truth)
     """
     series, prepared = _as_series(prepared_or_series, split)
-    ts = np.asarray(series["timestamps"]).astype("datetime64[s]")
-    T = ts.shape[0]
-    if T == 0:
-        raise UserError("the series is empty")
-    step = int(step_s or series.get("step_s") or (int((ts[1] - ts[0]).astype(np.int64)) if T > 1 else 60))
-    start = _span_start(ts, start)
-    length = int(length or 86400 // step)
-    sl = slice(start, min(T, start + max(1, length)))
+    ts, step, start, sl = _span(series, start, length, step_s)
     devs = loaded.devices
     agg = np.asarray(series["aggregate_w"], dtype=np.float32)[sl]
-    valid = np.asarray(series.get("valid") if series.get("valid") is not None else np.ones(T, bool), bool)[sl]
+    valid = series.get("valid")
+    valid = np.asarray(valid if valid is not None else np.ones(ts.shape[0], bool), bool)[sl]
     pc = _post_config(loaded, step, prepared)
     res, post = predict_series(loaded, ts[sl], agg, step_s=step, batch_size=batch_size, post=pc)
-
-    truth = states = metrics = raw_metrics = None
     thr = thresholds_for(prepared, devs)
-    no_truth = list(devs)
-    if series.get("appliances_w") is not None:
-        truth, states, no_truth = _span_truth(series, sl, devs, prepared, thr)
-        k = [i for i, d in enumerate(devs) if d not in no_truth]  # devices without ground truth are not scored
-        scored = [devs[i] for i in k]
-        metrics = all_metrics(scored, truth[k], post["final_w"][k], states[k], thr, valid)
-        raw_metrics = all_metrics(scored, truth[k], clamp_negative(post["raw_w"])[k], states[k], thr, valid)
+    truth, states, no_truth, metrics, raw_metrics = _span_scores(series, sl, devs, prepared, thr, post, valid)
     g = res.geometry
     return {
         "devices": list(devs),

@@ -6,18 +6,14 @@ import json
 
 import click
 
+from nilmbuild.cli_options import checkpoint_option
+
 from .config import NILMFormerConfig
 from .nilmformer import NILMFormer, param_table
 
 
 @click.command()
-@click.option(
-    "--checkpoint",
-    "-c",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Describe this checkpoint's model instead of a fresh one with the spec defaults.",
-)
+@checkpoint_option("Describe this checkpoint's model instead of a fresh one with the spec defaults.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object {params, config} instead of tables.")
 def info(checkpoint: str | None, as_json: bool) -> None:
     """Print the NILMFormer configuration and its parameters per module.

@@ -50,6 +50,12 @@ class EncoderLayer(nn.Module):
             "residual stream entering the layer",
             derive=alias(in_name) if in_name else None,
         )
+        x = self._attention_block(x, mask_diagonal, trace, name)  # (B, L, d_model)
+        return self._ffn_block(x, gamma, beta, trace, name)
+
+    def _attention_block(self, x: torch.Tensor, mask_diagonal: bool, trace: Trace | None, name: str) -> torch.Tensor:
+        """x + attn(LN1(x)), traced as {name}.ln1 / .attn.* / .resid1 (stages 7a-7c)."""
+        axes = ("batch", "time", "feature")
         h = self.norm1(x)
         put(
             trace,
@@ -73,6 +79,11 @@ class EncoderLayer(nn.Module):
             "x + attention output",
             derive=add(f"{name}.in", f"{name}.attn.out"),
         )
+        return x
+
+    def _ffn_block(self, x, gamma: torch.Tensor | None, beta: torch.Tensor | None, trace: Trace | None, name: str):
+        """x + FiLM(FFN(LN2(x))), traced as {name}.ln2 / .ffn.* / .film / .out (stages 7d-7g)."""
+        axes = ("batch", "time", "feature")
         h = self.norm2(x)
         put(
             trace,

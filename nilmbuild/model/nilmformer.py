@@ -62,32 +62,20 @@ class NILMFormer(nn.Module):
         B, C, L = x.shape  # (B, 7, L)
         put(trace, "input", x, AX_BCT, "0", "forward-pass.md 0", "scaled aggregate + 6 sin/cos time features")
 
-        h = self._stem(x, L, pos_start, trace)  # (B, L, 96): stages 1-5
+        h = self._stem(x, L, pos_start, trace)  # (B, L, d_model): stages 1-5
         x_main = x[:, : cfg.c_in]  # (B, 1, L), kept for the condition features
 
         # Stage 6: condition features and encoder FiLM parameters
         cond = condition_features(
             x_main, cfg.use_elec_features, cfg.use_freq_features, cfg.n_freq_bands, trace
         )  # (B, 13)
-        gamma_enc, beta_enc = self.encoder_film(cond, trace)  # (B, 3, 96) each
+        gamma_enc, beta_enc = self.encoder_film(cond, trace)  # (B, n_layers, d_model) each
 
-        # Stage 7: encoder layers
-        for l, layer in enumerate(self.layers):
-            g = gamma_enc[:, l : l + 1] if use_film else None  # (B, 1, 96)
-            b = beta_enc[:, l : l + 1] if use_film else None
-            h = layer(
-                h,
-                g,
-                b,
-                mask_diagonal=mask_diagonal,
-                trace=trace,
-                name=names.encoder(l),
-                in_name="transpose_in" if l == 0 else names.encoder(l - 1, "out"),
-            )
+        h = self._encode(h, gamma_enc if use_film else None, beta_enc if use_film else None, mask_diagonal, trace)
 
         # Stage 8: decoder FiLM parameters; stage 9: back to conv layout
         gamma_dec, beta_dec = self.decoder_film(cond, trace)  # (B, D, 1) each
-        h = h.transpose(1, 2)  # (B, 96, L)
+        h = h.transpose(1, 2)  # (B, d_model, L)
         put(
             trace,
             "transpose_out",
@@ -105,7 +93,26 @@ class NILMFormer(nn.Module):
             logit, power_raw, gated = self._device(i, dev, h, gamma_dec, beta_dec, gate_mode, use_film, trace)
             logits.append(logit), raws.append(power_raw), powers.append(gated)
 
-        # Stage 12: concatenate devices
+        return self._concat(logits, raws, powers, trace)  # stage 12
+
+    def _encode(self, h, gamma_enc, beta_enc, mask_diagonal: bool, trace: Trace | None) -> torch.Tensor:
+        """Stage 7: the encoder layers; gamma_enc, beta_enc (B, n_layers, d_model), or None for FiLM off."""
+        for l, layer in enumerate(self.layers):
+            g = gamma_enc[:, l : l + 1] if gamma_enc is not None else None  # (B, 1, d_model)
+            b = beta_enc[:, l : l + 1] if beta_enc is not None else None
+            h = layer(
+                h,
+                g,
+                b,
+                mask_diagonal=mask_diagonal,
+                trace=trace,
+                name=names.encoder(l),
+                in_name="transpose_in" if l == 0 else names.encoder(l - 1, "out"),
+            )
+        return h  # (B, L, d_model)
+
+    def _concat(self, logits: list, raws: list, powers: list, trace: Trace | None) -> NILMFormerOutput:
+        """Stage 12: concatenate the devices' (B, 1, L) outputs along the device axis."""
         out = NILMFormerOutput(
             power=torch.cat(powers, dim=1),
             gate=torch.sigmoid(torch.cat(logits, dim=1)),

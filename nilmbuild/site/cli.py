@@ -6,17 +6,12 @@ from pathlib import Path
 
 import click
 
+from nilmbuild.cli_options import checkpoint_option
 from nilmbuild.data.cli import unit_option
 
 
 @click.command()
-@click.option(
-    "--checkpoint",
-    "-c",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Checkpoint to load (default: the shipped one, trained on the built-in simulator).",
-)
+@checkpoint_option("Checkpoint to load (default: the shipped one, trained on the built-in simulator).")
 @click.option(
     "--source",
     "-s",

@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from nilmbuild.cli_options import checkpoint_option
 from nilmbuild.errors import UserError
 
 from .options import TRAIN_HELP, config_from_options, train_options
@@ -58,13 +59,7 @@ def calibrate(checkpoint, batch_size) -> None:
 
 
 @click.command()
-@click.option(
-    "--checkpoint",
-    "-c",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Checkpoint to map and to store the result in (default: the shipped one).",
-)
+@checkpoint_option("Checkpoint to map and to store the result in (default: the shipped one).")
 @click.option(
     "--trajectory",
     type=click.Path(dir_okay=False),
