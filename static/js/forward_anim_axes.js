@@ -1,7 +1,7 @@
 /* forward_anim_axes.js: axis labels of the animated forward pass, drawn on its 2D overlay (CSS pixels).
  *   animAxes.pre(g, blk, L, rowsText)          before the transpose: time along the bottom, rows (channels /
  *                                              features) named on the left
- *   animAxes.turning(g, blk, e)                during the transpose's 90° turn
+ *   animAxes.turning(g, blk)                   during the transpose's 90° turn
  *   animAxes.post(g, blk, L, name, n, title)   after it: time upwards on the left, `n` `name`s along the bottom
  *   animAxes.queries(g, blk, ys, xr)           the attention's query steps (triangles) and a key
  *   animAxes.bar(g, bar, text)                 the name of a γ / β bar
@@ -34,8 +34,8 @@ function pre(g, blk, L, rowsText) {
   rowsText.split("  ").forEach(function (s, i) { text(g, s, x0 - 14, (yt + yb) / 2 + (i - 0.5) * 14, "right", "middle", i ? SMALL : BOLD); });
 }
 
-function turning(g, blk, e) {
-  text(g, "turning " + Math.round(e * 90) + "° of 90°", blk.centre[0], 10, "center", "top", BOLD, MUTED);
+function turning(g, blk) {
+  text(g, "turning by 90° (time axis → upwards)", blk.centre[0], 10, "center", "top", BOLD, MUTED);
 }
 
 function post(g, blk, L, name, n, title) {

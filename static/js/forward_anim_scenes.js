@@ -50,8 +50,8 @@ function transpose(t, env) {
   var a = e * HALF_PI, h = Ly.feat(d), len = lerp(Ly.timeW, Ly.timeH, e), room = env.H - 2 * Ly.mt;
   if (Math.sin(a) > 0) len = Math.min(len, (room - h * Math.cos(a)) / Math.sin(a));   // the turning block stays in view
   var blk = { centre: [lerp(Ly.pre[0], Ly.post[0], e), Ly.pre[1]], size: [len, h], angle: a, texA: p.tex };
-  return { blocks: [blk], particles: [], labelKey: Math.round(e * 90), label: function (g) {
-    if (e < 1) animAxes.turning(g, blk, e); else animAxes.post(g, blk, env.m.window, "feature", d);
+  return { blocks: [blk], particles: [], labelKey: e < 1 ? "turning" : "turned", label: function (g) {
+    if (e < 1) animAxes.turning(g, blk); else animAxes.post(g, blk, env.m.window, "feature", d);
   } };
 }
 
