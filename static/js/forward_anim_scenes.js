@@ -120,7 +120,7 @@ export function scenes(m) {
       caption: function () { return "(feature, time) → (time, feature): the block turns 90°; from here time runs upwards"; },
       frame: transpose },
     { key: "attention", stage: "7", title: "Self-attention", ref: "forward-pass.md 4.2 stage 7b", ms: 6000,
-      caption: function (env) { return "layer " + env.layer + ", head " + env.head + ": each marked query step sends particles to key steps drawn from its real attention row (the large one to the row's strongest key)"; },
+      caption: function (env) { return "layer " + env.layer + ", head " + env.head + ": each marked query step sends particles to key steps drawn from its real attention row (the large one to the row's strongest key); dimmed behind them: the encoder's input (stage 5)"; },
       frame: attention },
     { key: "ffn", stage: "7", title: "Feed-forward network", ref: "forward-pass.md 4.2 stage 7e", ms: 3600,
       caption: function (env) { return "layer " + env.layer + ": the FFN breathes " + m.d_model + " → " + m.d_ff + " → " + m.d_model + " (colour: each unit's mean over the window; input = LayerNorm, hidden = GELU)"; },
