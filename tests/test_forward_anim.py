@@ -85,3 +85,19 @@ def test_ffn_means_and_film_identity(site_context, anim):
     g, bt = r.get("film_enc.gamma_mean")[0, l], r.get("film_enc.beta_mean")[0, l]
     film_mean = r.get(names[3])[0].astype(np.float64).mean(axis=0)
     np.testing.assert_allclose((1 + g) * out + bt, film_mean, atol=5e-3 * max(1.0, np.abs(film_mean).max()))
+
+
+def test_page_blobs_hold_only_listed_records(site_context):
+    """Everything the Forward page ships comes from records() (the view's one list of what it draws)."""
+    from nilmbuild.site.views import forward
+
+    spec = forward.build(site_context)
+    listed = set(forward.records(site_context.loaded.cfg))
+    drawn = {r for st in spec.data["stages"] for r in st["records"]}
+    assert drawn <= listed and drawn <= set(decode(spec.blobs["capture"]).names()) | set(
+        msgpack.unpackb(spec.blobs["binned"], raw=False)["summaries"]
+    )
+    anim = msgpack.unpackb(spec.blobs["anim"], raw=False)
+    used = set(anim["attention"]["source"]) | {n for e in anim["ffn"].values() for n in e["source"]}
+    assert used <= listed and {"film_enc.gamma_mean", "film_enc.beta_mean"} <= listed
+    assert spec.data["anim"]["film"] == {"gamma": "film_enc.gamma_mean", "beta": "film_enc.beta_mean"}

@@ -4,7 +4,9 @@ face the (rows x columns) heatmap of the selected sample; click / keys / play to
 All batch samples are carried. Small stages go at full resolution in the capture blob; the four
 96 x 480 stages (projection, transpose, encoder output, transpose back) go as time-binned means
 (BIN minutes per column, computed here from the capture with the Python reader) in a second blob,
-and the page says so wherever it shows them.
+and the page says so wherever it shows them. A third blob, "anim", carries the animated forward pass's tables
+(spec 4.4; nilmbuild/site/views/forward_anim.py): attention particle targets and FFN unit means, exact functions of
+the records listed in records().
 """
 
 from __future__ import annotations
@@ -121,6 +123,7 @@ def summary_blob(ctx, stage_list) -> bytes:
 
 
 def film_means(ctx) -> set[str]:
+    """The FiLM γ/β means the capture has (none when the model runs without FiLM)."""
     return {n for n in FILM_MEANS if n in ctx.capture.records}
 
 
