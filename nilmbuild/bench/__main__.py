@@ -2,7 +2,7 @@
 
 Every speed is reported as a ratio against a reference measured in the same run on the same machine,
 because absolute times on shared machines are noise. Options: --quick (fewer repeats, no torch.compile),
---skip model,train,infer,site,build,pages,live. The "site" section runs `nilmbuild site` cold and from the
+--skip model,train,infer,site,build,pages,animation,live. The "site" section runs `nilmbuild site` cold and from the
 capture cache in fresh processes and prints each figure beside bench/baseline.json's as a ratio
 (--write-baseline records a new baseline, stamped with the machine).
 """
@@ -99,6 +99,9 @@ def main(argv=None) -> int:
     built = section("build", bench_build)
     if built is not None:
         section("pages", lambda: bench_pages(built[2], repeats=3 if a.quick else 5))
+        from nilmbuild.bench.forward_anim import bench_forward_anim
+
+        section("animation", lambda: bench_forward_anim(built[2], ms=1500 if a.quick else 3000))
         from nilmbuild.bench.live import bench_live
 
         section("live", lambda: bench_live(built[2], repeats=3 if a.quick else 7))

@@ -103,16 +103,16 @@ def whatif_page(ctx, samples: list[int]) -> tuple[dict, dict[str, bytes], dict[s
     page), the records of the captured final power and its ablation runs, and the bounds."""
     import numpy as np
 
-    from nilmbuild.model.names import ablation
+    from nilmbuild.model.names import ABLATIONS, OUTPUT_POWER, ablation
 
     spec, files = whatif_parts(ctx.loaded)
-    power = "output.power"
+    power = OUTPUT_POWER
     data = {
         "live": spec,
         "input": WHATIF_BLOB,
         "starts": [str(np.datetime64(ctx.t0[s], "s")) for s in samples],
         "power": power,
-        "ablations": {k: ablation(k, power) for k in ("no_film", "no_mask", "soft_gate")},
+        "ablations": {k: ablation(k, power) for k in ABLATIONS},
         "bound": watts_bounds(ctx.loaded),
         "tie": TIE,
     }

@@ -15,7 +15,7 @@ import numpy as np
 from nilmbuild.live.page import whatif_parts
 from nilmbuild.site.build import PageSpec
 
-from ._common import clean, f32, u8
+from ._common import clean, f32, io_names, u8
 
 SLUG = "disaggregation"
 TITLE = "Disaggregation"
@@ -71,7 +71,7 @@ def build(ctx) -> PageSpec:
     from nilmbuild.errors import UserError
 
     blobs = {
-        "capture": ctx.blob(["input", "output.power", "target.power"]),
+        "capture": ctx.blob(list(io_names().values())),
         "units": msgpack.packb({"no_truth": list(ctx.prepared.stats.get("missing", []))}, use_bin_type=True),
     }
     day_error = None
@@ -87,8 +87,8 @@ def build(ctx) -> PageSpec:
         section=SECTION,
         summary=SUMMARY,
         entry="page_disaggregation.js",
+        data={"names": io_names(), "live": live},
         blobs=blobs,
-        data={"live": live},
         files=files,
         context={
             "notes": ctx.notes_for(SLUG),
