@@ -593,9 +593,9 @@ def _ablations(planner: _Planner, model, x) -> None:
     scale = model.layers[0].attn.scale
 
     def out_power(prefix, trace):
-        r = trace.records["output.power"]
+        r = trace.records[names.OUTPUT_POWER]
         planner.alias_or_store(
-            f"{prefix}.output.power", r.tensor.numpy(), r.axes, r.stage, r.section, r.doc, "output.power"
+            f"{prefix}.{names.OUTPUT_POWER}", r.tensor.numpy(), r.axes, r.stage, r.section, r.doc, names.OUTPUT_POWER
         )
         return r
 
@@ -604,7 +604,7 @@ def _ablations(planner: _Planner, model, x) -> None:
         model,
         x,
         keep=lambda n: (
-            n == "output.power"
+            n == names.OUTPUT_POWER
             or n.endswith((".film", ".out", ".power"))
             and n.startswith(("encoder.", "heads."))
             and ".attn." not in n
@@ -652,7 +652,7 @@ def _ablations(planner: _Planner, model, x) -> None:
     trace = _run(
         model,
         x,
-        keep=lambda n: n == "output.power" or n.endswith((".q", ".k", ".lse", ".weights")),
+        keep=lambda n: n == names.OUTPUT_POWER or n.endswith((".q", ".k", ".lse", ".weights")),
         attention=lambda l, parts: planner.attention(
             f"{P}.encoder.{l}.attn", parts, scale, False, main_prefix=f"encoder.{l}.attn", include_scores=False
         ),
@@ -663,7 +663,7 @@ def _ablations(planner: _Planner, model, x) -> None:
     del trace
 
     # soft gate: final power
-    trace = _run(model, x, keep=lambda n: n == "output.power", gate_mode="soft")
+    trace = _run(model, x, keep=lambda n: n == names.OUTPUT_POWER, gate_mode="soft")
     out_power("ablation.soft_gate", trace)
     del trace
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from . import names
 from .attention import DiagonallyMaskedSelfAttention
 from .ffn import PositionWiseFeedForward
 from .film import film
@@ -109,7 +110,10 @@ class EncoderLayer(nn.Module):
                 "encoder-film.md 6.6",
                 "(1 + gamma) * ffn + beta, nan_to_num",
                 derive=film_of(
-                    f"{name}.ffn.out", "film_enc.gamma_mean", "film_enc.beta_mean", int(name.rsplit(".", 1)[-1])
+                    f"{name}.ffn.out",
+                    names.film("film_enc", "gamma_mean"),
+                    names.film("film_enc", "beta_mean"),
+                    int(name.rsplit(".", 1)[-1]),
                 ),
             )
         x = x + self.dropout(f)

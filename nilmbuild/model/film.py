@@ -6,6 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from . import names
 from .trace import Trace, put
 
 ELEC_FEATURES = ("mean", "std", "rms", "peak", "crest")
@@ -40,7 +41,7 @@ def condition_features(
         elec = torch.stack([mean, std, rms, peak, crest], dim=-1)  # (B, 5)
         put(
             trace,
-            "cond.elec",
+            names.cond("elec"),
             elec,
             ("batch", "elec_feature"),
             "6b",
@@ -52,7 +53,7 @@ def condition_features(
         mag = torch.fft.rfft(x - x.mean(dim=-1, keepdim=True), dim=-1).abs()  # (B, L//2 + 1)
         put(
             trace,
-            "cond.spectrum",
+            names.cond("spectrum"),
             mag,
             ("batch", "freq_bin"),
             "6b",
@@ -63,7 +64,7 @@ def condition_features(
         bands = torch.stack([mag[:, e[i] : e[i + 1]].mean(dim=-1) for i in range(n_bands)], dim=-1)  # (B, 8)
         put(
             trace,
-            "cond.bands",
+            names.cond("bands"),
             bands,
             ("batch", "band"),
             "6b",
@@ -74,7 +75,7 @@ def condition_features(
     cond = torch.cat(feats, dim=-1) if feats else x.new_zeros(x.shape[0], 0)  # (B, 13); (B, 0) with both off
     put(
         trace,
-        "cond.vector",
+        names.cond("vector"),
         cond,
         ("batch", "cond_feature"),
         "6b",
@@ -132,12 +133,44 @@ class EncoderFiLM(nn.Module):
         gamma = 0.5 * torch.tanh(gb[:, :, :, 0, :])  # (B, D, 3, 96)
         beta = 0.5 * torch.tanh(gb[:, :, :, 1, :])  # (B, D, 3, 96)
         ax = ("batch", "device", "layer", "feature")
-        put(trace, "film_enc.gamma", gamma, ax, "6c", "architecture.md 8.3", "0.5 tanh: per device, per layer scale")
-        put(trace, "film_enc.beta", beta, ax, "6c", "architecture.md 8.3", "0.5 tanh: per device, per layer shift")
+        put(
+            trace,
+            names.film("film_enc", "gamma"),
+            gamma,
+            ax,
+            "6c",
+            "architecture.md 8.3",
+            "0.5 tanh: per device, per layer scale",
+        )
+        put(
+            trace,
+            names.film("film_enc", "beta"),
+            beta,
+            ax,
+            "6c",
+            "architecture.md 8.3",
+            "0.5 tanh: per device, per layer shift",
+        )
         gamma_l, beta_l = gamma.mean(dim=1), beta.mean(dim=1)  # (B, 3, 96): shared encoder
         ax = ("batch", "layer", "feature")
-        put(trace, "film_enc.gamma_mean", gamma_l, ax, "6c", "architecture.md 8.3", "gamma averaged over devices")
-        put(trace, "film_enc.beta_mean", beta_l, ax, "6c", "architecture.md 8.3", "beta averaged over devices")
+        put(
+            trace,
+            names.film("film_enc", "gamma_mean"),
+            gamma_l,
+            ax,
+            "6c",
+            "architecture.md 8.3",
+            "gamma averaged over devices",
+        )
+        put(
+            trace,
+            names.film("film_enc", "beta_mean"),
+            beta_l,
+            ax,
+            "6c",
+            "architecture.md 8.3",
+            "beta averaged over devices",
+        )
         return gamma_l, beta_l
 
 
@@ -154,7 +187,7 @@ class DecoderFiLM(nn.Module):
         beta = 0.5 * torch.tanh(gb[..., 1:2])  # (B, D, 1)
         put(
             trace,
-            "film_dec.gamma",
+            names.film("film_dec", "gamma"),
             gamma[..., 0],
             ("batch", "device"),
             "8",
@@ -163,7 +196,7 @@ class DecoderFiLM(nn.Module):
         )
         put(
             trace,
-            "film_dec.beta",
+            names.film("film_dec", "beta"),
             beta[..., 0],
             ("batch", "device"),
             "8",

@@ -64,7 +64,7 @@ class NILMFormer(nn.Module):
         use_film = cfg.use_film if use_film is None else use_film
         mask_diagonal = whatif.mask_diagonal(what_if, cfg.mask_diagonal if mask_diagonal is None else mask_diagonal)
         B, C, L = x.shape  # (B, 7, L)
-        put(trace, "input", x, AX_BCT, "0", "forward-pass.md 0", "scaled aggregate + 6 sin/cos time features")
+        put(trace, names.INPUT, x, AX_BCT, "0", "forward-pass.md 0", "scaled aggregate + 6 sin/cos time features")
 
         h = self._stem(x, L, pos_start, trace)  # (B, L, d_model): stages 1-5
         x_main = x[:, : cfg.c_in]  # (B, 1, L), kept for the condition features
@@ -82,7 +82,7 @@ class NILMFormer(nn.Module):
         h = h.transpose(1, 2)  # (B, d_model, L)
         put(
             trace,
-            "transpose_out",
+            names.TRANSPOSE_OUT,
             h,
             ("batch", "feature", "time"),
             "9",
@@ -111,7 +111,7 @@ class NILMFormer(nn.Module):
                 mask_diagonal=mask_diagonal,
                 trace=trace,
                 name=names.encoder(l),
-                in_name="transpose_in" if l == 0 else names.encoder(l - 1, "out"),
+                in_name=names.TRANSPOSE_IN if l == 0 else names.encoder(l - 1, "out"),
             )
         return h  # (B, L, d_model)
 
@@ -125,7 +125,7 @@ class NILMFormer(nn.Module):
         )  # each (B, D, L)
         put(
             trace,
-            "output.power",
+            names.OUTPUT_POWER,
             out.power,
             ("batch", "device", "time"),
             "12",
@@ -134,7 +134,7 @@ class NILMFormer(nn.Module):
         )
         put(
             trace,
-            "output.gate",
+            names.OUTPUT_GATE,
             out.gate,
             ("batch", "device", "time"),
             "12",
@@ -152,7 +152,7 @@ class NILMFormer(nn.Module):
         h = ((x64 - x64.mean(dim=-1, keepdim=True)) / (x64.std(dim=-1, keepdim=True) + 1e-5)).to(x.dtype)
         put(
             trace,
-            "instance_norm",
+            names.INSTANCE_NORM,
             h,
             AX_BCT,
             "1",
@@ -164,7 +164,7 @@ class NILMFormer(nn.Module):
         h = self.embedding(h, trace)  # (B, 8, L)
         put(
             trace,
-            "pos_encoding",
+            names.POS_ENCODING,
             self.pos_encoding[0],
             ("channel", "time"),
             "3",
@@ -172,28 +172,30 @@ class NILMFormer(nn.Module):
             "learnable positional encoding (1, 8, L)",
         )
         h = h + self.positional(pos_start, L)  # (B, 8, L)
-        put(trace, "embed.with_pos", h, AX_BCT, "3", "forward-pass.md 3", "embedding + positional encoding")
+        put(trace, names.EMBED_WITH_POS, h, AX_BCT, "3", "forward-pass.md 3", "embedding + positional encoding")
         h = self.input_projection(h)  # (B, 96, L)
         put(
             trace,
-            "projection",
+            names.PROJECTION,
             h,
             ("batch", "feature", "time"),
             "4",
             "forward-pass.md 4",
             "1x1 conv 8 -> 96",
-            derive=linear("embed.with_pos", weight("input_projection.weight"), weight("input_projection.bias"), axis=1),
+            derive=linear(
+                names.EMBED_WITH_POS, weight("input_projection.weight"), weight("input_projection.bias"), axis=1
+            ),
         )
         h = h.transpose(1, 2)  # (B, L, 96)
         put(
             trace,
-            "transpose_in",
+            names.TRANSPOSE_IN,
             h,
             ("batch", "time", "feature"),
             "5",
             "forward-pass.md 5",
             "to Transformer layout (B, L, d_model)",
-            derive=permute("projection", (0, 2, 1)),
+            derive=permute(names.PROJECTION, (0, 2, 1)),
         )
         return h
 
@@ -210,7 +212,7 @@ class NILMFormer(nn.Module):
         if trace is not None:
             for key, t, doc, derive in (
                 ("gate_logit", logit, "gate logit", None),
-                ("gate_prob", p, "gate probability p = sigmoid(logit) = cls_prob / 2", select("output.gate", 1, i)),
+                ("gate_prob", p, "gate probability p = sigmoid(logit) = cls_prob / 2", select(names.OUTPUT_GATE, 1, i)),
                 ("power_raw", power_raw, "regression branch: softplus(a) * log1p(softplus(raw))", None),
                 ("soft_gate", soft, "smoothstep(p) = p^2 (3 - 2p)", None),
                 ("hard_gate", hard, f"p > {dev.gate_threshold}", None),
@@ -238,7 +240,7 @@ class NILMFormer(nn.Module):
             "11",
             "forward-pass.md 11",
             f"{gate_mode}-gated power after output FiLM",
-            derive=select("output.power", 1, i),
+            derive=select(names.OUTPUT_POWER, 1, i),
         )
         return logit, power_raw, gated
 
