@@ -11,7 +11,10 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", ".
 let FIX = process.env.NB_CAPTURE_FIXTURE;
 if (!FIX) {
   FIX = fs.mkdtempSync(path.join(os.tmpdir(), "nbcap-"));
-  execFileSync("python", [path.join(ROOT, "tests", "test_js_decoder.py"), FIX], { cwd: ROOT, stdio: "inherit" });
+  // standalone `node --test tests/js`: the fixture needs nilmbuild + torch, so prefer the project's venv
+  const venv = path.join(ROOT, ".venv", "bin", "python");
+  const py = process.env.PYTHON || (fs.existsSync(venv) ? venv : "python3");
+  execFileSync(py, [path.join(ROOT, "tests", "test_js_decoder.py"), FIX], { cwd: ROOT, stdio: "inherit" });
 }
 
 // the decoder is an ES module; it imports @msgpack/msgpack from node_modules, as the page bundle does
