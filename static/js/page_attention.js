@@ -16,6 +16,7 @@ import { decode } from "./decode.js";
 import { watts } from "./disaggregation_watts.js";
 import { gl } from "./gl.js";
 import { plot2d } from "./plot2d.js";
+import { attentionWhatIf } from "./whatif_attention.js";
 import { headMatrix as makeHeadMatrix } from "./head_matrix.js";
 import { attentionArcs } from "./attention_arcs.js";
 import { attentionLayers } from "./attention_layers.js";
@@ -29,6 +30,7 @@ var H, L, E, affine;             // heads, window, head dim (from the q record's
 var canvas, axes, regl, lutTex, drawHead;
 var LAY, heatmaps = [], rowPlot = null, arcs = [], layersView = null, headMatrix = null, cursor = null;
 var ui = {};                     // the controls that code sets: sample, layer, head selects, query range
+var wi = null;                   // the live model: what-if panel and "your signal" (whatif_attention.js)
 var cache = { tex: {}, row: {}, max: {} };
 
 /* ---------- data: names from the view, textures on demand ---------- */
@@ -307,6 +309,7 @@ function drawArcs() {   // arcs at the selected query
     title: "layer " + S.layer + ", head " + S.head + (S.masked ? "" : " (mask off)") + ": the " + ARCS_K + " strongest keys of query t = " + S.query + " min" });
 }
 function redraw(all) {
+  if (wi) wi.update();
   frame(); drawLegend();
   if (all !== false) { drawRow(); drawSplit(); drawArcs(); if (layersView) layersView.draw(S.head, S.sample); }
   drawReadout();
@@ -314,7 +317,7 @@ function redraw(all) {
 function setQuery(t) {
   S.query = Math.max(0, Math.min(L - 1, t | 0));
   ui.query.value = S.query;
-  drawAxes(); drawRow(); drawSplit(); drawArcs(); drawReadout();
+  drawAxes(); drawRow(); drawSplit(); drawArcs(); drawReadout(); if (wi) wi.update();
 }
 
 /* ---------- controls ---------- */
@@ -399,7 +402,7 @@ function exposeForTests() {
     state: S, capture: cap, heatmaps: heatmaps, layout: function () { return LAY; }, row: row,
     frame: frame, rowPlot: function () { return rowPlot; }, headMatrix: headMatrix,
     arcs: function () { return arcs.map(function (a) { return { query: S.query, key: a.key, weight: a.weight }; }); },
-    layers: layersView,
+    layers: layersView, whatif: wi,
   });
 }
 
@@ -415,7 +418,8 @@ function start(pg) {
   buildControls();
   buildPointer();
   buildHeadMatrix();
-  stateInUrl([["sample", "#att-sample"], ["layer", "#att-layer"], ["head", ui.head], ["mask", "#att-mask"],
+  wi = attentionWhatIf({ after: document.getElementById("att-readout"), cap: cap, state: S, sampleLabel: function (i) { return "batch sample " + P.samples[i]; } });
+  stateInUrl([["sample", "#att-sample"], ["layer", "#att-layer"], ["head", ui.head], ["mask", "#att-mask"], ["source", "#att-source"],
               ["t", ui.query], ["scale", "#att-scale"], ["cmap", "#att-cmap"]]);
   redraw();
   onResize(canvas, function () { frame(); drawRow(); drawSplit(); drawArcs(); });

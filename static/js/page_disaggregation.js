@@ -5,6 +5,7 @@
  */
 import { decode as unpack } from "@msgpack/msgpack";
 import { registerPage, testHook } from "./register.js";
+import { disaggSignal } from "./whatif_signal_disagg.js";
 import { stateInUrl } from "./url_state.js";
 import { animate, blob, controls, fmt, ready, saveButton, tooltip } from "./core.js";
 import { decode } from "./decode.js";
@@ -21,6 +22,7 @@ function u8(bytes) { return new Uint8Array(bytes); }
 var PG, N, cap, day, hasDay, devices, samples, C, Lw, Ld, canvas, readoutEl, st, view;
 var noTruth = {}, stepFlag = {}, dayArr = null;
 var ui = {};   // mode, sample and step selects, play button
+var ds = null; // "your signal": the Playground's edit through the live model (whatif_signal_disagg.js)
 
 // devices with no channel in the data: no truth line, no metrics, and a label that says so
 function laneName(d) { return noTruth[d] ? d + " (no ground truth in this data)" : d; }
@@ -69,7 +71,7 @@ function dayOpts() {
   };
 }
 function remake() {   // lanes keeps opts by closure: recreate it when the data change
-  var o = st.mode === "window" ? windowOpts(st.sample) : dayOpts();
+  var o = st.mode === "signal" ? ds.opts() : st.mode === "window" ? windowOpts(st.sample) : dayOpts();
   var cur = view.cursor, lane = view.lane;
   view = lanes.create(canvas, o); view.cursor = cur; view.lane = lane;
   view.draw(st.split);
@@ -118,7 +120,7 @@ function buildPointer() {
 /* ---------- controls ---------- */
 function onMode(v) {
   st.mode = v; ui.sampleSel.disabled = v !== "window"; ui.stepSel.disabled = v !== "day"; ui.playBtn.disabled = false;
-  document.getElementById("metrics-box").hidden = v !== "day"; remake();
+  document.getElementById("metrics-box").hidden = v !== "day"; ds.when(v, remake, readoutEl);
 }
 function onPlay() {
   if (st.anim) { st.anim.cancel(); return; }
@@ -129,7 +131,7 @@ function onPlay() {
 }
 function buildControls() {
   var ctl = document.getElementById("nb-controls");
-  ui.modeSel = controls.select(ctl, "View", [{ value: "window", label: "example window (" + Lw * PG.model.step_minutes + " min)" }, { value: "day", label: "full day, stitched" }], "window", onMode);
+  ui.modeSel = controls.select(ctl, "View", [{ value: "window", label: "example window (" + Lw * PG.model.step_minutes + " min)" }, { value: "day", label: "full day, stitched" }, ds.option], "window", onMode);
   ui.modeSel.id = "mode";
   if (!hasDay) { ui.modeSel.disabled = true; ui.modeSel.title = document.getElementById("day-error").textContent; }
   ui.sampleSel = controls.select(ctl, "Window", samples.map(function (s, i) { return { value: i, label: "#" + s + (cap.meta.t0 ? " · " + String(cap.meta.t0[i]).slice(5, 16).replace("T", " ") : "") }; }), 0, function (v) {
@@ -182,12 +184,13 @@ function start(pg) {
   dayArr = dayArrays();
   view = lanes.create(canvas, windowOpts(0));
   buildPointer();
+  ds = disaggSignal(pg.data.live);
   buildControls();
   buildMetrics();
   view.draw(1);
   stateInUrl([["view", ui.modeSel], ["sample", ui.sampleSel], ["step", ui.stepSel]]);
   ready();
-  testHook({ state: st, view: function () { return view; } });
+  testHook({ state: st, view: function () { return view; }, yourSignal: ds });
 }
 
 registerPage({ slug: "disaggregation", start: start });

@@ -13,6 +13,7 @@ import { controls, fmt, ready, tooltip } from "./core.js";
 import { kit } from "./film_kit.js";
 import { gl } from "./gl.js";
 import { plot2d } from "./plot2d.js";
+import { filmWhatIf } from "./whatif_film.js";
 
 var fr = Math.fround;
 
@@ -35,7 +36,7 @@ var mlp = { canvas: null, cells: [] };
 var params = { stack: null, canvas: null, overlay: null, regl: null, hms: [], defs: [], boxes: [] };
 var lv = { stack: null, canvas: null, overlay: null, plotCanvas: null, regl: null, hms: [], plot: null, boxes: [], sliders: null };
 var live0 = { x: null, xT: null, film: null, g: null, b: null };
-var abl = { canvas: null, plot: null };
+var abl = { canvas: null, plot: null }, wi = null;  // wi: the live what-if panel (whatif_film.js)
 
 /* ---------------- 1: condition features ---------------- */
 function condTable(elec, bands, edges) {
@@ -320,7 +321,7 @@ function live() {
   } else { hms[0].update(live0.xT, -v, v); hms[1].update(mod, -v, v); }
   hms[0].title = N.ffn_out[state.layer]; hms[1].title = "(1 + γ′)·ffn_out + β′";
   state.range = v;
-  liveDraw(); livePlot(mod); liveReadout(); liveCheck(mod);
+  liveDraw(); livePlot(mod); liveReadout(); liveCheck(mod); if (wi) wi.update();
 }
 function drawLiveLabels(g, hm, k) {
   var b = lv.boxes[k];
@@ -433,10 +434,11 @@ function buildViews() {
 }
 function finish() {
   var s = lv.sliders;
-  testHook({ state: state, cap: cap, extra: extra, live: live0, setCell: function (f, t) { state.feature = f; state.t = t; live(); },
+  wi = filmWhatIf({ after: document.getElementById("view-live"), cap: cap, state: state, sampleLabel: function (i) { return kit.sampleLabel(extra, i); } });
+  testHook({ whatif: wi, state: state, cap: cap, extra: extra, live: live0, setCell: function (f, t) { state.feature = f; state.t = t; live(); },
              sliders: s, liveHeatmaps: lv.hms, liveBoxes: function () { return lv.boxes; }, filmValue: filmValue });
   stateInUrl([["sample", "#ctl-sample"], ["device", "#ctl-device"], ["layer", layerSel],
-              ["gscale", s.gs], ["goffset", s.go], ["bscale", s.bs], ["boffset", s.bo]]);
+              ["gscale", s.gs], ["goffset", s.go], ["bscale", s.bs], ["boffset", s.bo], ["filmon", "#whatif-film-on"]]);
   ready();
 }
 

@@ -14,6 +14,7 @@ import { palette } from "./colormaps.js";
 import { controls, fmt, page, ready } from "./core.js";
 import { kit } from "./film_kit.js";
 import { plot2d } from "./plot2d.js";
+import { gateWhatIf } from "./whatif_gate.js";
 
 var fr = Math.fround;
 
@@ -243,8 +244,9 @@ function updateTable() {
 function recomputeCurrent() { cur = recompute(cap, devs, state.dev, state.sample, state.threshold, state.mode); }
 function update() {
   recomputeCurrent();
-  buildPlot(); drawCurve(); updateReadout(); updateCheck(); updateTable();
+  buildPlot(); drawCurve(); updateReadout(); updateCheck(); updateTable(); if (wi) wi.update();
 }
+var wi = null;  // the live what-if panel (whatif_gate.js)
 
 /* ---------- controls and set-up ---------- */
 function onDevice(v) {   // each device has its own calibrated threshold: follow it unless the reader moved the slider
@@ -269,7 +271,8 @@ function buildControls() {
   kit.saveView(document.getElementById("view-time"), document.getElementById("gate-time"), "gate-power.png");
 }
 function finish() {
-  testHook({ state: state, current: function () { return cur; }, update: update, cap: cap, extra: extra,
+  wi = gateWhatIf({ after: document.getElementById("view-time"), cap: cap, state: state, sampleLabel: function (i) { return kit.sampleLabel(extra, i); } });
+  testHook({ whatif: wi, state: state, current: function () { return cur; }, update: update, cap: cap, extra: extra,
              gate: { recompute: recompute, captured: captured, same: same, smooth32: smooth32, film32: film32 } });
   stateInUrl([["sample", "#ctl-sample"], ["device", "#ctl-device"], ["mode", ui.modeSel], ["threshold", ui.thr]]);
   ready();

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from nilmbuild.model.names import HEAD_ABLATION_DELTA, HEAD_ABLATION_SAMPLE, INPUT, ablation, attn
+from nilmbuild.live.page import whatif_page
+from nilmbuild.model.names import HEAD_ABLATION_DELTA, HEAD_ABLATION_SAMPLE, INPUT, OUTPUT_POWER, ablation, attn
 from nilmbuild.site.build import PageSpec
 
 from ._common import pick_varied_samples, window_starts
@@ -20,6 +21,7 @@ def records(n_layers: int) -> list[str]:
     for l in range(n_layers):
         names += [attn(l, p) for p in ("q", "k", "v", "lse", "weights")]
         names.append(ablation("no_mask", attn(l, "weights")))
+    names += [OUTPUT_POWER, ablation("no_mask", OUTPUT_POWER)]  # the what-if panel's captured final watts
     return names + [HEAD_ABLATION_DELTA, HEAD_ABLATION_SAMPLE]
 
 
@@ -51,6 +53,7 @@ def build(ctx) -> PageSpec:
     n_layers = int(ctx.loaded.cfg.n_encoder_layers)
     samples = page_samples(ctx)
     blob = ctx.blob(records(n_layers), samples)
+    whatif, wblobs, files = whatif_page(ctx, samples)  # the live what-if panel (static/js/whatif_attention.js)
     return PageSpec(
         slug=SLUG,
         title=TITLE,
@@ -62,8 +65,10 @@ def build(ctx) -> PageSpec:
             "n_layers": n_layers,
             "head_ablation": ctx.capture.meta.get("head_ablation"),
             "names": js_names(n_layers),
+            "whatif": whatif,
         },
-        blobs={"capture": blob},
+        blobs={"capture": blob, **wblobs},
+        files=files,
         context={
             "n_layers": n_layers,
             "samples": samples,

@@ -4,6 +4,7 @@ FFN output, and the FiLM on/off ablation."""
 
 from __future__ import annotations
 
+from nilmbuild.live.page import whatif_page
 from nilmbuild.model.names import (
     COND_PARTS,
     FILM_GENERATORS,
@@ -64,13 +65,15 @@ def build(ctx) -> PageSpec:
     n_bands = ctx.capture.records[cond("bands")].shape[-1]
     extra["band_edges"] = band_edges(spec, n_bands)  # the model's own edges (Python rounding)
     extra["elec_features"] = list(ELEC_FEATURES)
+    whatif, wblobs, files = whatif_page(ctx, samples)  # the live what-if panel (static/js/whatif_film.js)
     return PageSpec(
         slug=SLUG,
         title=TITLE,
         template="film.html",
         entry="page_film.js",
-        data={"names": js_names(n_layers)},
-        blobs=kit_blobs(ctx, records(n_layers), samples, extra),
+        data={"names": js_names(n_layers), "whatif": whatif},
+        blobs={**kit_blobs(ctx, records(n_layers), samples, extra), **wblobs},
+        files=files,
         context={"notes": ctx.notes_for(SLUG)},
         summary="Condition features, the FiLM generators' real activations, gamma and beta per device and layer, "
         "a live FiLM recomputation and FiLM on/off.",

@@ -3,6 +3,7 @@ gated power (with the output FiLM) from the captured gate probability and raw po
 
 from __future__ import annotations
 
+from nilmbuild.live.page import whatif_page
 from nilmbuild.model.names import INPUT, OUTPUT_POWER, TARGET_POWER, TARGET_STATE, ablation, film, head
 from nilmbuild.site.build import PageSpec
 
@@ -22,6 +23,7 @@ RECORDS = [
     TARGET_POWER,
     TARGET_STATE,
     ablation("soft_gate", OUTPUT_POWER),
+    OUTPUT_POWER,  # the what-if panel's captured final watts
 ]
 
 
@@ -43,13 +45,15 @@ def build(ctx) -> PageSpec:
     samples = pick_device_samples(ctx, min(N_SAMPLES, B)) if B > N_SAMPLES else list(range(B))
     extra = page_extra(ctx, samples)
     extra["gate_thresholds"] = [float(d.gate_threshold) for d in ctx.loaded.cfg.devices]
+    whatif, wblobs, files = whatif_page(ctx, samples)  # the live what-if panel (static/js/whatif_gate.js)
     return PageSpec(
         slug=SLUG,
         title=TITLE,
         template="gate.html",
         entry="page_gate.js",
-        data={"names": js_names(extra["devices"])},
-        blobs=kit_blobs(ctx, RECORDS, samples, extra),
+        data={"names": js_names(extra["devices"]), "whatif": whatif},
+        blobs={**kit_blobs(ctx, RECORDS, samples, extra), **wblobs},
+        files=files,
         context={"notes": ctx.notes_for(SLUG)},
         summary="Smoothstep vs hard gate, a live threshold on the captured gate probabilities, power before and "
         "after gating in watts.",
