@@ -100,4 +100,5 @@ def test_page_blobs_hold_only_listed_records(site_context):
     anim = msgpack.unpackb(spec.blobs["anim"], raw=False)
     used = set(anim["attention"]["source"]) | {n for e in anim["ffn"].values() for n in e["source"]}
     assert used <= listed and {"film_enc.gamma_mean", "film_enc.beta_mean"} <= listed
-    assert spec.data["anim"]["film"] == {"gamma": "film_enc.gamma_mean", "beta": "film_enc.beta_mean"}
+    assert spec.data["names"]["film"] == {"gamma": "film_enc.gamma_mean", "beta": "film_enc.beta_mean"}
+    assert {n for pair in spec.data["names"]["anim"].values() for n in pair} <= drawn

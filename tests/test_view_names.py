@@ -9,7 +9,7 @@ from fnmatch import fnmatchcase
 import pytest
 
 from nilmbuild.model import names
-from nilmbuild.site.views import attention, embedding, encoder, film, gate, index
+from nilmbuild.site.views import attention, embedding, encoder, film, forward, gate, index
 from nilmbuild.site.views._common import io_names
 
 
@@ -32,6 +32,7 @@ def _handed(ctx) -> dict[str, dict]:
         "embedding": embedding.js_names(len(ctx.loaded.cfg.dilations)),
         "index": io_names(),
         "disaggregation": io_names(),
+        "forward": forward.js_names(ctx.loaded.cfg),
     }
 
 
@@ -52,6 +53,7 @@ def test_views_blob_lists_match_captured_records(site_context):
         "gate": gate.RECORDS,
         "embedding": embedding.RECORDS,
         "index": [n["record"] for n in index.NODES] + [e[2] for e in index.flow_edges(site_context.loaded.devices)],
+        "forward": forward.records(site_context.loaded.cfg),
     }
     for page, wanted in lists.items():
         for pat in wanted:
@@ -71,3 +73,14 @@ def test_helpers_spell_the_names_the_model_traces(layer):
     assert names.film("film_enc", "gamma_mean") == "film_enc.gamma_mean"
     assert names.param("film_dec.device_embed") == "weights.film_dec.device_embed"
     assert names.cond("bands") == "cond.bands"
+
+
+def test_forward_stages_name_the_last_embedding_unit_of_the_config():
+    """The conv-embedding stage is the last dilated ResUnit's output, however many units the config has."""
+    from nilmbuild.model.config import NILMFormerConfig
+
+    for dilations in ((1, 2, 4, 8), (1, 2)):
+        cfg = NILMFormerConfig(dilations=dilations)
+        conv = next(s for s in forward.stages(cfg) if s["stage"] == "2")
+        assert conv["records"] == [f"embed.res{len(dilations) - 1}.out"]
+        assert forward.js_names(cfg)["anim"]["conv"][1] == conv["records"][0]

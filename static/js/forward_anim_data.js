@@ -1,6 +1,6 @@
 /* forward_anim_data.js: what the animated forward pass draws, read from the page's blobs (no values of its own).
  *   animData(pg, cap, anim, matrix) -> {
- *     from,                        {conv: [a, b], projection: [a, b], transpose: [a]}: record names (from Python)
+ *     from,                        {conv: [a, b], projection: [a, b], transpose: [a]}: record names (page().data.names.anim)
  *     tensor(name, sample)         {values, rows, cols, range, shape, binned} of a stage record (page_forward's
  *                                  stages: exact, or the binned means it carries for the large ones); range =
  *                                  99th percentile of this sample's |value| (the colour scale's ends)
@@ -46,7 +46,7 @@ export function animData(pg, cap, anim, matrix) {
     return { values: v, units: U, range: maxAbs(v), source: a.source[layer] };
   }
   function film(sample, layer) {
-    var names = pg.data.anim.film, out = ffn("out", sample, layer), d = out.units;
+    var names = pg.data.names.film, out = ffn("out", sample, layer), d = out.units;
     var g = names ? cap.slice(names.gamma, sample).subarray(layer * d, (layer + 1) * d) : new Float32Array(d);
     var b = names ? cap.slice(names.beta, sample).subarray(layer * d, (layer + 1) * d) : new Float32Array(d);
     var filmed = new Float32Array(d);
@@ -56,7 +56,7 @@ export function animData(pg, cap, anim, matrix) {
              names: names };
   }
   return {
-    from: pg.data.anim.from,
+    from: pg.data.names.anim,
     tensor: tensor,
     ffn: ffn,
     film: film,

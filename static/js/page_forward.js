@@ -4,6 +4,7 @@
  * box-averaged to <= 128 x 128 texels for the thumbnail). #fwd-zoom: a second regl context with the exact
  * values of the selected stage (gl.heatmap). Stage list, record names: page().data.stages;
  * shapes, axes, stats, docs: the blob records (or, for binned stages, the records' metadata in the "binned" blob).
+ * The page state lives in module variables set once by start(); each build, draw and on function does one job.
  */
 import { decode as unpack } from "@msgpack/msgpack";
 import boxFrag from "../glsl/forward_box.frag";
@@ -21,6 +22,15 @@ var FONT = font(12);
 var SMALL = font(11);
 var BOLD = font(12, 600);
 var CMAP = "burd", MAXTEX = 128;
+var YAW = -0.17, PITCH = 0.5, GAP = 0.9, ZGAP = 6.2, LIFT = 0.3;   // camera angles; block gaps; selected block's lift
+var TINT = [0.74, 0.78, 0.82];
+
+/* ---------- the page's state (one page per document; set by start) ---------- */
+var P, cap, stages, S, urlState = null, anim = null;   // payload data, capture, stages, selection, URL sync, animation
+var canvas, overlay, regl, drawBox, lut, texCache = {}; // the 3D view
+var VP = null, VIEW = null, ROT = null;                  // camera: view-projection (GLSL), row-major view, rotation
+var zc, zo, zregl, zhm = {}, ZB = null;                  // the zoom panel: canvas, overlay, regl, heatmaps, plot box
+var stageSel, playBtn;                                   // the controls that code sets
 
 
 function prod(a) { return a.reduce(function (x, y) { return x * y; }, 1); }
@@ -89,7 +99,7 @@ function colMajor(m) { var o = new Float32Array(16); for (var r = 0; r < 4; r++)
 function apply(m, p) { return [0, 1, 2, 3].map(function (r) { return m[r * 4] * p[0] + m[r * 4 + 1] * p[1] + m[r * 4 + 2] * p[2] + m[r * 4 + 3]; }); }
 
 /* ---------- the animated forward pass (4.4): its data are the stages' tensors and the "anim" blob ---------- */
-function startAnim(pg, cap, stages, sample, onStage) {
+function startAnim(pg, sample, onStage) {
   function matrix(name, i) {     // a one-record stage's (rows x cols) values for sample i, as the page shows them
     var s = stages.find(function (x) { return x.parts.length === 1 && x.parts[0].name === name; });
     return { values: s.values(i), rows: s.rows, cols: s.cols, range: s.range, shape: [s.B, s.rowsFull, s.colsFull], binned: s.binned };
@@ -102,293 +112,320 @@ function startAnim(pg, cap, stages, sample, onStage) {
     data: animData(pg, cap, unpack(blob("anim")), matrix), sample: sample, onStage: onStage,
   });
 }
+function onAnimStage(stage) {    // the animation reached a stage: select its block
+  var i = stages.findIndex(function (s) { return s.st.stage === stage; });
+  if (i >= 0 && i !== S.stage) select(i);
+}
 
-function start(pg) {
-  var P = pg.data, cap = decode(blob("capture")), binned = unpack(blob("binned"));
-  var stages = P.stages.map(function (st) { return makeStage(st, cap, binned); });
-  var S = { sample: 0, stage: 0, playing: null }, urlState = null;
-
-  /* ---------- geometry ---------- */
-  var ya = -0.17, xa = 0.5;
-  function ext(n) { return 0.3 + 1.5 * Math.sqrt(n / pg.model.window); }   // block size relative to the window
-  var ROWS = [stages.slice(0, 5), stages.slice(5, 9), stages.slice(9)], GAP = 0.9, ZGAP = 6.2;
+/* ---------- geometry: blocks in three rows, an isometric orthographic camera ---------- */
+function layoutStages(window) {
+  function ext(n) { return 0.3 + 1.5 * Math.sqrt(n / window); }   // block size relative to the window
+  var rows = [stages.slice(0, 5), stages.slice(5, 9), stages.slice(9)];
   stages.forEach(function (s, i) { s.row = i < 5 ? 0 : i < 9 ? 1 : 2; });
   stages.forEach(function (s) { s.w = ext(s.colsFull); s.h = ext(s.rowsFull); s.d = 0.12 + 0.02 * s.B; });
-  ROWS.forEach(function (row, ri) {
+  rows.forEach(function (row, ri) {
     var total = row.reduce(function (a, s) { return a + s.w; }, 0) + GAP * (row.length - 1);
-    var x = -total / 2 + ri * ZGAP * Math.tan(-ya);      // undo the yaw's sideways shift of the rows behind
+    var x = -total / 2 + ri * ZGAP * Math.tan(-YAW);      // undo the yaw's sideways shift of the rows behind
     row.forEach(function (s) { s.origin = [x, 0, ri * ZGAP]; x += s.w + GAP; });
   });
-  var rot = mul([1, 0, 0, 0, 0, Math.cos(xa), -Math.sin(xa), 0, 0, Math.sin(xa), Math.cos(xa), 0, 0, 0, 0, 1],
-                [Math.cos(ya), 0, Math.sin(ya), 0, 0, 1, 0, 0, -Math.sin(ya), 0, Math.cos(ya), 0, 0, 0, 0, 1]);
-  function corners(s, lift) {
-    var o = s.origin, out = [];
-    for (var i = 0; i < 8; i++) out.push([o[0] + (i & 1 ? s.w : 0), o[1] + (i & 2 ? s.h : 0) + (lift || 0), o[2] + (i & 4 ? s.d : 0)]);
-    return out;
-  }
-  var VP = null, VIEW = null;
-  function camera() {
-    var W = canvas.clientWidth, H = canvas.clientHeight, lo = [Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity];
-    stages.forEach(function (s) {
-      corners(s, 0.3).concat(corners(s, 0)).forEach(function (p) {
-        var q = apply(rot, p); for (var k = 0; k < 3; k++) { lo[k] = Math.min(lo[k], q[k]); hi[k] = Math.max(hi[k], q[k]); }
-      });
+  ROT = mul([1, 0, 0, 0, 0, Math.cos(PITCH), -Math.sin(PITCH), 0, 0, Math.sin(PITCH), Math.cos(PITCH), 0, 0, 0, 0, 1],
+            [Math.cos(YAW), 0, Math.sin(YAW), 0, 0, 1, 0, 0, -Math.sin(YAW), 0, Math.cos(YAW), 0, 0, 0, 0, 1]);
+}
+function corners(s, lift) {
+  var o = s.origin, out = [];
+  for (var i = 0; i < 8; i++) out.push([o[0] + (i & 1 ? s.w : 0), o[1] + (i & 2 ? s.h : 0) + (lift || 0), o[2] + (i & 4 ? s.d : 0)]);
+  return out;
+}
+function rotatedBounds() {       // the rotated bounding box of every block, lifted or not
+  var lo = [Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity];
+  stages.forEach(function (s) {
+    corners(s, LIFT).concat(corners(s, 0)).forEach(function (p) {
+      var q = apply(ROT, p); for (var k = 0; k < 3; k++) { lo[k] = Math.min(lo[k], q[k]); hi[k] = Math.max(hi[k], q[k]); }
     });
-    var mt = 30, mb = 34, ml = 44, mr = 44;        // pixel margins for labels
-    var sx = (W - ml - mr) / (hi[0] - lo[0]), sy = (H - mt - mb) / (hi[1] - lo[1]), sc = Math.min(sx, sy);
-    var cx = (lo[0] + hi[0]) / 2, cy = (lo[1] + hi[1]) / 2, oyPix = (mb - mt) / 2;
-    var zr = Math.max(Math.abs(lo[2]), Math.abs(hi[2])) + 1;
-    var ortho = [2 * sc / W, 0, 0, -cx * 2 * sc / W,
-                 0, 2 * sc / H, 0, -cy * 2 * sc / H + 2 * oyPix / H,
-                 0, 0, -1 / zr, 0, 0, 0, 0, 1];
-    VIEW = mul(ortho, rot);
-    VP = colMajor(VIEW);
+  });
+  return { lo: lo, hi: hi };
+}
+function camera() {
+  var W = canvas.clientWidth, H = canvas.clientHeight, bb = rotatedBounds(), lo = bb.lo, hi = bb.hi;
+  var mt = 30, mb = 34, ml = 44, mr = 44;        // pixel margins for labels
+  var sx = (W - ml - mr) / (hi[0] - lo[0]), sy = (H - mt - mb) / (hi[1] - lo[1]), sc = Math.min(sx, sy);
+  var cx = (lo[0] + hi[0]) / 2, cy = (lo[1] + hi[1]) / 2, oyPix = (mb - mt) / 2;
+  var zr = Math.max(Math.abs(lo[2]), Math.abs(hi[2])) + 1;
+  var ortho = [2 * sc / W, 0, 0, -cx * 2 * sc / W,
+               0, 2 * sc / H, 0, -cy * 2 * sc / H + 2 * oyPix / H,
+               0, 0, -1 / zr, 0, 0, 0, 0, 1];
+  VIEW = mul(ortho, ROT);
+  VP = colMajor(VIEW);
+}
+function toScreen(p) {
+  var q = apply(VIEW, p);
+  return [(q[0] + 1) / 2 * canvas.clientWidth, (1 - q[1]) / 2 * canvas.clientHeight];
+}
+function screenBox(s) {
+  var pts = corners(s, s === stages[S.stage] ? LIFT : 0).map(toScreen), x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+  pts.forEach(function (p) { x0 = Math.min(x0, p[0]); y0 = Math.min(y0, p[1]); x1 = Math.max(x1, p[0]); y1 = Math.max(y1, p[1]); });
+  return { x0: x0, y0: y0, x1: x1, y1: y1 };
+}
+function pick(px, py) {
+  for (var i = stages.length - 1; i >= 0; i--) {      // front row first
+    var b = screenBox(stages[i]);
+    if (px >= b.x0 && px <= b.x1 && py >= b.y0 && py <= b.y1) return i;
   }
-  function toScreen(p) {
-    var q = apply(VIEW, p);
-    return [(q[0] + 1) / 2 * canvas.clientWidth, (1 - q[1]) / 2 * canvas.clientHeight];
-  }
-  function screenBox(s) {
-    var pts = corners(s, s === stages[S.stage] ? 0.3 : 0).map(toScreen), x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
-    pts.forEach(function (p) { x0 = Math.min(x0, p[0]); y0 = Math.min(y0, p[1]); x1 = Math.max(x1, p[0]); y1 = Math.max(y1, p[1]); });
-    return { x0: x0, y0: y0, x1: x1, y1: y1 };
-  }
+  return -1;
+}
 
-  /* ---------- regl (3D) ---------- */
-  var canvas = document.getElementById("fwd-3d"), overlay = document.getElementById("fwd-3d-overlay");
-  gl.fitCanvas(canvas);
-  var regl = gl.create(canvas);
-  if (!regl) return;
+/* ---------- regl (3D): one box command, a colour-mapped face texture per stage and sample ---------- */
+function buildBoxCommand() {
   var pos = [], face = [];
   function quad(a, b, c, d, f) { [a, b, c, a, c, d].forEach(function (p) { pos.push(p); face.push(f); }); }
   quad([0, 0, 1], [1, 0, 1], [1, 1, 1], [0, 1, 1], 0);   // front (z = 1): the heatmap
   quad([0, 1, 0], [0, 1, 1], [1, 1, 1], [1, 1, 0], 1);   // top
   quad([1, 0, 0], [1, 1, 0], [1, 1, 1], [1, 0, 1], 2);   // right
-  var drawBox = regl({
+  return regl({
     vert: boxVert, frag: boxFrag,
     attributes: { position: pos, face: face }, count: pos.length,
     uniforms: { viewProj: function () { return VP; }, origin: regl.prop("origin"), size: regl.prop("size"),
                 faceTex: regl.prop("tex"), tint: regl.prop("tint"), selected: regl.prop("selected") },
     depth: { enable: true },
   });
-  var lut = colormaps.lut(CMAP), texCache = {};
-  function faceTexture(si) {
-    var key = si + "#" + S.sample;
-    if (texCache[key]) return texCache[key];
-    var s = stages[si], v = s.values(S.sample), R = s.rows, C = s.cols;
-    var tr = Math.min(R, MAXTEX), tc = Math.min(C, MAXTEX), img = new Uint8Array(tr * tc * 4);
-    for (var r = 0; r < tr; r++) {
-      var r0 = Math.floor(r * R / tr), r1 = Math.max(r0 + 1, Math.floor((r + 1) * R / tr));
-      for (var c = 0; c < tc; c++) {
-        var c0 = Math.floor(c * C / tc), c1 = Math.max(c0 + 1, Math.floor((c + 1) * C / tc)), acc = 0, n = 0;
-        for (var rr = r0; rr < r1; rr++) for (var cc = c0; cc < c1; cc++) { acc += v[rr * C + cc]; n++; }
-        var t = 0.5 + 0.5 * (acc / n) / s.range, idx = Math.round(Math.max(0, Math.min(1, t)) * 255) * 4, o = (r * tc + c) * 4;
-        img[o] = lut[idx]; img[o + 1] = lut[idx + 1]; img[o + 2] = lut[idx + 2]; img[o + 3] = 255;
-      }
+}
+function faceImage(s, v, tr, tc) {   // (rows x cols) values box-averaged to (tr x tc) RGBA8 texels
+  var R = s.rows, C = s.cols, img = new Uint8Array(tr * tc * 4);
+  for (var r = 0; r < tr; r++) {
+    var r0 = Math.floor(r * R / tr), r1 = Math.max(r0 + 1, Math.floor((r + 1) * R / tr));
+    for (var c = 0; c < tc; c++) {
+      var c0 = Math.floor(c * C / tc), c1 = Math.max(c0 + 1, Math.floor((c + 1) * C / tc)), acc = 0, n = 0;
+      for (var rr = r0; rr < r1; rr++) for (var cc = c0; cc < c1; cc++) { acc += v[rr * C + cc]; n++; }
+      var t = 0.5 + 0.5 * (acc / n) / s.range, idx = Math.round(Math.max(0, Math.min(1, t)) * 255) * 4, o = (r * tc + c) * 4;
+      img[o] = lut[idx]; img[o + 1] = lut[idx + 1]; img[o + 2] = lut[idx + 2]; img[o + 3] = 255;
     }
-    return (texCache[key] = regl.texture({ width: tc, height: tr, data: img, min: "linear", mag: tc < 40 || tr < 40 ? "nearest" : "linear",
-                                            wrapS: "clamp", wrapT: "clamp" }));
   }
-  var TINT = [0.74, 0.78, 0.82];
-  function frame3d() {
-    gl.fitCanvas(canvas);
-    camera();
-    regl.poll();
-    regl.clear({ color: [1, 1, 1, 1], depth: 1 });
-    stages.forEach(function (s, i) {
-      var sel = i === S.stage, o = s.origin;
-      drawBox({ origin: [o[0], o[1] + (sel ? 0.3 : 0), o[2]], size: [s.w, s.h, s.d], tex: faceTexture(i), tint: TINT, selected: sel ? 1 : 0 });
-    });
-    drawLabels();
-  }
-  function shapeText(s) {
-    if (s.parts.length === 1) return s.parts[0].rec.shape.join("×");
-    return s.parts.length + " × (" + s.parts[0].rec.shape.join("×") + ")";
-  }
-  function drawLabels() {
-    var W = canvas.clientWidth, H = canvas.clientHeight, g = overlay2d(overlay, W, H);
-    g.textAlign = "center";
-    var prev = null;
-    stages.forEach(function (s, i) {
-      var o = s.origin, sel = i === S.stage, lift = sel ? 0.3 : 0;
-      var top = toScreen([o[0] + s.w / 2, o[1] + s.h + lift, o[2]]), bot = toScreen([o[0] + s.w / 2, o[1] + lift, o[2] + s.d]);
-      var mid = toScreen([o[0] + s.w, o[1] + s.h / 2 + lift, o[2] + s.d / 2]), left = toScreen([o[0], o[1] + s.h / 2 + lift, o[2] + s.d / 2]);
-      if (prev && prev.row === s.row) {      // flow arrow
-        g.strokeStyle = "#8c959f"; g.fillStyle = "#8c959f"; g.lineWidth = 1.2;
-        g.beginPath(); g.moveTo(prev.p[0] + 2, prev.p[1]); g.lineTo(left[0] - 5, left[1]); g.stroke();
-        g.beginPath(); g.moveTo(left[0] - 2, left[1]); g.lineTo(left[0] - 8, left[1] - 3.5); g.lineTo(left[0] - 8, left[1] + 3.5); g.fill();
-      }
-      prev = { p: mid, row: s.row };
-      g.fillStyle = sel ? "#b34700" : "#1b1f24"; g.font = BOLD; g.textBaseline = "bottom";
-      g.fillText(s.st.stage + " · " + (s.st.short || s.st.title), top[0], top[1] - 6);
-      g.font = SMALL; g.fillStyle = "#57606a"; g.textBaseline = "top";
-      g.fillText(shapeText(s) + (s.binned ? " ⋯" : ""), bot[0], bot[1] + 6);
-    });
-    g.textAlign = "left"; g.font = SMALL; g.fillStyle = "#57606a"; g.textBaseline = "bottom";
-    g.fillText("sample " + P.samples[S.sample] + " · ⋯ = shown as " + P.bin + "-minute means", 6, H - 4);
-  }
-
-  /* ---------- zoom panel (exact values) ---------- */
-  var zc = document.getElementById("fwd-zoom"), zo = document.getElementById("fwd-zoom-overlay");
-  gl.fitCanvas(zc);
-  var zregl = gl.create(zc);
-  if (!zregl) return;
-  var zhm = {}, ZB = null;
-  function zoomHeatmap() {
-    var s = stages[S.stage], key = S.stage, v = s.values(S.sample);
-    if (!zhm[key]) zhm[key] = gl.heatmap(zregl, { data: v, rows: s.rows, cols: s.cols, vmin: -s.range, vmax: s.range, cmap: CMAP });
-    else zhm[key].update(v, -s.range, s.range);
-    return zhm[key];
-  }
-  function axisName(p, k) { return p.rec.axes[k]; }
-  function rowLabel(s, r) {   // which record / index a shown row is
-    for (var k = 0; k < s.parts.length; k++) if (r < s.offsets[k + 1]) {
-      var p = s.parts[k], rr = r - s.offsets[k], ax = p.rec.axes, sh = p.rec.shape;
-      if (p.binned && p.entry.of) { ax = p.entry.perm.map(function (j) { return p.src.record.axes[j]; }); }
-      var lead = ax.slice(1, -1), txt;
-      if (lead.length === 0) txt = "";
-      else if (lead.length === 1) txt = lead[0] + " " + rr;
-      else { var inner = sh[2]; txt = lead[0] + " " + Math.floor(rr / inner) + ", " + lead[1] + " " + (rr % inner); }
-      return (s.parts.length > 1 ? p.name + (txt ? ", " : "") : "") + txt;
-    }
-    return "";
-  }
-  function colLabel(s, c) {
-    var p = s.parts[0], ax = p.rec.axes;
-    if (p.binned && p.entry.of) ax = p.entry.perm.map(function (j) { return p.src.record.axes[j]; });
-    var name = ax[ax.length - 1];
-    if (s.binned && name === "time") {
-      var b = P.bin, Lt = p.rec.shape[p.rec.axes.indexOf("time")];
-      return "time " + c * b + "–" + Math.min(c * b + b - 1, Lt - 1) + " min (mean)";
-    }
-    return name + " " + c + (name === "time" ? " min" : "");
-  }
-  function frameZoom() {
-    var s = stages[S.stage], top = 8, bottom = 40, left = 150, right = 12;
-    var h = Math.max(160, Math.min(s.rows * 6, 420));
-    zc.style.height = h + top + bottom + "px";
-    gl.fitCanvas(zc);
-    var hm = zoomHeatmap(), W = zc.clientWidth, H = zc.clientHeight;
-    ZB = { x: left, y: top, width: W - left - right, height: h };
-    zregl.poll(); zregl.clear({ color: [1, 1, 1, 1] });
-    hm.draw(ZB);
-    var g = overlay2d(zo, W, H);
-    g.font = SMALL; g.fillStyle = "#1b1f24"; g.textAlign = "right"; g.textBaseline = "middle";
-    var every = Math.max(1, Math.ceil(s.rows / Math.max(1, h / 14)));
-    for (var r = 0; r < s.rows; r += every) g.fillText(rowLabel(s, r), left - 6, top + (r + 0.5) * h / s.rows);
-    var p = s.parts[0], ax = p.rec.axes;
-    if (p.binned && p.entry.of) ax = p.entry.perm.map(function (j) { return p.src.record.axes[j]; });
-    var cname = ax[ax.length - 1], full = s.colsFull;
-    g.textAlign = "center"; g.textBaseline = "top";
-    var n = 8, step = Math.max(1, Math.round(full / n / 10) * 10 || 1);
-    for (var c = 0; c <= full - 1; c += step) {
-      var x = left + ((c + 0.5) / full) * ZB.width;
-      g.fillText(String(c), x, top + h + 3);
-    }
-    g.fillText(cname + (cname === "time" ? " (minutes from window start" + (s.binned ? "; " + P.bin + "-minute means" : "") + ")" : " index"),
-               left + ZB.width / 2, top + h + 18);
-    
-  }
-  zc.addEventListener("mousemove", function (e) {
-    if (!ZB) return;
-    var rc = zc.getBoundingClientRect(), px = e.clientX - rc.left, py = e.clientY - rc.top, s = stages[S.stage];
-    var hm = zhm[S.stage], cell = hm && hm.cellAt(px, py);
-    if (!cell) { tooltip.hide(); return; }
-    var rl = rowLabel(s, cell.row);
-    tooltip.show("stage " + s.st.stage + ": " + (rl ? rl + ", " : "") + colLabel(s, cell.col) + "\nvalue = " + fmt(cell.value, 4), e.clientX, e.clientY);
+  return img;
+}
+function faceTexture(si) {
+  var key = si + "#" + S.sample;
+  if (texCache[key]) return texCache[key];
+  var s = stages[si], tr = Math.min(s.rows, MAXTEX), tc = Math.min(s.cols, MAXTEX), img = faceImage(s, s.values(S.sample), tr, tc);
+  return (texCache[key] = regl.texture({ width: tc, height: tr, data: img, min: "linear", mag: tc < 40 || tr < 40 ? "nearest" : "linear",
+                                          wrapS: "clamp", wrapT: "clamp" }));
+}
+function frame3d() {
+  gl.fitCanvas(canvas);
+  camera();
+  regl.poll();
+  regl.clear({ color: [1, 1, 1, 1], depth: 1 });
+  stages.forEach(function (s, i) {
+    var sel = i === S.stage, o = s.origin;
+    drawBox({ origin: [o[0], o[1] + (sel ? LIFT : 0), o[2]], size: [s.w, s.h, s.d], tex: faceTexture(i), tint: TINT, selected: sel ? 1 : 0 });
   });
-  zc.addEventListener("mouseleave", function () { tooltip.hide(); });
+  drawLabels();
+}
 
-  function info() {
-    var s = stages[S.stage], dl = document.getElementById("fwd-info");
-    document.getElementById("fwd-zoom-title").textContent = "Stage " + s.st.stage + ": " + s.st.title + " — sample " + P.samples[S.sample];
-    dl.textContent = "";
-    function row(k, v) { var dt = document.createElement("dt"), dd = document.createElement("dd"); dt.textContent = k; dd.textContent = v; dl.appendChild(dt); dl.appendChild(dd); }
-    s.parts.forEach(function (p) {
-      var r = p.rec;
-      row("record", r.name + "  (" + r.shape.join(" × ") + ")");
-      row("axes", "(" + r.axes.join(", ") + ")");
-      row("stats (batch)", "min " + fmt(r.stats.min, 4) + " · max " + fmt(r.stats.max, 4) + " · mean " + fmt(r.stats.mean, 4) + " · std " + fmt(r.stats.std, 4));
-      row("spec", "stage " + r.stage + " · " + r.section);
-      row("doc", r.doc);
-    });
-    row("shown", s.binned ? "mean over " + P.bin + "-minute bins of the exact tensor: " + s.rows + " × " + s.cols + " of " + s.rowsFull + " × " + s.colsFull
-                          : "exact values, " + s.rows + " × " + s.cols + (s.parts.length > 1 ? " (records stacked as rows)" : ""));
-    var el = document.getElementById("nb-legend"); el.textContent = "";
-    legend(el, CMAP, -s.range, s.range, "value, stage " + s.st.stage + " (±largest |value| over the batch)");
+/* ---------- the 3D view's 2D overlay: flow arrows, stage names, shapes ---------- */
+function shapeText(s) {
+  if (s.parts.length === 1) return s.parts[0].rec.shape.join("×");
+  return s.parts.length + " × (" + s.parts[0].rec.shape.join("×") + ")";
+}
+function drawArrow(g, from, to) {
+  g.strokeStyle = "#8c959f"; g.fillStyle = "#8c959f"; g.lineWidth = 1.2;
+  g.beginPath(); g.moveTo(from[0] + 2, from[1]); g.lineTo(to[0] - 5, to[1]); g.stroke();
+  g.beginPath(); g.moveTo(to[0] - 2, to[1]); g.lineTo(to[0] - 8, to[1] - 3.5); g.lineTo(to[0] - 8, to[1] + 3.5); g.fill();
+}
+function drawStageLabel(g, s, sel, prev) {   // returns the block's right-middle point, where the next arrow starts
+  var o = s.origin, lift = sel ? LIFT : 0;
+  var top = toScreen([o[0] + s.w / 2, o[1] + s.h + lift, o[2]]), bot = toScreen([o[0] + s.w / 2, o[1] + lift, o[2] + s.d]);
+  var mid = toScreen([o[0] + s.w, o[1] + s.h / 2 + lift, o[2] + s.d / 2]), left = toScreen([o[0], o[1] + s.h / 2 + lift, o[2] + s.d / 2]);
+  if (prev && prev.row === s.row) drawArrow(g, prev.p, left);      // flow arrow
+  g.fillStyle = sel ? "#b34700" : "#1b1f24"; g.font = BOLD; g.textBaseline = "bottom";
+  g.fillText(s.st.stage + " · " + (s.st.short || s.st.title), top[0], top[1] - 6);
+  g.font = SMALL; g.fillStyle = "#57606a"; g.textBaseline = "top";
+  g.fillText(shapeText(s) + (s.binned ? " ⋯" : ""), bot[0], bot[1] + 6);
+  return mid;
+}
+function drawLabels() {
+  var W = canvas.clientWidth, H = canvas.clientHeight, g = overlay2d(overlay, W, H);
+  g.textAlign = "center";
+  var prev = null;
+  stages.forEach(function (s, i) { prev = { p: drawStageLabel(g, s, i === S.stage, prev), row: s.row }; });
+  g.textAlign = "left"; g.font = SMALL; g.fillStyle = "#57606a"; g.textBaseline = "bottom";
+  g.fillText("sample " + P.samples[S.sample] + " · ⋯ = shown as " + P.bin + "-minute means", 6, H - 4);
+}
+
+/* ---------- zoom panel (exact values of the selected stage) ---------- */
+function zoomHeatmap() {
+  var s = stages[S.stage], key = S.stage, v = s.values(S.sample);
+  if (!zhm[key]) zhm[key] = gl.heatmap(zregl, { data: v, rows: s.rows, cols: s.cols, vmin: -s.range, vmax: s.range, cmap: CMAP });
+  else zhm[key].update(v, -s.range, s.range);
+  return zhm[key];
+}
+function shownAxes(p) {          // a part's axes as shown (a binned transposed view takes its source's, permuted)
+  if (p.binned && p.entry.of) return p.entry.perm.map(function (j) { return p.src.record.axes[j]; });
+  return p.rec.axes;
+}
+function rowLabel(s, r) {   // which record / index a shown row is
+  for (var k = 0; k < s.parts.length; k++) if (r < s.offsets[k + 1]) {
+    var p = s.parts[k], rr = r - s.offsets[k], ax = shownAxes(p), sh = p.rec.shape;
+    var lead = ax.slice(1, -1), txt;
+    if (lead.length === 0) txt = "";
+    else if (lead.length === 1) txt = lead[0] + " " + rr;
+    else { var inner = sh[2]; txt = lead[0] + " " + Math.floor(rr / inner) + ", " + lead[1] + " " + (rr % inner); }
+    return (s.parts.length > 1 ? p.name + (txt ? ", " : "") : "") + txt;
   }
-
-  function select(i) {
-    S.stage = Math.max(0, Math.min(stages.length - 1, i));
-    stageSel.value = S.stage;
-    frame3d(); frameZoom(); info();
-    if (urlState) urlState.later();   // Play moves the stage without an input event
+  return "";
+}
+function colLabel(s, c) {
+  var p = s.parts[0], ax = shownAxes(p), name = ax[ax.length - 1];
+  if (s.binned && name === "time") {
+    var b = P.bin, Lt = p.rec.shape[p.rec.axes.indexOf("time")];
+    return "time " + c * b + "–" + Math.min(c * b + b - 1, Lt - 1) + " min (mean)";
   }
+  return name + " " + c + (name === "time" ? " min" : "");
+}
+function frameZoom() {
+  var s = stages[S.stage], top = 8, bottom = 40, left = 150, right = 12;
+  var h = Math.max(160, Math.min(s.rows * 6, 420));
+  zc.style.height = h + top + bottom + "px";
+  gl.fitCanvas(zc);
+  var hm = zoomHeatmap(), W = zc.clientWidth, H = zc.clientHeight;
+  ZB = { x: left, y: top, width: W - left - right, height: h };
+  zregl.poll(); zregl.clear({ color: [1, 1, 1, 1] });
+  hm.draw(ZB);
+  drawZoomAxes(overlay2d(zo, W, H), s);
+}
+function drawZoomAxes(g, s) {    // row labels left of the heatmap, column ticks and the axis name below it
+  var left = ZB.x, top = ZB.y, h = ZB.height;
+  g.font = SMALL; g.fillStyle = "#1b1f24"; g.textAlign = "right"; g.textBaseline = "middle";
+  var every = Math.max(1, Math.ceil(s.rows / Math.max(1, h / 14)));
+  for (var r = 0; r < s.rows; r += every) g.fillText(rowLabel(s, r), left - 6, top + (r + 0.5) * h / s.rows);
+  var ax = shownAxes(s.parts[0]), cname = ax[ax.length - 1], full = s.colsFull;
+  g.textAlign = "center"; g.textBaseline = "top";
+  var n = 8, step = Math.max(1, Math.round(full / n / 10) * 10 || 1);
+  for (var c = 0; c <= full - 1; c += step) {
+    var x = left + ((c + 0.5) / full) * ZB.width;
+    g.fillText(String(c), x, top + h + 3);
+  }
+  g.fillText(cname + (cname === "time" ? " (minutes from window start" + (s.binned ? "; " + P.bin + "-minute means" : "") + ")" : " index"),
+             left + ZB.width / 2, top + h + 18);
+}
+function onZoomMove(e) {
+  if (!ZB) return;
+  var rc = zc.getBoundingClientRect(), px = e.clientX - rc.left, py = e.clientY - rc.top, s = stages[S.stage];
+  var hm = zhm[S.stage], cell = hm && hm.cellAt(px, py);
+  if (!cell) { tooltip.hide(); return; }
+  var rl = rowLabel(s, cell.row);
+  tooltip.show("stage " + s.st.stage + ": " + (rl ? rl + ", " : "") + colLabel(s, cell.col) + "\nvalue = " + fmt(cell.value, 4), e.clientX, e.clientY);
+}
 
-  /* ---------- controls ---------- */
+/* ---------- the stage's records, stats and docs; its legend ---------- */
+function drawInfo() {
+  var s = stages[S.stage], dl = document.getElementById("fwd-info");
+  document.getElementById("fwd-zoom-title").textContent = "Stage " + s.st.stage + ": " + s.st.title + " — sample " + P.samples[S.sample];
+  dl.textContent = "";
+  function row(k, v) { var dt = document.createElement("dt"), dd = document.createElement("dd"); dt.textContent = k; dd.textContent = v; dl.appendChild(dt); dl.appendChild(dd); }
+  s.parts.forEach(function (p) {
+    var r = p.rec;
+    row("record", r.name + "  (" + r.shape.join(" × ") + ")");
+    row("axes", "(" + r.axes.join(", ") + ")");
+    row("stats (batch)", "min " + fmt(r.stats.min, 4) + " · max " + fmt(r.stats.max, 4) + " · mean " + fmt(r.stats.mean, 4) + " · std " + fmt(r.stats.std, 4));
+    row("spec", "stage " + r.stage + " · " + r.section);
+    row("doc", r.doc);
+  });
+  row("shown", s.binned ? "mean over " + P.bin + "-minute bins of the exact tensor: " + s.rows + " × " + s.cols + " of " + s.rowsFull + " × " + s.colsFull
+                        : "exact values, " + s.rows + " × " + s.cols + (s.parts.length > 1 ? " (records stacked as rows)" : ""));
+  var el = document.getElementById("nb-legend"); el.textContent = "";
+  legend(el, CMAP, -s.range, s.range, "value, stage " + s.st.stage + " (±largest |value| over the batch)");
+}
+
+/* ---------- selection, play, controls and pointer / keyboard ---------- */
+function select(i) {
+  S.stage = Math.max(0, Math.min(stages.length - 1, i));
+  stageSel.value = S.stage;
+  frame3d(); frameZoom(); drawInfo();
+  if (urlState) urlState.later();   // Play moves the stage without an input event
+}
+function play() {
+  if (animationsOff()) { select(stages.length - 1); return; }
+  playBtn.textContent = "Stop"; playBtn.setAttribute("aria-pressed", "true");
+  if (S.stage >= stages.length - 1) select(0);
+  S.playing = setInterval(function () {
+    if (S.stage >= stages.length - 1) { stop(); return; }
+    select(S.stage + 1);
+  }, 900);
+}
+function stop() {
+  if (S.playing) clearInterval(S.playing);
+  S.playing = null; playBtn.textContent = "Play"; playBtn.setAttribute("aria-pressed", "false");
+}
+function onSample(v) { S.sample = Number(v); frame3d(); frameZoom(); drawInfo(); }
+function buildControls() {
   var ctl = document.getElementById("nb-controls");
   controls.select(ctl, "Sample", P.samples.map(function (s, i) { return { value: i, label: "batch sample " + s + " · " + P.sample_labels[i] }; }),
-    0, function (v) { S.sample = Number(v); frame3d(); frameZoom(); info(); }).id = "fwd-sample";
-  var stageSel = controls.select(ctl, "Stage", stages.map(function (s, i) { return { value: i, label: s.st.stage + " · " + s.st.title }; }),
+    0, onSample).id = "fwd-sample";
+  stageSel = controls.select(ctl, "Stage", stages.map(function (s, i) { return { value: i, label: s.st.stage + " · " + s.st.title }; }),
     0, function (v) { stop(); select(Number(v)); });
   stageSel.id = "fwd-stage";
-  var playBtn = controls.button(ctl, "Play", function () { if (S.playing) stop(); else play(); });
+  playBtn = controls.button(ctl, "Play", function () { if (S.playing) stop(); else play(); });
   playBtn.id = "fwd-play";
   saveButton(ctl, canvas, "forward-pass-3d.png", function () { frame3d(); });
   saveButton(document.getElementById("fwd-zoom-controls"), zc, "forward-pass-stage.png", function () { frameZoom(); });
-  function play() {
-    if (animationsOff()) { select(stages.length - 1); return; }
-    playBtn.textContent = "Stop"; playBtn.setAttribute("aria-pressed", "true");
-    if (S.stage >= stages.length - 1) select(0);
-    S.playing = setInterval(function () {
-      if (S.stage >= stages.length - 1) { stop(); return; }
-      select(S.stage + 1);
-    }, 900);
-  }
-  function stop() {
-    if (S.playing) clearInterval(S.playing);
-    S.playing = null; playBtn.textContent = "Play"; playBtn.setAttribute("aria-pressed", "false");
-  }
-
+}
+function onKey(e) {
+  var d = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 }[e.key];
+  if (d) { e.preventDefault(); stop(); select(S.stage + d); }
+  else if (e.key === "Home") { e.preventDefault(); stop(); select(0); }
+  else if (e.key === "End") { e.preventDefault(); stop(); select(stages.length - 1); }
+}
+function onClick(e) {
+  var rc = canvas.getBoundingClientRect(), i = pick(e.clientX - rc.left, e.clientY - rc.top);
+  if (i >= 0) { stop(); select(i); }
+}
+function onHover(e) {
+  var rc = canvas.getBoundingClientRect(), i = pick(e.clientX - rc.left, e.clientY - rc.top);
+  canvas.style.cursor = i >= 0 ? "pointer" : "default";
+  if (i < 0) { tooltip.hide(); return; }
+  var s = stages[i];
+  tooltip.show("stage " + s.st.stage + ": " + s.st.title + "\n" + s.parts.map(function (p) { return p.name + " (" + p.rec.shape.join("×") + ")"; }).join("\n"), e.clientX, e.clientY);
+}
+function listen() {
   canvas.tabIndex = 0;
-  canvas.addEventListener("keydown", function (e) {
-    var d = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 }[e.key];
-    if (d) { e.preventDefault(); stop(); select(S.stage + d); }
-    else if (e.key === "Home") { e.preventDefault(); stop(); select(0); }
-    else if (e.key === "End") { e.preventDefault(); stop(); select(stages.length - 1); }
-  });
-  function pick(px, py) {
-    for (var i = stages.length - 1; i >= 0; i--) {      // front row first
-      var b = screenBox(stages[i]);
-      if (px >= b.x0 && px <= b.x1 && py >= b.y0 && py <= b.y1) return i;
-    }
-    return -1;
-  }
-  canvas.addEventListener("click", function (e) {
-    var rc = canvas.getBoundingClientRect(), i = pick(e.clientX - rc.left, e.clientY - rc.top);
-    if (i >= 0) { stop(); select(i); }
-  });
-  canvas.addEventListener("mousemove", function (e) {
-    var rc = canvas.getBoundingClientRect(), i = pick(e.clientX - rc.left, e.clientY - rc.top);
-    canvas.style.cursor = i >= 0 ? "pointer" : "default";
-    if (i < 0) { tooltip.hide(); return; }
-    var s = stages[i];
-    tooltip.show("stage " + s.st.stage + ": " + s.st.title + "\n" + s.parts.map(function (p) { return p.name + " (" + p.rec.shape.join("×") + ")"; }).join("\n"), e.clientX, e.clientY);
-  });
+  canvas.addEventListener("keydown", onKey);
+  canvas.addEventListener("click", onClick);
+  canvas.addEventListener("mousemove", onHover);
   canvas.addEventListener("mouseleave", function () { tooltip.hide(); });
+  zc.addEventListener("mousemove", onZoomMove);
+  zc.addEventListener("mouseleave", function () { tooltip.hide(); });
+}
 
-  var anim = startAnim(pg, cap, stages, function () { return S.sample; }, function (stage) {
-    var i = stages.findIndex(function (s) { return s.st.stage === stage; });
-    if (i >= 0 && i !== S.stage) select(i);
-  });
+/* ---------- start: data, the two regl contexts, controls, animation; false where WebGL is missing ---------- */
+function buildViews() {
+  canvas = document.getElementById("fwd-3d"); overlay = document.getElementById("fwd-3d-overlay");
+  gl.fitCanvas(canvas);
+  regl = gl.create(canvas);
+  if (!regl) return false;
+  drawBox = buildBoxCommand();
+  lut = colormaps.lut(CMAP);
+  zc = document.getElementById("fwd-zoom"); zo = document.getElementById("fwd-zoom-overlay");
+  gl.fitCanvas(zc);
+  zregl = gl.create(zc);
+  return !!zregl;
+}
+function start(pg) {
+  P = pg.data; cap = decode(blob("capture"));
+  var binned = unpack(blob("binned"));
+  stages = P.stages.map(function (st) { return makeStage(st, cap, binned); });
+  S = { sample: 0, stage: 0, playing: null };
+  layoutStages(pg.model.window);
+  if (!buildViews()) return;
+  listen();
+  buildControls();
+  anim = startAnim(pg, function () { return S.sample; }, onAnimStage);
   if (!anim) return;
   document.getElementById("fwd-sample").addEventListener("change", function () { anim.draw(); });
-
   select(0);
   urlState = stateInUrl([["sample", "#fwd-sample"], ["stage", stageSel]]);
   onResize(canvas, function () { frame3d(); frameZoom(); });
   testHook({ state: S, stages: stages, capture: cap, select: select, screenBox: screenBox, anim: anim,
-                     zoomBox: function () { return ZB; }, zoomHeatmap: function () { return zhm[S.stage]; } });
+             zoomBox: function () { return ZB; }, zoomHeatmap: function () { return zhm[S.stage]; } });
   ready();
 }
 

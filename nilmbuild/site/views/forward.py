@@ -15,6 +15,20 @@ import msgpack
 import numpy as np
 
 from nilmbuild.capture.format import decode
+from nilmbuild.model.names import (
+    EMBED_WITH_POS,
+    FILM_GENERATORS,
+    INPUT,
+    INSTANCE_NORM,
+    OUTPUT_POWER,
+    PROJECTION,
+    TRANSPOSE_IN,
+    TRANSPOSE_OUT,
+    embed_unit,
+    encoder,
+    film,
+    head,
+)
 from nilmbuild.site.build import PageSpec
 
 from . import forward_anim
@@ -23,31 +37,37 @@ from ._common import window_starts
 SLUG = "forward"
 TITLE = "Forward pass"
 BIN = 8  # minutes per column for the binned (96 x 480) stages
+FILM_ENC, FILM_DEC = FILM_GENERATORS
+
+
+def embed_out(cfg) -> str:
+    """The conv embedding's output: the last dilated ResUnit's (one unit per dilation in the config)."""
+    return embed_unit(len(cfg.dilations) - 1, "out")
 
 
 def stages(cfg) -> list[dict]:
     """The stages in forward-pass.md 4.2 order: the record(s) that are each stage's output."""
-    last = f"encoder.{cfg.n_encoder_layers - 1}.out"
+    last = encoder(int(cfg.n_encoder_layers) - 1, "out")
     devs = list(cfg.device_names)
     return [
-        {"stage": "0", "title": "Input", "short": "Input", "records": ["input"]},
-        {"stage": "1", "title": "Instance normalisation", "short": "Instance norm", "records": ["instance_norm"]},
-        {"stage": "2", "title": "Dilated conv embedding", "short": "Conv embedding", "records": ["embed.res3.out"]},
-        {"stage": "3", "title": "Positional encoding", "short": "+ Position", "records": ["embed.with_pos"]},
-        {"stage": "4", "title": "Projection 8 → 96", "short": "Projection", "records": ["projection"], "binned": True},
+        {"stage": "0", "title": "Input", "short": "Input", "records": [INPUT]},
+        {"stage": "1", "title": "Instance normalisation", "short": "Instance norm", "records": [INSTANCE_NORM]},
+        {"stage": "2", "title": "Dilated conv embedding", "short": "Conv embedding", "records": [embed_out(cfg)]},
+        {"stage": "3", "title": "Positional encoding", "short": "+ Position", "records": [EMBED_WITH_POS]},
+        {"stage": "4", "title": "Projection 8 → 96", "short": "Projection", "records": [PROJECTION], "binned": True},
         {
             "stage": "5",
             "title": "Transpose",
             "short": "Transpose",
-            "records": ["transpose_in"],
+            "records": [TRANSPOSE_IN],
             "binned": True,
-            "binned_from": "projection",
+            "binned_from": PROJECTION,
         },
         {
             "stage": "6",
             "title": "Encoder FiLM γ, β",
             "short": "Encoder FiLM",
-            "records": ["film_enc.gamma", "film_enc.beta"],
+            "records": [film(FILM_ENC, "gamma"), film(FILM_ENC, "beta")],
         },
         {
             "stage": "7",
@@ -60,13 +80,13 @@ def stages(cfg) -> list[dict]:
             "stage": "8",
             "title": "Output FiLM γ, β",
             "short": "Output FiLM γ β",
-            "records": ["film_dec.gamma", "film_dec.beta"],
+            "records": [film(FILM_DEC, "gamma"), film(FILM_DEC, "beta")],
         },
         {
             "stage": "9",
             "title": "Transpose back",
             "short": "Transpose back",
-            "records": ["transpose_out"],
+            "records": [TRANSPOSE_OUT],
             "binned": True,
             "binned_from": last,
         },
@@ -74,14 +94,14 @@ def stages(cfg) -> list[dict]:
             "stage": "10",
             "title": "Device heads (gated)",
             "short": "Device heads",
-            "records": [f"heads.{d}.power_hard" for d in devs],
+            "records": [head(d, "power_hard") for d in devs],
         },
-        {"stage": "11", "title": "Output FiLM", "short": "Output FiLM", "records": [f"heads.{d}.power" for d in devs]},
-        {"stage": "12", "title": "Concatenate", "short": "Concatenate", "records": ["output.power"]},
+        {"stage": "11", "title": "Output FiLM", "short": "Output FiLM", "records": [head(d, "power") for d in devs]},
+        {"stage": "12", "title": "Concatenate", "short": "Concatenate", "records": [OUTPUT_POWER]},
     ]
 
 
-FILM_MEANS = ("film_enc.gamma_mean", "film_enc.beta_mean")  # the γ, β each encoder layer applies (animation)
+FILM_MEANS = (film(FILM_ENC, "gamma_mean"), film(FILM_ENC, "beta_mean"))  # the γ, β each encoder layer applies
 
 
 def records(cfg) -> list[str]:
@@ -130,9 +150,18 @@ def film_means(ctx) -> set[str]:
 def stages_for_anim(cfg) -> dict:
     """Which stage record each animation scene starts from / ends at (names from Python, never from page JS)."""
     return {
-        "conv": ["instance_norm", "embed.res3.out"],
-        "projection": ["embed.with_pos", "projection"],
-        "transpose": ["projection"],  # turned by 90° on screen: the transpose_in stage, time upwards
+        "conv": [INSTANCE_NORM, embed_out(cfg)],
+        "projection": [EMBED_WITH_POS, PROJECTION],
+        "transpose": [PROJECTION],  # turned by 90° on screen: the transpose_in stage, time upwards
+    }
+
+
+def js_names(cfg, has_film: bool = True) -> dict:
+    """The record names the animation reads (page().data.names; the stages' records travel in data.stages):
+    anim: each scene's source / target stage record; film: the encoder FiLM γ, β means (None without FiLM)."""
+    return {
+        "anim": stages_for_anim(cfg),
+        "film": dict(zip(("gamma", "beta"), FILM_MEANS)) if has_film else None,
     }
 
 
@@ -152,10 +181,7 @@ def build(ctx) -> PageSpec:
             "samples": list(range(B)),
             "sample_labels": window_starts(ctx, range(B)),
             "bin": BIN,
-            "anim": {
-                "film": dict(zip(("gamma", "beta"), FILM_MEANS)) if len(film_means(ctx)) == 2 else None,
-                "from": stages_for_anim(cfg),
-            },
+            "names": js_names(cfg, len(film_means(ctx)) == 2),
         },
         blobs={"capture": blob, "binned": summary_blob(ctx, st), "anim": forward_anim.anim_blob(ctx)},
         context={
