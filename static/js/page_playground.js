@@ -21,59 +21,62 @@ function option(sel, value, text) {
   o.value = String(value); o.textContent = text; sel.appendChild(o);
 }
 
+// The page's payload, its live model and the editing state (set once by start).
+var data, spec, W, live, S, colors = palette;
+
+function startISO() { return data.starts[S.startIdx].start; }
+
+function lanes() {
+  var sig = S.signal.get(), r = S.result, out = [];
+  out.push({ title: "Aggregate, editable (draw here)", unit: "W", series: [
+    { name: "captured", values: data.starts[S.startIdx].aggregate, color: "#bbbbbb" },
+    { name: "edited", values: sig, color: "#000000" }] });
+  if (!r) return out;
+  out.push({ title: "Per-device power, live model output after the hard gate and output FiLM", unit: "W",
+             series: spec.devices.map(function (d, i) { return { name: d, values: r.watts[d], color: colors[i] }; }) });
+  out.push({ title: "Gate probability p (dashed: each device's hard-gate threshold)", unit: "0-1", min: 0, max: 1,
+             series: spec.devices.map(function (d, i) { return { name: d, values: r.gate.subarray(i * W, (i + 1) * W), color: colors[i] }; }),
+             hlines: spec.thresholds.map(function (t, i) { return { y: t, color: colors[i] }; }) });
+  var row = r.attention.subarray((S.layer * W + S.query) * W, (S.layer * W + S.query + 1) * W);
+  out.push({ title: "Attention of query step " + S.query + " over key steps (layer " + S.layer + ", head " + S.head + ")",
+             unit: "weight", min: 0, series: [{ name: "attention", values: row, color: colors[0] }], vline: S.query });
+  return out;
+}
+
+function draw() {
+  S.geo = drawLanes($("pg-canvas"), lanes(), W, "time step (" + spec.stepS + " s each) from the window start " + startISO() + " UTC: query and key axis of the attention lane");
+  $("pg-undo").disabled = !S.signal.canUndo();
+}
+
+function onResult(res) {
+  S.runs++; S.ms.push(res.ms);
+  S.result = { watts: live.perDevice(res.outputs.watts), gate: res.outputs.gate_prob.data,
+               attention: res.outputs.attention.data, ms: res.ms, signal: Float32Array.from(S.signal.get()) };
+  $("pg-status").textContent = "Model run " + S.runs + ": " + res.ms.toFixed(0) + " ms in the worker.";
+  draw(); ready();
+  window.dispatchEvent(new CustomEvent("nilmbuild:run", { detail: S.runs }));
+}
+
+function runNow() { // one run at a time; an edit during a run asks for one more afterwards
+  if (S.busy) { S.dirty = true; return; }
+  S.busy = true; S.dirty = false;
+  var x = live.modelInput(S.signal.get(), startISO());
+  live.run(x, S.head, FETCH).then(onResult).catch(fail).then(function () { S.busy = false; if (S.dirty) runNow(); });
+}
+
+function edited() { draw(); keep(); clearTimeout(S.timer); S.timer = setTimeout(runNow, DEBOUNCE_MS); }
+
+// the current edit, for "your signal" on the Attention and Disaggregation pages (your_signal.js)
+function keep() {
+  var st = data.starts[S.startIdx];
+  S.saved = saveSignal(spec, { aggregate: S.signal.get(), start: st.start, label: "your edit of sample " + st.sample + " (" + st.start + " UTC)" });
+}
+
 function start(p) {
-  var data = p.data, spec = data.live, W = spec.window;
-  var live = exposeLiveModel(createLiveModel(spec, blob(spec.blob)));
-  var colors = palette;
-  var S = { startIdx: 0, signal: createSignal(data.starts[0].aggregate), result: null, runs: 0, ms: [],
-            head: 0, layer: 0, query: Math.floor(W / 2), geo: null, busy: false, dirty: false, timer: 0 };
-
-  function startISO() { return data.starts[S.startIdx].start; }
-
-  function lanes() {
-    var sig = S.signal.get(), r = S.result, out = [];
-    out.push({ title: "Aggregate, editable (draw here)", unit: "W", series: [
-      { name: "captured", values: data.starts[S.startIdx].aggregate, color: "#bbbbbb" },
-      { name: "edited", values: sig, color: "#000000" }] });
-    if (!r) return out;
-    out.push({ title: "Per-device power, live model output after the hard gate and output FiLM", unit: "W",
-               series: spec.devices.map(function (d, i) { return { name: d, values: r.watts[d], color: colors[i] }; }) });
-    out.push({ title: "Gate probability p (dashed: each device's hard-gate threshold)", unit: "0-1", min: 0, max: 1,
-               series: spec.devices.map(function (d, i) { return { name: d, values: r.gate.subarray(i * W, (i + 1) * W), color: colors[i] }; }),
-               hlines: spec.thresholds.map(function (t, i) { return { y: t, color: colors[i] }; }) });
-    var row = r.attention.subarray((S.layer * W + S.query) * W, (S.layer * W + S.query + 1) * W);
-    out.push({ title: "Attention of query step " + S.query + " over key steps (layer " + S.layer + ", head " + S.head + ")",
-               unit: "weight", min: 0, series: [{ name: "attention", values: row, color: colors[0] }], vline: S.query });
-    return out;
-  }
-
-  function draw() {
-    S.geo = drawLanes($("pg-canvas"), lanes(), W, "time step (" + spec.stepS + " s each) from the window start " + startISO() + " UTC: query and key axis of the attention lane");
-    $("pg-undo").disabled = !S.signal.canUndo();
-  }
-
-  function runNow() {
-    if (S.busy) { S.dirty = true; return; }
-    S.busy = true; S.dirty = false;
-    var x = live.modelInput(S.signal.get(), startISO());
-    live.run(x, S.head, FETCH).then(function (res) {
-      S.runs++; S.ms.push(res.ms);
-      S.result = { watts: live.perDevice(res.outputs.watts), gate: res.outputs.gate_prob.data,
-                   attention: res.outputs.attention.data, ms: res.ms, signal: Float32Array.from(S.signal.get()) };
-      $("pg-status").textContent = "Model run " + S.runs + ": " + res.ms.toFixed(0) + " ms in the worker.";
-      draw(); ready();
-      window.dispatchEvent(new CustomEvent("nilmbuild:run", { detail: S.runs }));
-    }).catch(fail).then(function () { S.busy = false; if (S.dirty) runNow(); });
-  }
-
-  function edited() { draw(); keep(); clearTimeout(S.timer); S.timer = setTimeout(runNow, DEBOUNCE_MS); }
-
-  // the current edit, for "your signal" on the Attention and Disaggregation pages (your_signal.js)
-  function keep() {
-    var st = data.starts[S.startIdx];
-    S.saved = saveSignal(spec, { aggregate: S.signal.get(), start: st.start, label: "your edit of sample " + st.sample + " (" + st.start + " UTC)" });
-  }
-
+  data = p.data; spec = data.live; W = spec.window;
+  live = exposeLiveModel(createLiveModel(spec, blob(spec.blob)));
+  S = { startIdx: 0, signal: createSignal(data.starts[0].aggregate), result: null, runs: 0, ms: [],
+        head: 0, layer: 0, query: Math.floor(W / 2), geo: null, busy: false, dirty: false, timer: 0 };
   legend(spec, colors);
   wireControls(data, spec, S, edited, draw, runNow);
   wireDrawing(S, edited, draw);
