@@ -9,10 +9,11 @@ import attWeightsVert from "../glsl/attention_weights.vert";
 import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
 import { colormaps, legend, palette } from "./colormaps.js";
-import { blob, controls, fail, fmt, font, onResize, overlay2d, ready, saveButton } from "./core.js";
+import { blob, context2d, controls, fail, fmt, font, onResize, overlay2d, ready, saveButton } from "./core.js";
 import { decode } from "./decode.js";
 import { watts } from "./disaggregation_watts.js";
 import { gl } from "./gl.js";
+import { texCache as mapCache } from "./tex_cache.js";
 import { plot2d } from "./plot2d.js";
 import { headMatrix as makeHeadMatrix } from "./head_matrix.js";
 import { attentionArcs } from "./attention_arcs.js";
@@ -53,6 +54,7 @@ function start(pg) {
     viewport: regl.prop("viewport"), scissor: { enable: true, box: regl.prop("viewport") }, depth: { enable: false },
   });
 
+  var maps = mapCache(regl, 64e6);  // each head map drawn once per key (tex_cache.js)
   /* ---------- data: names from the records, textures on demand ---------- */
   function prefix(layer, masked) { return (masked ? "" : "ablation.no_mask.") + "encoder." + layer + ".attn"; }
   var texCache = {};
@@ -160,8 +162,10 @@ function start(pg) {
     var c = current(), mode = S.mode === "log" ? 2 : S.mode === "sqrt" ? 1 : 0;
     var vmax = mode === 2 ? 1 : layerMax() || 1;
     var base = { q: c.q, k: c.k, lse: c.lse, scale: c.scale, mask: c.mask, mode: mode, vmax: vmax };
-    draw(Object.assign({}, base, { head: S.head, viewport: toViewport(LAY.big) }));
-    for (var h = 0; h < H; h++) draw(Object.assign({}, base, { head: h, viewport: toViewport(LAY.small[h]) }));
+    var key = [c.p, S.sample, mode, vmax, S.cmap].join("|");
+    function drawHead(h, box) { maps.draw(key + "|" + h, toViewport(box), function (vp) { draw(Object.assign({}, base, { head: h, viewport: vp })); }); }
+    drawHead(S.head, LAY.big);
+    for (var h = 0; h < H; h++) drawHead(h, LAY.small[h]);
     S.vmax = vmax;
     drawAxes();
   }
@@ -236,7 +240,7 @@ function start(pg) {
   function drawSplit() {
     gl.fitCanvas(splitCanvas);
     var dpr = window.devicePixelRatio || 1, W = splitCanvas.clientWidth, Hh = splitCanvas.clientHeight;
-    var g = splitCanvas.getContext("2d");
+    var g = context2d(splitCanvas);
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
     g.fillStyle = "#fff"; g.fillRect(0, 0, W, Hh);
     var wr = cap.record(prefix(S.layer, S.masked) + ".weights");

@@ -3,7 +3,7 @@ import { decode as unpack } from "@msgpack/msgpack";
 import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
 import { palette } from "./colormaps.js";
-import { FONT_FAMILY, blob, controls, fail, fmt, onResize, ready, saveButton } from "./core.js";
+import { FONT_FAMILY, blob, context2d, controls, fail, fmt, onResize, ready, saveButton } from "./core.js";
 import { deviceColors } from "./disaggregation_watts.js";
 import { plot2d } from "./plot2d.js";
 
@@ -64,7 +64,7 @@ function start() {
   var baseDraw = stPlot.draw;
   stPlot.draw = function () { // plot, then the ON bands under a light tint
     baseDraw();
-    var ctx = stCanvas.getContext("2d"), L = stPlot.layout;
+    var ctx = context2d(stCanvas), L = stPlot.layout;
     ctx.save();
     devs.forEach(function (d, k) {
       var box = L.lanes[k]; ctx.fillStyle = "rgba(0,158,115,0.16)";
@@ -96,7 +96,7 @@ function start() {
     "the model's inputs and targets are in these scaled units. Thresholds and minimum durations label the ON states; ON fraction and energy are over the whole prepared span.";
 
   // ---- 4. timeline ----
-  var tl = document.getElementById("timeline"), tctx = tl.getContext("2d");
+  var tl = document.getElementById("timeline"), tctx = context2d(tl);
   var SPLIT_COL = { train: "#0072B2", val: "#E69F00", test: "#009E73" };
   function drawTimeline() {
     var dpr = window.devicePixelRatio || 1, W = tl.clientWidth, H = tl.clientHeight;
@@ -105,7 +105,7 @@ function start() {
     c.font = "12px " + FONT; c.textBaseline = "middle";
     var x0 = 70, x1 = W - 14, total = D.splits.total_bins, bx = function (b) { return x0 + (b / total) * (x1 - x0); };
     // hatch pattern for gaps
-    var pc = document.createElement("canvas"); pc.width = 8; pc.height = 8; var pcx = pc.getContext("2d");
+    var pc = document.createElement("canvas"); pc.width = 8; pc.height = 8; var pcx = context2d(pc);
     pcx.strokeStyle = "#8c959f"; pcx.beginPath(); pcx.moveTo(0, 8); pcx.lineTo(8, 0); pcx.stroke();
     c.fillStyle = c.createPattern(pc, "repeat"); c.fillRect(x0, 30, x1 - x0, 26);
     var order = ["train", "val", "test"];

@@ -9,7 +9,7 @@ import { decode as unpack } from "@msgpack/msgpack";
 import { registerPage, testHook } from "./register.js";
 import { startDocsBox } from "./docs_box.js";
 import { stateInUrl } from "./url_state.js";
-import { FONT_FAMILY, animationsOff, blob, controls, fail, fmt, onResize, ready, saveButton, tooltip } from "./core.js";
+import { FONT_FAMILY, animationsOff, blob, context2d, controls, fail, fmt, onResize, ready, saveButton, tooltip } from "./core.js";
 import { decode } from "./decode.js";
 import { deviceColors, phaseColors, watts } from "./disaggregation_watts.js";
 
@@ -38,7 +38,7 @@ function start(pg) {
   var canvas = document.getElementById("flow"), wrap = document.getElementById("flow-wrap");
   var linksEl = document.getElementById("flow-links");
   var pages = (linksEl.dataset.pages || "").split(",").filter(Boolean);
-  var ctx = canvas.getContext("2d");
+  var ctx = context2d(canvas);
   var devices = cap.meta.devices, samples = cap.meta.samples;
   var state = { sample: 0, hover: null, playing: false, t: 0, raf: 0, layout: null };
   var nodesById = {};
