@@ -59,3 +59,34 @@ def test_signatures_look_like_real_meters():
     assert 700 < np.median(m[m > 500]) < 1500
     hours = (np.arange(len(h)) % STEPS_PER_DAY) * 6 / 3600
     assert (k[(hours > 1) & (hours < 5)] < 100).all()  # nobody boils water at 3 am
+
+
+def test_keep_unlabelled_returns_the_hidden_appliances_without_changing_anything():
+    a = simulate_household(days=3, seed=5)
+    b = simulate_household(days=3, seed=5, keep_unlabelled=True)
+    assert np.array_equal(a.aggregate, b.aggregate)
+    for d in DEVICE_NAMES:
+        assert np.array_equal(a.appliances[d], b.appliances[d])
+    hidden = b.meta["unlabelled"]
+    assert set(hidden) == {"oven", "hob", "toaster", "tv", "computer", "vacuum", "immersion"}
+    toaster = hidden["toaster"]
+    assert toaster.shape == a.aggregate.shape and (toaster > 0).any()
+    assert 700 < np.median(toaster[toaster > 0]) < 1200  # a toaster's element
+    # the aggregate carries every hidden appliance: it is never far below their sum plus the targets
+    targets = sum(a.appliances[d].astype(np.float64) for d in DEVICE_NAMES)
+    assert (a.aggregate - targets - sum(v.astype(np.float64) for v in hidden.values()) > -60).all()
+
+
+def test_false_positive_minutes_map_to_the_appliance_running_then():
+    from types import SimpleNamespace
+
+    from nilmbuild.bench.false_positives import _unlabelled_at
+
+    t0 = np.datetime64("2024-01-01T00:00:00")
+    w = np.zeros(60, np.float32)  # 6 minutes at 6 s
+    w[20:30] = 1000.0  # minute 2 (steps 20-29)
+    hh = SimpleNamespace(
+        timestamps=t0 + np.arange(60) * np.timedelta64(6, "s"), rate_s=6, meta={"unlabelled": {"x": w}}
+    )
+    ts = t0 + np.array([1, 2, 3]) * np.timedelta64(60, "s")
+    assert _unlabelled_at(hh, ts)["x"].tolist() == [0.0, 1000.0, 0.0]

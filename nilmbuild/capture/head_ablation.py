@@ -48,10 +48,13 @@ def to_watts(power: torch.Tensor, scalers: dict, devices: list[str]) -> np.ndarr
     return out
 
 
-def _zero_head(h: int, E: int):
+def _zero_heads(chunks: dict[int, int], S: int, E: int):
+    """Pre-hook on Wo: in batch chunk c (rows c*S .. c*S+S-1) zero head chunks[c]'s context columns."""
+
     def hook(module, args):
         merged = args[0].clone()  # (B, L, H * E): head h is columns h*E .. h*E+E-1
-        merged[..., h * E : (h + 1) * E] = 0.0
+        for c, h in chunks.items():
+            merged[c * S : (c + 1) * S, :, h * E : (h + 1) * E] = 0.0
         return (merged,)
 
     return hook
@@ -60,20 +63,28 @@ def _zero_head(h: int, E: int):
 @torch.no_grad()
 def head_ablation(model, x, scalers: dict, samples: list[int]) -> dict:
     """-> {"delta_w": (layers, heads, devices) mean |dW|, "sample": same shape, batch index of the largest effect,
-    "per_sample": (layers, heads, devices, S), "samples": samples}."""
+    "per_sample": (layers, heads, devices, S), "samples": samples}.
+
+    One forward pass of 1 + layers * heads copies of the samples: copy 0 is the model, copy 1 + l * heads + h
+    has head h of layer l zeroed (a batched run is several times faster on a CPU than 24 runs of 2 windows)."""
     cfg = model.cfg
     devices = cfg.device_names
-    xs = torch.as_tensor(np.asarray(x)[samples], dtype=torch.float32)
-    base = to_watts(model(xs, gate_mode="hard").power, scalers, devices)
-    per = np.zeros((cfg.n_encoder_layers, cfg.n_head, len(devices), len(samples)))
-    for l, layer in enumerate(model.layers):
-        for h in range(cfg.n_head):
-            handle = layer.attn.wo.register_forward_pre_hook(_zero_head(h, layer.attn.head_dim))
-            try:
-                w = to_watts(model(xs, gate_mode="hard").power, scalers, devices)
-            finally:
-                handle.remove()
-            per[l, h] = np.abs(w - base).mean(axis=2).T  # (D, S)
+    xs = torch.as_tensor(np.asarray(x)[samples], dtype=torch.float32)  # (S, 7, L)
+    S, H = xs.shape[0], cfg.n_head
+    handles = [
+        layer.attn.wo.register_forward_pre_hook(
+            _zero_heads({1 + l * H + h: h for h in range(H)}, S, layer.attn.head_dim)
+        )
+        for l, layer in enumerate(model.layers)
+    ]
+    try:
+        w = to_watts(model(xs.repeat(1 + cfg.n_encoder_layers * H, 1, 1), gate_mode="hard").power, scalers, devices)
+    finally:
+        for handle in handles:
+            handle.remove()
+    w = w.reshape(1 + cfg.n_encoder_layers * H, S, len(devices), -1)  # (copy, S, D, L)
+    per = np.abs(w[1:] - w[:1]).mean(axis=3)  # (layers * heads, S, D)
+    per = per.reshape(cfg.n_encoder_layers, H, S, len(devices)).transpose(0, 1, 3, 2)  # (layers, heads, D, S)
     best = np.asarray(samples)[per.argmax(axis=3)]
     return {"delta_w": per.mean(axis=3), "sample": best, "per_sample": per, "samples": list(samples)}
 

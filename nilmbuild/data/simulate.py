@@ -53,11 +53,15 @@ USAGE = {
 }
 
 
-def simulate_household(days: int = 60, seed: int = 0, start: str = "2024-01-01") -> Household:
+def simulate_household(
+    days: int = 60, seed: int = 0, start: str = "2024-01-01", *, keep_unlabelled: bool = False
+) -> Household:
     """Simulate `days` days of one house at 6 s. Same arguments -> byte-identical arrays.
 
     Returns a Household whose `appliances` hold all of DEVICE_NAMES and whose aggregate is their sum
-    plus base load, lighting, unlabelled appliances and meter noise.
+    plus base load, lighting, unlabelled appliances and meter noise. keep_unlabelled: also return each
+    unlabelled appliance's own (T,) float32 watts in meta["unlabelled"] (for diagnosing false positives;
+    the random stream and every other array are unchanged).
     """
     if days < 1:
         raise ValueError("days must be >= 1")
@@ -79,8 +83,8 @@ def simulate_household(days: int = 60, seed: int = 0, start: str = "2024-01-01")
         "dishwasher": ctx.events("dishwasher", _dishwasher),
         "washing_machine": ctx.events("washing_machine", _washing_machine),
     }
-    other = sum(
-        ctx.events(name, fn)
+    unlabelled = {
+        name: ctx.events(name, fn)
         for name, fn in (
             ("oven", _oven),
             ("hob", _hob),
@@ -90,7 +94,8 @@ def simulate_household(days: int = 60, seed: int = 0, start: str = "2024-01-01")
             ("vacuum", _vacuum),
             ("immersion", _immersion),
         )
-    )
+    }
+    other = sum(unlabelled.values())
     other = other + _base_load(rng, n) + _lighting(rng, n, season)
 
     appliances = {}
@@ -110,6 +115,7 @@ def simulate_household(days: int = 60, seed: int = 0, start: str = "2024-01-01")
             "house": int(seed),
             "missing": [],
             "source": f"simulator(days={days}, seed={seed}, start={start})",
+            **({"unlabelled": {k: v.astype(np.float32) for k, v in unlabelled.items()}} if keep_unlabelled else {}),
         },
     )
 

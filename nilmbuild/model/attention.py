@@ -16,6 +16,8 @@ from torch import nn
 from .trace import Trace, attention_masked_scores, attention_scores, attention_weights, linear, permute, put, weight
 
 MASK_VALUE = -1e4
+#: What the explicit path traces: a run whose trace keeps none of these takes the fused kernel instead.
+_EXPLICIT_PARTS = ("q", "k", "v", "scores", "masked_scores", "weights", "lse", "context")
 
 
 def diagonal_mask(L: int, device: torch.device) -> torch.Tensor:
@@ -51,8 +53,8 @@ class DiagonallyMaskedSelfAttention(nn.Module):
         # x: (B, L, d_model), traced as `in_name` (if given, v is declared as its projection)
         B, L, D = x.shape
         q, k, v = self._split(self.wq(x)), self._split(self.wk(x)), self._split(self.wv(x))  # (B, H, L, E)
-        if explicit is None:
-            explicit = trace is not None
+        if explicit is None:  # materialise (B, H, L, L) only when a record of it is kept
+            explicit = trace is not None and any(trace.wants(f"{name}.{p}") for p in _EXPLICIT_PARTS)
         if explicit:
             out = self._explicit(q, k, v, mask_diagonal, trace, name, in_name)
         else:
@@ -72,7 +74,7 @@ class DiagonallyMaskedSelfAttention(nn.Module):
             ("batch", "time", "feature"),
             "7b",
             "attention.md 7.9",
-            "heads concatenated back to 96 features",
+            f"heads concatenated back to {D} features",
             derive=permute(f"{name}.context", (0, 2, 1, 3)),
         )
         y = self.wo(merged)  # (B, L, d_model)
@@ -91,8 +93,9 @@ class DiagonallyMaskedSelfAttention(nn.Module):
     def _explicit(self, q, k, v, mask_diagonal, trace, name, in_name=None):
         axes_qk = ("batch", "head", "time", "dim")
         axes_att = ("batch", "head", "query", "key")
-        put(trace, f"{name}.q", q, axes_qk, "7b", "attention.md 7.4", "queries, split into 8 heads of 12")
-        put(trace, f"{name}.k", k, axes_qk, "7b", "attention.md 7.4", "keys, split into 8 heads of 12")
+        split = f"split into {self.n_head} heads of {self.head_dim}"
+        put(trace, f"{name}.q", q, axes_qk, "7b", "attention.md 7.4", f"queries, {split}")
+        put(trace, f"{name}.k", k, axes_qk, "7b", "attention.md 7.4", f"keys, {split}")
         put(
             trace,
             f"{name}.v",
@@ -100,7 +103,7 @@ class DiagonallyMaskedSelfAttention(nn.Module):
             axes_qk,
             "7b",
             "attention.md 7.4",
-            "values, split into 8 heads of 12",
+            f"values, {split}",
             derive=linear(in_name, weight(f"{name}.wv"), heads=self.n_head) if in_name else None,
         )
         scores = torch.einsum("bhle,bhse->bhls", q, k) * self.scale  # (B, H, L, L)
@@ -111,7 +114,7 @@ class DiagonallyMaskedSelfAttention(nn.Module):
             axes_att,
             "7b",
             "attention.md 7.5",
-            "scaled dot products q.k / sqrt(12)",
+            f"scaled dot products q.k / sqrt({self.head_dim})",
             derive=attention_scores(f"{name}.q", f"{name}.k", self.scale),
         )
         if mask_diagonal:

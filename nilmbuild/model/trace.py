@@ -140,6 +140,10 @@ class Trace:
         if self._on_put is not None:
             self._on_put(name)
 
+    def wants(self, name: str) -> bool:
+        """Whether put(name, ...) would record it: a model may skip work whose only use is a record nobody keeps."""
+        return self._keep is None or self._keep(name)
+
     def drop(self, name: str) -> None:
         """Forget a record's tensor (its name stays in `order`)."""
         self.records.pop(name, None)
