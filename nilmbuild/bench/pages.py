@@ -1,6 +1,8 @@
 """Pages in headless Chromium (SwiftShader WebGL), the issue-12 page targets: data-ready time, the longest
 main-thread task while loading, frames/s while each control is driven, and "GPU stall due to ReadPixels"
-console messages. Medians over several loads; printed beside bench/baseline.json's "pages" figures as ratios.
+console messages. Medians over several loads; printed beside bench/baseline.json's "pages" figures as ratios,
+or, with --against OTHER_SITE, beside that site's figures measured page by page in the same run (a shared
+machine's load moves absolute figures 2-3x between runs; same-run ratios do not move that much).
 
 data-ready: performance.now() when the page fires "nilmbuild:ready" (core.ready(): first frame drawn, the
 same signal the browser tests wait for), i.e. ms since navigation start, measured inside the page.
@@ -115,33 +117,41 @@ def build_site(out: Path) -> Path:
     return out
 
 
-def measure(site_dir: Path | None = None, repeats: int = 5, drive_ms: int = 1500, slugs=None) -> dict:
-    """{slug: figures} for every built page (site_dir built when None)."""
+def measure(site_dir: Path | None = None, repeats: int = 5, drive_ms: int = 1500, slugs=None, against=None):
+    """{slug: figures} for every built page (site_dir built when None). With `against` (another built site),
+    -> (figures, reference figures): each page is measured there right after, in the same browser, so that
+    a ratio compares two builds under the same machine load."""
     from playwright.sync_api import sync_playwright
 
     from nilmbuild.site.browser import launch
     from nilmbuild.site.pages import NAV_ORDER
 
     site_dir = site_dir or build_site(Path(tempfile.mkdtemp(prefix="nilmbuild-bench-pages-")) / "site")
-    out = {}
+    out, ref = {}, {}
     with sync_playwright() as pw:
         browser = launch(pw)
+        warm = next(site_dir.glob("*.html"), None)  # the first load of a browser also starts its GPU process
+        if warm is not None:
+            load_once(browser, warm.resolve().as_uri())["page"].close()
         for slug in slugs or NAV_ORDER:
             f = site_dir / f"{slug}.html"
             if f.is_file():
                 out[slug] = measure_page(browser, f.resolve().as_uri(), repeats, drive_ms, slug in FPS_PAGES)
                 print(f"[bench] page {slug}: {json.dumps(out[slug], default=str)}", file=sys.stderr, flush=True)
+            g = Path(against or "") / f"{slug}.html"
+            if against and g.is_file():
+                ref[slug] = measure_page(browser, g.resolve().as_uri(), repeats, drive_ms, slug in FPS_PAGES)
         browser.close()
-    return out
+    return (out, ref) if against else out
 
 
-def compare_rows(figures: dict, baseline: dict | None) -> list[dict]:
+def compare_rows(figures: dict, baseline: dict | None, group: str = "vs bench/baseline.json") -> list[dict]:
     """One row per page: data-ready, longest task, slowest control's fps, stalls; each with baseline and ratio."""
     base = (baseline or {}).get("pages", {}).get("figures", {})
     rows = []
     for slug, f in figures.items():
         b = base.get(slug, {})
-        row = {"group": "pages in Chromium, SwiftShader (vs bench/baseline.json)", "name": slug}
+        row = {"group": f"pages in Chromium, SwiftShader ({group})", "name": slug}
         for k in ("ready_s", "longest_task_ms", "fps_min", "readpixels_stalls"):
             if k in f:
                 row[k] = f[k]
@@ -150,16 +160,16 @@ def compare_rows(figures: dict, baseline: dict | None) -> list[dict]:
         if "fps_min_control" in f:
             row["slowest"] = f["fps_min_control"]
         rows.append(row)
-    rows.append(targets_row(figures))
+    rows.append(targets_row(figures, group))
     return rows
 
 
-def targets_row(figures: dict) -> dict:
+def targets_row(figures: dict, group: str) -> dict:
     ready = max(f["ready_s"] for f in figures.values())
     longest = max(f["longest_task_ms"] for f in figures.values())
     fps = [f["fps_min"] for s, f in figures.items() if s in FPS_PAGES and "fps_min" in f]
     return {
-        "group": "pages in Chromium, SwiftShader (vs bench/baseline.json)",
+        "group": f"pages in Chromium, SwiftShader ({group})",
         "name": "issue-12 targets met",
         "ready": ready <= TARGET_READY_S,
         "longest_task": longest <= TARGET_LONGEST_MS,
@@ -187,7 +197,7 @@ def bench_pages(site_dir: Path | None = None, repeats: int = 5, write: bool = Fa
 
 
 def main(argv=None) -> int:
-    """`python -m nilmbuild.bench.pages [--site DIR] [--pages a,b] [--repeats N] [--write-baseline]`."""
+    """`python -m nilmbuild.bench.pages [--site DIR] [--against DIR] [--pages a,b] [--repeats N] [--write-baseline]`."""
     import argparse
 
     from nilmbuild.bench.__main__ import print_table
@@ -198,14 +208,21 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--write-baseline", action="store_true")
     ap.add_argument("--json", type=Path, help="also write the raw figures here")
+    ap.add_argument(
+        "--against", type=Path, help="another built site (e.g. of main) measured page by page in the same run"
+    )
     a = ap.parse_args(argv)
     baseline = json.loads(BASELINE.read_text()) if BASELINE.is_file() else None
-    figures = measure(a.site, repeats=a.repeats, slugs=[s for s in a.pages.split(",") if s] or None)
+    slugs = [s for s in a.pages.split(",") if s] or None
+    figures = measure(a.site, repeats=a.repeats, slugs=slugs, against=a.against)
+    if a.against:
+        figures, ref = figures
+        baseline, group = {"pages": {"figures": ref}}, f"vs {a.against}, same run"
     if a.json:
-        a.json.write_text(json.dumps(figures, indent=1))
+        a.json.write_text(json.dumps({"figures": figures, "against": ref} if a.against else figures, indent=1))
     if a.write_baseline:
         write_baseline(figures, a.repeats)
-    print_table(compare_rows(figures, baseline))
+    print_table(compare_rows(figures, baseline, **({"group": group} if a.against else {})))
     return 0
 
 
