@@ -88,27 +88,46 @@ def drive_all(page, drive_ms: int) -> dict:
     return out
 
 
-def measure_page(browser, url: str, repeats: int, drive_ms: int, drive: bool) -> dict:
-    ready, longest, stalls, fps = [], [], 0, {}
-    for i in range(repeats):
-        r = load_once(browser, url)
-        ready.append(r["ready_ms"])
-        longest.append(r["longest_ms"])
-        if drive and i < 2:  # fps: two loads, median per control is the mean of two; keeps the run short
-            for k, (f, _worst) in drive_all(r["page"], drive_ms).items():
-                fps.setdefault(k, []).append(f)
-        stalls += len(r["stalls"])
-        r["page"].close()
+def _one_load(browser, url: str, i: int, drive_ms: int, drive: bool, acc: dict) -> None:
+    """Load `url` once into the lists of `acc` (ready, longest, stalls, fps per control)."""
+    r = load_once(browser, url)
+    acc.setdefault("ready", []).append(r["ready_ms"])
+    acc.setdefault("longest", []).append(r["longest_ms"])
+    acc["stalls"] = acc.get("stalls", 0) + len(r["stalls"])
+    if drive and i < 2:  # fps: two loads, median per control is the mean of two; keeps the run short
+        for k, (f, _worst) in drive_all(r["page"], drive_ms).items():
+            acc.setdefault("fps", {}).setdefault(k, []).append(f)
+    r["page"].close()
+
+
+def _figures(acc: dict) -> dict:
     fig = {
-        "ready_s": statistics.median(ready) / 1000,
-        "longest_task_ms": statistics.median(longest),
-        "readpixels_stalls": stalls,
+        "ready_s": statistics.median(acc["ready"]) / 1000,
+        "longest_task_ms": statistics.median(acc["longest"]),
+        "readpixels_stalls": acc["stalls"],
     }
-    if fps:
-        per = {k: statistics.median(v) for k, v in fps.items()}
+    if acc.get("fps"):
+        per = {k: statistics.median(v) for k, v in acc["fps"].items()}
         worst = min(per, key=per.get)
         fig.update({"fps_min": per[worst], "fps_min_control": worst.split(":", 1)[1], "fps": per})
     return fig
+
+
+def measure_page(browser, url: str, repeats: int, drive_ms: int, drive: bool) -> dict:
+    acc: dict = {}
+    for i in range(repeats):
+        _one_load(browser, url, i, drive_ms, drive, acc)
+    return _figures(acc)
+
+
+def measure_pair(browser, urls: tuple[str, str], repeats: int, drive_ms: int, drive: bool) -> tuple[dict, dict]:
+    """Two builds of one page, loads alternated A B, B A, ...: whichever loads second finds the shaders that
+    both compile in the GPU process' program cache, so a fixed order would favour one."""
+    accs: tuple[dict, dict] = ({}, {})
+    for i in range(repeats):
+        for k in (0, 1) if i % 2 == 0 else (1, 0):
+            _one_load(browser, urls[k], i, drive_ms, drive, accs[k])
+    return _figures(accs[0]), _figures(accs[1])
 
 
 def build_site(out: Path) -> Path:
@@ -134,13 +153,15 @@ def measure(site_dir: Path | None = None, repeats: int = 5, drive_ms: int = 1500
         if warm is not None:
             load_once(browser, warm.resolve().as_uri())["page"].close()
         for slug in slugs or NAV_ORDER:
-            f = site_dir / f"{slug}.html"
-            if f.is_file():
-                out[slug] = measure_page(browser, f.resolve().as_uri(), repeats, drive_ms, slug in FPS_PAGES)
-                print(f"[bench] page {slug}: {json.dumps(out[slug], default=str)}", file=sys.stderr, flush=True)
-            g = Path(against or "") / f"{slug}.html"
+            f, g = site_dir / f"{slug}.html", Path(against or "") / f"{slug}.html"
+            if not f.is_file():
+                continue
             if against and g.is_file():
-                ref[slug] = measure_page(browser, g.resolve().as_uri(), repeats, drive_ms, slug in FPS_PAGES)
+                urls = (f.resolve().as_uri(), g.resolve().as_uri())
+                out[slug], ref[slug] = measure_pair(browser, urls, repeats, drive_ms, slug in FPS_PAGES)
+            else:
+                out[slug] = measure_page(browser, f.resolve().as_uri(), repeats, drive_ms, slug in FPS_PAGES)
+            print(f"[bench] page {slug}: {json.dumps(out[slug], default=str)}", file=sys.stderr, flush=True)
         browser.close()
     return (out, ref) if against else out
 

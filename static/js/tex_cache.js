@@ -3,6 +3,8 @@
  *   var maps = texCache(regl, 64e6);              // keep at most ~64 MB of RGBA8 textures (least recently used go)
  *   maps.draw(key, viewport, render)              // render(vp) draws into the texture on a miss, with
  *                                                 // vp = {x: 0, y: 0, width, height} of the viewport's size
+ * The first request of a key draws straight into the viewport (a page's first frame allocates no textures);
+ * a key asked for again is drawn into a texture and copied from then on.
  * The copy is pixel-exact: the texture has the viewport's size and the pass rasterises the same quad there.
  * key must name everything the pass reads (data, head, colour scale, colormap ...); the size is added here.
  */
@@ -33,11 +35,18 @@ export function texCache(regl, maxBytes) {
     bytes += w * h * 4;
     return fbo;
   }
+  var seen = new Set();                          // keys drawn once: the second request caches them
   return {
     draw: function (key, viewport, render) {
       if (viewport.width < 1 || viewport.height < 1) return;
-      var fbo = texture(key + "|" + viewport.width + "x" + viewport.height, viewport.width, viewport.height, render);
-      blit({ tex: fbo.color[0], viewport: viewport });
+      var k = key + "|" + viewport.width + "x" + viewport.height;
+      if (!entries.has(k) && !seen.has(k)) {       // first time: straight into the canvas (no texture to allocate)
+        if (seen.size > 4096) seen.clear();
+        seen.add(k);
+        render(viewport);
+        return;
+      }
+      blit({ tex: texture(k, viewport.width, viewport.height, render).color[0], viewport: viewport });
     },
     size: function () { return entries.size; },
     clear: function () { entries.forEach(function (e) { e.fbo.destroy(); }); entries.clear(); bytes = 0; },
