@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import nilmbuild
-from nilmbuild.live.export import OUTPUTS, onnx_bytes, torch_reference
+from nilmbuild.live.export import INPUTS, OUTPUTS, onnx_bytes, torch_reference, what_if_defaults
 
 ort = pytest.importorskip("onnxruntime")
 ATOL = {"attention": 1e-4, "gate_prob": 1e-4, "watts": 0.25}
@@ -43,10 +43,17 @@ def reference(model, x, head):
     return torch_reference(model.loaded, x, head)
 
 
-def check(model, session, x, head):
-    got = dict(zip(OUTPUTS, session.run(None, {"x": x, "head": np.array(head, np.int64)})))
-    ref = reference(model, x, head)
-    thr = model.loaded.model.gate_thresholds.numpy()[:, None]
+def run_graph(model, session, x, head, **what_if):
+    feeds = {"x": x, "head": np.array(head, np.int64), **what_if_defaults(model.loaded.cfg)}
+    feeds.update({k: np.asarray(v, np.float32) for k, v in what_if.items()})
+    return dict(zip(OUTPUTS, session.run(None, feeds)))
+
+
+def check(model, session, x, head, feeds=None, thresholds=None, **forward_kw):
+    """The graph (with the what-if inputs `feeds`) against the PyTorch model run with `forward_kw`."""
+    got = run_graph(model, session, x, head, **(feeds or {}))
+    ref = torch_reference(model.loaded, x, head, **forward_kw)
+    thr = (model.loaded.model.gate_thresholds.numpy() if thresholds is None else np.asarray(thresholds))[:, None]
     near = np.abs(ref["gate_prob"] - thr) < 1e-4
     for name in OUTPUTS:
         assert got[name].shape == ref[name].shape, name
@@ -60,7 +67,7 @@ def check(model, session, x, head):
 
 def test_graph_names_match_the_trace(session):
     assert [o.name for o in session.get_outputs()] == list(OUTPUTS)
-    assert [i.name for i in session.get_inputs()] == ["x", "head"]
+    assert [i.name for i in session.get_inputs()] == list(INPUTS)
 
 
 @pytest.mark.parametrize("sample,head", [(0, 0), (5, 3), (17, 7)])
@@ -76,3 +83,100 @@ def test_onnx_equals_torch_on_a_random_signal(model, session):
     agg = 150 + 2500 * (rng.random(model.window) > 0.95) + 80 * rng.random(model.window)
     x = model_input(model.loaded, model.timestamps("2024-03-03T17:41"), agg.astype(np.float32))[None]
     assert check(model, session, x, 5) <= 2
+
+
+# ---- what-ifs (issue 11 item 4): each graph input changes the output as the PyTorch model's own switch does
+
+
+def test_what_if_defaults_are_the_unchanged_pytorch_model(model, windows):
+    """The model with WhatIf.defaults is bit for bit the model without a what-if (the captured forward pass)."""
+    import torch
+
+    from nilmbuild.model.whatif import WhatIf
+
+    x = torch.from_numpy(windows[:4].astype(np.float32))
+    m = model.loaded.model.eval()
+    with torch.no_grad():
+        a, b = m(x, gate_mode="hard"), m(x, gate_mode="hard", what_if=WhatIf.defaults(model.loaded.cfg))
+    assert torch.equal(a.power, b.power) and torch.equal(a.gate, b.gate)
+
+
+@pytest.mark.parametrize(
+    "what_if,forward_kw",
+    [
+        ({"film_on": 0.0}, {"use_film": False}),
+        ({"mask_diagonal": 0.0}, {"mask_diagonal": False}),
+        ({"soft_gate": 1.0}, {"gate_mode": "soft"}),
+    ],
+    ids=["film_off", "mask_off", "soft_gate"],
+)
+def test_what_if_input_equals_the_pytorch_switch(model, session, windows, what_if, forward_kw):
+    x = windows[5:6].astype(np.float32)
+    base = run_graph(model, session, x, 0)["watts"]
+    assert check(model, session, x, 0, what_if, **forward_kw) <= 2
+    assert np.abs(run_graph(model, session, x, 0, **what_if)["watts"] - base).max() > 1.0  # and it changes the watts
+
+
+def test_threshold_one_closes_the_gate(model, session, windows):
+    """Hand check: threshold 1.0 closes every gate (p <= 1), so the output FiLM sees 0 and the watts are
+    beta_dec * a + b for every step (a, b: the appliance scaler), whatever the signal."""
+    from nilmbuild.live.export import inverse_affine
+
+    x = windows[5:6].astype(np.float32)
+    D = len(model.devices)
+    got = run_graph(model, session, x, 0, thresholds=np.ones(D))
+    for d, name in enumerate(model.devices):
+        a, b = inverse_affine(model.loaded.scalers["appliances"][name])
+        assert np.allclose(got["watts"][d], got["film_dec_beta"][d] * a + b, atol=1e-3)
+    assert np.abs(got["watts"] - run_graph(model, session, x, 0)["watts"]).max() > 10.0
+
+
+def test_threshold_moves_only_its_device(model, session, windows):
+    x = windows[5:6].astype(np.float32)
+    thr = what_if_defaults(model.loaded.cfg)["thresholds"].copy()
+    thr[0] = 0.05
+    base, got = run_graph(model, session, x, 0)["watts"], run_graph(model, session, x, 0, thresholds=thr)["watts"]
+    assert np.array_equal(got[1:], base[1:])
+    gate = run_graph(model, session, x, 0)["gate_prob"][0]
+    opened = (gate > 0.05) & (gate <= model.loaded.cfg.devices[0].gate_threshold)
+    assert np.array_equal(got[0] != base[0], opened)  # exactly the steps whose gate the new threshold opens
+
+
+def test_film_affine_is_the_film_pages_slider(model, session, windows):
+    """Layer 1's FiLM with gamma' = 2 gamma + 0.1 and beta' = 0.5 beta - 0.2 (the FiLM page's sliders): the
+    graph equals the PyTorch model with the same WhatIf, and that model's encoder.1.film equals
+    (1 + gamma') * ffn.out + beta' computed here from its own trace."""
+    import torch
+
+    from nilmbuild.model.trace import Trace
+    from nilmbuild.model.whatif import WhatIf
+
+    cfg = model.loaded.cfg
+    affine = what_if_defaults(cfg)["film_enc_affine"].copy()
+    affine[1] = [2.0, 0.1, 0.5, -0.2]
+    x = windows[5:6].astype(np.float32)
+    assert (
+        check(
+            model,
+            session,
+            x,
+            0,
+            {"film_enc_affine": affine},
+            what_if=WhatIf.defaults(cfg).replace(film_enc_affine=affine),
+        )
+        <= 2
+    )
+    trace = Trace()
+    with torch.no_grad():
+        model.loaded.model.eval()(
+            torch.from_numpy(x),
+            gate_mode="hard",
+            trace=trace,
+            what_if=WhatIf.defaults(cfg).replace(film_enc_affine=affine),
+        )
+    g = trace["film_enc.gamma_mean"][0, 1].numpy() * 2.0 + 0.1
+    b = trace["film_enc.beta_mean"][0, 1].numpy() * 0.5 - 0.2
+    ffn = trace["encoder.1.ffn.out"][0].numpy()
+    assert np.allclose(trace["encoder.1.film"][0].numpy(), (1 + g) * ffn + b, atol=1e-5)
+    base = run_graph(model, session, x, 0)["watts"]
+    assert np.abs(run_graph(model, session, x, 0, film_enc_affine=affine)["watts"] - base).max() > 1.0

@@ -2,8 +2,8 @@
 
 Every speed is reported as a ratio against a reference measured in the same run on the same machine,
 because absolute times on shared machines are noise. Options: --quick (fewer repeats, no torch.compile),
---skip model,train,infer,site,build,pages,live. The "site" section runs `nilmbuild site` cold and from the
-capture cache in fresh processes, and the "pages" section (bench/pages.py; builds a site when "build" is
+--skip model,train,infer,site,build,pages,animation,live. The "site" section runs `nilmbuild site` cold and from
+the capture cache in fresh processes, and the "pages" section (bench/pages.py; builds a site when "build" is
 skipped) times every page in Chromium; both print each figure beside bench/baseline.json's as a ratio
 (--write-baseline records a new baseline, stamped with the machine). Pages alone, on a built site:
 `python -m nilmbuild.bench.pages --site site`.
@@ -103,6 +103,9 @@ def main(argv=None) -> int:
     site_dir = built[2] if built is not None else None
     section("pages", lambda: bench_pages(site_dir, repeats=3 if a.quick else 5, write=a.write_baseline))
     if built is not None:
+        from nilmbuild.bench.forward_anim import bench_forward_anim
+
+        section("animation", lambda: bench_forward_anim(built[2], ms=1500 if a.quick else 3000))
         from nilmbuild.bench.live import bench_live
 
         section("live", lambda: bench_live(built[2], repeats=3 if a.quick else 7))

@@ -3,7 +3,8 @@
 Rows: page ready (runtime load + session + first run), ms per in-page run (median of `repeats` runWindow
 calls, measured in the page: posting to the worker and back; and in the worker: session.run alone), the
 longest main-thread task during those runs (PerformanceObserver "longtask"; 0 = none over 50 ms), and the
-bytes of the page and of the shared runtime file. Target: < 1 s per run.
+bytes of the page and of the shared runtime file. Target: < 1 s per run. Where the site has gate.html: its
+what-if panel, from a threshold change to the final watts drawn (median; includes the panel's 150 ms debounce).
 
     python -m nilmbuild.bench.live SITE_DIR     # on a built site (nilmbuild site --pages playground)
 """
@@ -43,14 +44,63 @@ def python_reference_ms(repeats: int) -> float | None:
         return None
     import nilmbuild
     from nilmbuild.bench.timing import median_time
-    from nilmbuild.live.export import onnx_bytes
+    from nilmbuild.live.export import onnx_bytes, what_if_defaults
 
     m = nilmbuild.load_model()
     opts = ort.SessionOptions()
     opts.intra_op_num_threads, opts.inter_op_num_threads, opts.log_severity_level = 1, 1, 3
     sess = ort.InferenceSession(onnx_bytes(m.loaded), opts, providers=["CPUExecutionProvider"])
     feeds = {"x": np.random.default_rng(0).random((1, 7, m.window), dtype=np.float32), "head": np.array(0, np.int64)}
+    feeds.update(what_if_defaults(m.loaded.cfg))
     return 1000 * median_time(lambda: sess.run(["watts"], feeds), repeats=repeats, warmup=1)
+
+
+_WHATIF = """async (n) => {
+  const panel = document.getElementById("whatif-panel"), s = document.getElementById("ctl-threshold"), ms = [];
+  window.__nbLong = [];
+  const obs = new PerformanceObserver(l => l.getEntries().forEach(e => window.__nbLong.push(e.duration)));
+  obs.observe({type: "longtask"});
+  for (let i = 0; i < n; i++) {
+    const runs = Number(panel.dataset.runs), t0 = performance.now();
+    s.value = String((0.05 + 0.9 * ((i * 37) % 10) / 10).toFixed(2));
+    s.dispatchEvent(new Event("input", {bubbles: true}));
+    while (Number(panel.dataset.runs) === runs && panel.dataset.state !== "error") await new Promise(r => setTimeout(r, 5));
+    ms.push(performance.now() - t0);
+  }
+  obs.disconnect();
+  return {ms, long: window.__nbLong};
+}"""
+
+
+def bench_whatif(browser, site_dir: Path, repeats: int) -> list[dict]:
+    """The Gate page's what-if panel: threshold change -> live model -> final watts drawn."""
+    gate = site_dir / "gate.html"
+    if not gate.is_file():
+        return []
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    t = time.perf_counter()
+    page.goto(gate.resolve().as_uri())
+    page.wait_for_function("document.documentElement.dataset.ready === 'true'", timeout=300000)
+    page.locator("#whatif-panel").scroll_into_view_if_needed()
+    page.wait_for_function("document.getElementById('whatif-panel').dataset.runs >= '1'", timeout=300000)
+    first_s = time.perf_counter() - t
+    r = page.evaluate(_WHATIF, repeats)
+    group = "what-if panel (gate.html): threshold change to final watts, live model"
+    return [
+        {"group": group, "name": "page open to first what-if run drawn", "seconds": first_s},
+        {
+            "group": group,
+            "name": f"ms per what-if, median of {repeats} (incl. 150 ms debounce)",
+            "ms": statistics.median(r["ms"]),
+            "ms_max": max(r["ms"]),
+        },
+        {
+            "group": group,
+            "name": "longest main-thread task during the what-ifs",
+            "ms": max(r["long"] or [0.0]),
+            "long_tasks": len(r["long"]),
+        },
+    ]
 
 
 def bench_live(site_dir: Path, repeats: int = 7) -> list[dict]:
@@ -70,6 +120,7 @@ def bench_live(site_dir: Path, repeats: int = 7) -> list[dict]:
         page.wait_for_function("document.documentElement.dataset.ready === 'true'", timeout=300000)
         ready_s = time.perf_counter() - t
         r = page.evaluate(_RUNS, repeats)
+        whatif = bench_whatif(browser, site_dir, repeats)
         browser.close()
     long = r["long"] or [0.0]
     ref = python_reference_ms(repeats)
@@ -96,6 +147,7 @@ def bench_live(site_dir: Path, repeats: int = 7) -> list[dict]:
             "name": f"bytes: {RUNTIME_FILE} (shared, loaded once)",
             "bytes": (site_dir / RUNTIME_FILE).stat().st_size,
         },
+        *whatif,
     ]
 
 

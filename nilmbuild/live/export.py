@@ -1,7 +1,9 @@
 """Export a checkpoint to one ONNX graph that the pages run with onnxruntime-web (docs/live-model.md).
 
-Inputs: `x` (1, 7, W) float32, the model input exactly as `nilmbuild.pipeline.model_input` builds it, and
-`head` () int64, the attention head whose per-layer maps come back. Outputs (OUTPUTS, in this order):
+Inputs: `x` (1, 7, W) float32, the model input exactly as `nilmbuild.pipeline.model_input` builds it,
+`head` () int64, the attention head whose per-layer maps come back, and the what-if settings of
+nilmbuild/model/whatif.py (WHATIF_INPUTS: gate thresholds, encoder-FiLM affine, FiLM on/off, diagonal mask, soft
+gate), whose defaults (what_if_defaults) reproduce the checkpoint exactly. Outputs (OUTPUTS, in this order):
 the watts (D, W) after the hard gate and the output FiLM, converted with the checkpoint's appliance scalers,
 plus the stage tensors the exactness tests compare with a Trace of the PyTorch model.
 Which exporter works and why the options below are set: ../shared/reference/in-browser-model.md.
@@ -17,6 +19,8 @@ import torch
 from torch import nn
 
 from nilmbuild.model.trace import Trace
+from nilmbuild.model.whatif import FIELDS as WHATIF_INPUTS
+from nilmbuild.model.whatif import WhatIf
 
 # name in the graph -> the Trace record it equals (batch axis dropped); "watts" and "attention" are derived.
 STAGES = {
@@ -35,6 +39,7 @@ STAGES = {
     "power_scaled": "output.power",
 }
 OUTPUTS = ("watts", "attention", *STAGES)
+INPUTS = ("x", "head", *WHATIF_INPUTS)
 
 
 def inverse_affine(scaler: dict) -> tuple[float, float]:
@@ -62,9 +67,9 @@ class LiveModel(nn.Module):
         self.register_buffer("w_scale", torch.tensor([a for a, _ in aff], dtype=torch.float32)[:, None])
         self.register_buffer("w_offset", torch.tensor([b for _, b in aff], dtype=torch.float32)[:, None])
 
-    def forward(self, x: torch.Tensor, head: torch.Tensor):
+    def forward(self, x: torch.Tensor, head: torch.Tensor, *what_if: torch.Tensor):
         trace = Trace()
-        out = self.model(x, gate_mode="hard", trace=trace)
+        out = self.model(x, gate_mode="hard", trace=trace, what_if=WhatIf(*what_if))
         watts = out.power[0] * self.w_scale + self.w_offset  # (D, W)
         layers = range(self.model.cfg.n_encoder_layers)
         attention = torch.stack(
@@ -73,14 +78,22 @@ class LiveModel(nn.Module):
         return (watts, attention, *(trace[name][0] for name in STAGES.values()))
 
 
-def torch_reference(loaded, x: np.ndarray, head: int) -> dict[str, np.ndarray]:
+def what_if_defaults(cfg) -> dict[str, np.ndarray]:
+    """The what-if inputs' default values (graph input name -> float32 array): the checkpoint, unchanged."""
+    d = WhatIf.defaults(cfg)
+    return {k: getattr(d, k).numpy() for k in WHATIF_INPUTS}
+
+
+def torch_reference(loaded, x: np.ndarray, head: int, **forward_kw) -> dict[str, np.ndarray]:
     """What each graph output should be, from a Trace of the PyTorch model (hard gate) on x (1, 7, W) and
-    the appliance scalers (nilmbuild.infer.postprocess.denormalise), independently of LiveModel."""
+    the appliance scalers (nilmbuild.infer.postprocess.denormalise), independently of LiveModel. forward_kw:
+    the model's own switches for a what-if (use_film=False, mask_diagonal=False, gate_mode="soft")."""
     from nilmbuild.infer.postprocess import denormalise
 
     trace = Trace()
+    forward_kw.setdefault("gate_mode", "hard")
     with torch.no_grad():
-        loaded.model.eval()(torch.from_numpy(np.asarray(x, np.float32)), gate_mode="hard", trace=trace)
+        loaded.model.eval()(torch.from_numpy(np.asarray(x, np.float32)), trace=trace, **forward_kw)
     ref = {g: trace[t][0].numpy() for g, t in STAGES.items()}
     apps = loaded.scalers["appliances"]
     ref["watts"] = np.stack([denormalise(ref["power_scaled"][i], apps[d]) for i, d in enumerate(loaded.devices)])
@@ -106,7 +119,12 @@ def export_onnx(loaded) -> bytes:
 
     live = LiveModel(loaded).eval()
     W = int(loaded.cfg.window)
-    args = (torch.zeros(1, 1 + loaded.cfg.n_exo, W), torch.tensor(0, dtype=torch.int64))
+    defaults = what_if_defaults(loaded.cfg)
+    args = (
+        torch.zeros(1, 1 + loaded.cfg.n_exo, W),
+        torch.tensor(0, dtype=torch.int64),
+        *(torch.from_numpy(defaults[k]) for k in WHATIF_INPUTS),
+    )
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")
         prog = torch.onnx.export(
@@ -116,7 +134,7 @@ def export_onnx(loaded) -> bytes:
             opset_version=18,
             optimize=False,
             external_data=False,
-            input_names=["x", "head"],
+            input_names=list(INPUTS),
             output_names=list(OUTPUTS),
             verbose=False,
         )

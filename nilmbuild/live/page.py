@@ -10,10 +10,25 @@ which Trace record each equals, heads, layers, gate thresholds) is written here,
 
 from __future__ import annotations
 
-from nilmbuild.live.export import OUTPUTS, STAGES, inverse_affine, onnx_bytes
+from nilmbuild.live.export import INPUTS, OUTPUTS, STAGES, inverse_affine, onnx_bytes, what_if_defaults
 from nilmbuild.live.runtime import RUNTIME_FILE, runtime_script
 
 MODEL_BLOB = "model"
+MODEL_FILE = "nilmbuild-model.js"  # the graph as a shared sibling script, for the what-if pages (whatif_parts)
+
+
+def what_if_inputs(cfg) -> dict:
+    """The graph's what-if inputs: name -> {key (the name in JS, runWindow's whatIf), dims, value (the default:
+    the checkpoint unchanged, flat)}."""
+
+    def camel(name: str) -> str:
+        first, *rest = name.split("_")
+        return first + "".join(w.title() for w in rest)
+
+    return {
+        k: {"key": camel(k), "dims": list(v.shape), "value": [float(x) for x in v.reshape(-1)]}
+        for k, v in what_if_defaults(cfg).items()
+    }
 
 
 def live_data(loaded) -> dict:
@@ -34,6 +49,8 @@ def live_data(loaded) -> dict:
         "heads": int(cfg.n_head),
         "layers": int(cfg.n_encoder_layers),
         "thresholds": [float(d.gate_threshold) for d in cfg.devices],
+        "inputs": list(INPUTS),
+        "whatIf": what_if_inputs(cfg),
     }
 
 
@@ -42,3 +59,62 @@ def live_parts(loaded) -> tuple[dict, dict[str, bytes], dict[str, bytes]]:
     from nilmbuild.site.assets import ROOT
 
     return live_data(loaded), {MODEL_BLOB: onnx_bytes(loaded)}, {RUNTIME_FILE: runtime_script(ROOT)}
+
+
+def model_script(onnx: bytes) -> bytes:
+    """The graph as a classic script that sets self.nilmbuildModel (base64), loaded like the runtime file."""
+    import base64
+    import hashlib
+
+    key = hashlib.sha256(onnx).hexdigest()[:16]
+    b64 = base64.b64encode(onnx).decode("ascii")
+    head = "/* nilmbuild live model: the checkpoint's ONNX graph (docs/live-model.md), shared by the what-if pages */\n"
+    return (head + f'self.nilmbuildModel = {{sha256: "{key}", base64: "{b64}"}};\n').encode("ascii")
+
+
+def whatif_parts(loaded) -> tuple[dict, dict[str, bytes]]:
+    """(page data, site files) for a page that runs the model for its what-ifs: the graph comes from the shared
+    sibling file MODEL_FILE, loaded on first use, so each page stays small (one copy per site, not per page)."""
+    from nilmbuild.site.assets import ROOT
+
+    data = {k: v for k, v in live_data(loaded).items() if k != "blob"}
+    data["modelFile"] = MODEL_FILE
+    files = {RUNTIME_FILE: runtime_script(ROOT), MODEL_FILE: model_script(onnx_bytes(loaded))}
+    return data, files
+
+
+WHATIF_BLOB = "whatif_x"
+TIE = 1e-4  # a step whose gate probability is this close to the threshold may flip between runtimes
+
+
+def watts_bounds(loaded) -> dict[str, float]:
+    """The issue's exactness bound per device: max(2 W, 1 % of its peak, the top of its training scaler)."""
+    out = {}
+    for d in loaded.devices:
+        a, b = inverse_affine(loaded.scalers["appliances"][d])
+        out[d] = max(2.0, 0.01 * (a + b))
+    return out
+
+
+def whatif_page(ctx, samples: list[int]) -> tuple[dict, dict[str, bytes], dict[str, bytes]]:
+    """(page data `whatif`, blobs, site files) for a page with the what-if panel (static/js/whatif_panel.js),
+    whose sample i is batch index samples[i]: each sample's exact scaled aggregate (float32, the model input's
+    channel 0; the capture's `input` record is float16) and start time (the time features are rebuilt in the
+    page), the records of the captured final power and its ablation runs, and the bounds."""
+    import numpy as np
+
+    from nilmbuild.model.names import ABLATIONS, OUTPUT_POWER, ablation
+
+    spec, files = whatif_parts(ctx.loaded)
+    power = OUTPUT_POWER
+    data = {
+        "live": spec,
+        "input": WHATIF_BLOB,
+        "starts": [str(np.datetime64(ctx.t0[s], "s")) for s in samples],
+        "power": power,
+        "ablations": {k: ablation(k, power) for k in ABLATIONS},
+        "bound": watts_bounds(ctx.loaded),
+        "tie": TIE,
+    }
+    x0 = np.ascontiguousarray(np.asarray(ctx.x, np.float32)[samples, 0]).astype("<f4")
+    return data, {WHATIF_BLOB: x0.tobytes()}, files

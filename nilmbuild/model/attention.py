@@ -20,9 +20,23 @@ MASK_VALUE = -1e4
 _EXPLICIT_PARTS = ("q", "k", "v", "scores", "masked_scores", "weights", "lse", "context")
 
 
-def diagonal_mask(L: int, device: torch.device) -> torch.Tensor:
-    """(L, L) bool, True on the diagonal: query t may not attend to key t."""
-    return torch.eye(L, dtype=torch.bool, device=device)
+def diagonal_mask(L: int, device: torch.device, flag: torch.Tensor | None = None) -> torch.Tensor:
+    """(L, L) bool, True on the diagonal: query t may not attend to key t. flag: a () bool tensor (the live
+    graph's mask_diagonal input, model/whatif.py): the mask is all False when it is False."""
+    eye = torch.eye(L, dtype=torch.bool, device=device)
+    return eye if flag is None else eye & flag
+
+
+def _static(flag: torch.Tensor | None, derive: dict) -> dict | None:
+    """A record's derivation, or None (store it) when a run-time mask flag decides what it holds."""
+    return derive if flag is None else None
+
+
+def _mask_flag(mask_diagonal) -> tuple[bool, torch.Tensor | None]:
+    """mask_diagonal (bool, or a () bool tensor decided at run time) -> (mask at all?, run-time flag or None)."""
+    if isinstance(mask_diagonal, torch.Tensor):
+        return True, mask_diagonal
+    return bool(mask_diagonal), None
 
 
 class DiagonallyMaskedSelfAttention(nn.Module):
@@ -44,7 +58,7 @@ class DiagonallyMaskedSelfAttention(nn.Module):
     def forward(
         self,
         x: torch.Tensor,
-        mask_diagonal: bool = True,
+        mask_diagonal: bool | torch.Tensor = True,
         trace: Trace | None = None,
         name: str = "attn",
         explicit: bool | None = None,
@@ -59,9 +73,10 @@ class DiagonallyMaskedSelfAttention(nn.Module):
             out = self._explicit(q, k, v, mask_diagonal, trace, name, in_name)
         else:
             mask = None
-            if mask_diagonal:
+            masked, flag = _mask_flag(mask_diagonal)
+            if masked:
                 mask = torch.zeros(L, L, dtype=q.dtype, device=q.device).masked_fill_(
-                    diagonal_mask(L, q.device), MASK_VALUE
+                    diagonal_mask(L, q.device, flag), MASK_VALUE
                 )
             out = F.scaled_dot_product_attention(
                 q, k, v, attn_mask=mask, scale=self.scale, dropout_p=self.dropout if self.training else 0.0
@@ -117,8 +132,10 @@ class DiagonallyMaskedSelfAttention(nn.Module):
             f"scaled dot products q.k / sqrt({self.head_dim})",
             derive=attention_scores(f"{name}.q", f"{name}.k", self.scale),
         )
-        if mask_diagonal:
-            diag = diagonal_mask(scores.shape[-1], scores.device)
+        masked, flag = _mask_flag(mask_diagonal)
+        qk = (f"{name}.q", f"{name}.k")
+        if masked:
+            diag = diagonal_mask(scores.shape[-1], scores.device, flag)
             scores = scores.masked_fill(diag, MASK_VALUE)
             put(
                 trace,
@@ -128,10 +145,10 @@ class DiagonallyMaskedSelfAttention(nn.Module):
                 "7b",
                 "attention.md 7.6",
                 "scores with -1e4 on the diagonal",
-                derive=attention_masked_scores(f"{name}.q", f"{name}.k", self.scale, MASK_VALUE),
+                derive=_static(flag, attention_masked_scores(*qk, self.scale, MASK_VALUE)),
             )
         attn = torch.softmax(scores, dim=-1)  # (B, H, L, L)
-        if mask_diagonal:
+        if masked:
             attn = attn.masked_fill(diag, 0.0)
         put(
             trace,
@@ -141,7 +158,7 @@ class DiagonallyMaskedSelfAttention(nn.Module):
             "7b",
             "attention.md 7.7",
             "softmax over keys; diagonal exactly 0",
-            derive=attention_weights(f"{name}.q", f"{name}.k", f"{name}.lse", self.scale, mask_diagonal, MASK_VALUE),
+            derive=_static(flag, attention_weights(*qk, f"{name}.lse", self.scale, masked, MASK_VALUE)),
         )
         if trace is not None:
             lse = torch.logsumexp(scores, dim=-1)  # (B, H, L)

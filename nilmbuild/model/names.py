@@ -27,6 +27,41 @@ HEAD_PARTS = (
 )
 ABLATIONS = ("no_film", "no_mask", "soft_gate")
 
+#: Records with one fixed name each (forward order; the targets come from the data, not the model).
+INPUT = "input"
+INSTANCE_NORM = "instance_norm"
+POS_ENCODING = "pos_encoding"
+EMBED_WITH_POS = "embed.with_pos"
+PROJECTION = "projection"
+TRANSPOSE_IN = "transpose_in"
+TRANSPOSE_OUT = "transpose_out"
+OUTPUT_POWER = "output.power"
+OUTPUT_GATE = "output.gate"
+TARGET_POWER = "target.power"
+TARGET_STATE = "target.state"
+#: The head-ablation matrix (capture/head_ablation.py): (layer, head, device) change in watts, and its sample.
+HEAD_ABLATION_DELTA = "ablation.heads.delta_w"
+HEAD_ABLATION_SAMPLE = "ablation.heads.sample"
+#: Condition features (suffix after "cond.") and the two FiLM generators with what each traces.
+COND_PARTS = ("elec", "bands", "spectrum", "vector")
+FILM_GENERATORS = ("film_enc", "film_dec")
+FILM_PARTS = ("input", "hidden", "gamma", "beta")
+#: Every record name starts with one of these or is one of FIXED (tests/test_no_record_names.py looks for them in
+#: page JS, which must receive the names from its view instead).
+FIXED = (INPUT, INSTANCE_NORM, POS_ENCODING, PROJECTION, TRANSPOSE_IN, TRANSPOSE_OUT)
+PREFIXES = (
+    "encoder.",
+    "heads.",
+    "ablation.",
+    "embed.",
+    "cond.",
+    "film_enc.",
+    "film_dec.",
+    "output.",
+    "target.",
+    "weights.",
+)
+
 
 def encoder(layer: int, part: str | None = None) -> str:
     """encoder(1) -> "encoder.1"; encoder(1, "ln2") -> "encoder.1.ln2"."""
@@ -41,6 +76,26 @@ def attn(layer: int, part: str) -> str:
 def head(device: str, part: str) -> str:
     """head("fridge", "power") -> "heads.fridge.power"."""
     return f"heads.{device}.{part}"
+
+
+def embed_unit(unit: int | str, part: str) -> str:
+    """embed_unit(3, "out") -> "embed.res3.out" (one dilated ResUnit; "*" for a glob)."""
+    return f"embed.res{unit}.{part}"
+
+
+def cond(part: str) -> str:
+    """cond("bands") -> "cond.bands"."""
+    return f"cond.{part}"
+
+
+def film(generator: str, part: str) -> str:
+    """film("film_enc", "gamma_mean") -> "film_enc.gamma_mean"."""
+    return f"{generator}.{part}"
+
+
+def param(name: str) -> str:
+    """param("film_enc.device_embed") -> "weights.film_enc.device_embed" (a model parameter in the capture)."""
+    return f"weights.{name}"
 
 
 def ablation(kind: str, name: str) -> str:

@@ -7,13 +7,14 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from . import names
+from . import names, whatif
 from .config import NILMFormerConfig
 from .embedding import DilatedBlock
 from .encoder import EncoderLayer
 from .film import DecoderFiLM, EncoderFiLM, condition_features, film
 from .heads import make_head, smoothstep
 from .trace import Trace, linear, mul, permute, put, select, weight
+from .whatif import WhatIf
 
 AX_BCT = ("batch", "channel", "time")
 
@@ -51,14 +52,17 @@ class NILMFormer(nn.Module):
         use_film: bool | None = None,
         mask_diagonal: bool | None = None,
         pos_start: torch.Tensor | None = None,
+        what_if: WhatIf | None = None,
     ) -> NILMFormerOutput:
         """x: (B, 7, L) with L = cfg.window, or a crop (B, 7, l <= L) whose first step sits at position
         pos_start[b] of the window (training's multi-crop, architecture.md 10.4); the positional encoding
-        is then sliced to positions pos_start[b] .. pos_start[b] + l."""
+        is then sliced to positions pos_start[b] .. pos_start[b] + l. what_if: run-time settings as tensors
+        (thresholds, FiLM affine and on/off, diagonal mask, soft gate; whatif.py) for the exported live graph;
+        None (the default) is the traced and captured forward pass, unchanged."""
         cfg = self.cfg
         gate_mode = gate_mode or ("soft" if self.training else "hard")
         use_film = cfg.use_film if use_film is None else use_film
-        mask_diagonal = cfg.mask_diagonal if mask_diagonal is None else mask_diagonal
+        mask_diagonal = whatif.mask_diagonal(what_if, cfg.mask_diagonal if mask_diagonal is None else mask_diagonal)
         B, C, L = x.shape  # (B, 7, L)
         put(trace, "input", x, AX_BCT, "0", "forward-pass.md 0", "scaled aggregate + 6 sin/cos time features")
 
@@ -69,12 +73,12 @@ class NILMFormer(nn.Module):
         cond = condition_features(
             x_main, cfg.use_elec_features, cfg.use_freq_features, cfg.n_freq_bands, trace
         )  # (B, 13)
-        gamma_enc, beta_enc = self.encoder_film(cond, trace)  # (B, n_layers, d_model) each
+        gamma_enc, beta_enc = whatif.encoder_film(what_if, *self.encoder_film(cond, trace))  # (B, n_layers, d_model)
 
         h = self._encode(h, gamma_enc if use_film else None, beta_enc if use_film else None, mask_diagonal, trace)
 
         # Stage 8: decoder FiLM parameters; stage 9: back to conv layout
-        gamma_dec, beta_dec = self.decoder_film(cond, trace)  # (B, D, 1) each
+        gamma_dec, beta_dec = whatif.output_film(what_if, *self.decoder_film(cond, trace))  # (B, D, 1) each
         h = h.transpose(1, 2)  # (B, d_model, L)
         put(
             trace,
@@ -90,7 +94,7 @@ class NILMFormer(nn.Module):
         # Stages 10-11: heads, gate, output FiLM
         logits, raws, powers = [], [], []
         for i, dev in enumerate(cfg.devices):
-            logit, power_raw, gated = self._device(i, dev, h, gamma_dec, beta_dec, gate_mode, use_film, trace)
+            logit, power_raw, gated = self._device(i, dev, h, gamma_dec, beta_dec, gate_mode, use_film, trace, what_if)
             logits.append(logit), raws.append(power_raw), powers.append(gated)
 
         return self._concat(logits, raws, powers, trace)  # stage 12
@@ -193,14 +197,16 @@ class NILMFormer(nn.Module):
         )
         return h
 
-    def _device(self, i, dev, h, gamma_dec, beta_dec, gate_mode: str, use_film: bool, trace: Trace | None):
+    def _device(
+        self, i, dev, h, gamma_dec, beta_dec, gate_mode: str, use_film: bool, trace: Trace | None, what_if=None
+    ):
         """Stages 10-11 for device i: its head on h (B, d_model, L), the gate, the output FiLM -> 3 x (B, 1, L)."""
         name = f"heads.{dev.name}"  # names.head(dev.name, part)
         logit, power_raw = self.heads[dev.name](h, trace, name)  # (B, 1, L) each
         p = torch.sigmoid(logit)
         soft = smoothstep(p)
-        hard = (p > self.gate_thresholds[i]).to(p.dtype)
-        gated = soft * power_raw if gate_mode == "soft" else hard * power_raw
+        hard = (p > whatif.threshold(what_if, self.gate_thresholds[i], i)).to(p.dtype)
+        gated = whatif.gate(what_if, soft * power_raw, soft * power_raw if gate_mode == "soft" else hard * power_raw)
         if trace is not None:
             for key, t, doc, derive in (
                 ("gate_logit", logit, "gate logit", None),

@@ -55,14 +55,16 @@ def entry_path(root: Path, entry: str | os.PathLike) -> Path:
 
 def _packages(inputs: list[str], root: Path) -> list[str]:
     """'name version' of every npm package whose files went into the bundle (from esbuild's metafile)."""
-    names = set()
+    found = {}  # name -> its folder, relative to root
     for rel in inputs:
-        parts = Path(rel).parts
-        if parts and parts[0] == "node_modules":
-            names.add("/".join(parts[1:3]) if parts[1].startswith("@") else parts[1])
+        parts = Path(rel).parts  # node_modules/x/... (or ../elsewhere/node_modules/x/... through a symlink)
+        if "node_modules" in parts[:-1]:
+            i = parts.index("node_modules")
+            n = 2 if parts[i + 1].startswith("@") else 1
+            found.setdefault("/".join(parts[i + 1 : i + 1 + n]), Path(*parts[: i + 1 + n]))
     out = []
-    for name in sorted(names):
-        meta = json.loads((root / "node_modules" / name / "package.json").read_text(encoding="utf-8"))
+    for name, folder in sorted(found.items()):
+        meta = json.loads((root / folder / "package.json").read_text(encoding="utf-8"))
         out.append(f"{name} {meta['version']}")
     return out
 

@@ -2,7 +2,8 @@
  * local vs global attention across depth). Its own regl context on `canvas`; each map is rebuilt in
  * attention_weights.frag from the captured q, k and lse of that layer (log10 colour scale, 1e-4 .. 1), once per
  * (layer, head, sample) and size: tex_cache.js keeps the drawn maps.
- * attentionLayers.create(canvas, overlay, cap, {layers, head, sample}) -> {draw(head, sample), boxes()}
+ * attentionLayers.create(canvas, overlay, cap, {layers, weights, head, sample}) -> {draw(head, sample), boxes()};
+ * weights: the attention-weights record of each layer (names from the view).
  */
 import attWeightsFrag from "../glsl/attention_weights.frag";
 import attWeightsVert from "../glsl/attention_weights.vert";
@@ -43,7 +44,7 @@ function labels(overlay, canvas, B, L, head) {
 
 export const attentionLayers = {
   create: function (canvas, overlay, cap, opts) {
-    var q0 = cap.record("encoder.0.attn.q"), H = q0.shape[1], L = q0.shape[2], E = q0.shape[3], n = opts.layers;
+    var q0 = cap.record(cap.record(opts.weights[0]).q), H = q0.shape[1], L = q0.shape[2], E = q0.shape[3], n = opts.layers;
     gl.fitCanvas(canvas);
     var regl = gl.create(canvas);
     if (!regl) return null;
@@ -73,7 +74,7 @@ export const attentionLayers = {
       B = boxes(canvas, n);
       var sx = canvas.width / canvas.clientWidth, sy = canvas.height / canvas.clientHeight;
       for (var l = 0; l < n; l++) {
-        var w = cap.record("encoder." + l + ".attn.weights"), b = B[l];
+        var w = cap.record(opts.weights[l]), b = B[l];
         var vp = { x: Math.round(b.x * sx), y: Math.round(canvas.height - (b.y + b.height) * sy), width: Math.round(b.width * sx), height: Math.round(b.height * sy) };
         maps.draw([w.q, state.sample, state.head].join("|"), vp, function (v) {
           cmd({ q: tex(w.q, state.sample), k: tex(w.k, state.sample), lse: tex(w.lse, state.sample, true), head: state.head,

@@ -1,6 +1,7 @@
 /* head_matrix.js: which heads serve which device (records ablation.heads.*, nilmbuild/capture/head_ablation.py).
  * headMatrix.create(canvas, cap, opts) draws the (layer x head) x device matrix of the mean |change in watts|
- * when one head's context is zeroed, with row/column labels on a 2D overlay; opts.onPick(layer, head, sample)
+ * when one head's context is zeroed (opts.names = {delta, sample}: the records, from the view), with row/column
+ * labels on a 2D overlay; opts.onPick(layer, head, sample)
  * is called on click / Enter with the batch sample where that cell's effect is largest.
  */
 import { context2d, fmt, font, onResize, sizeBacking } from "./core.js";
@@ -10,9 +11,9 @@ var PAD = { l: 118, t: 64, r: 8, b: 8 };
 function pretty(s) { return String(s).replace(/_/g, " "); }
 
 // rows: layer-major (layer l, head h) -> row l * H + h; columns: devices in model order
-function matrixOf(cap) {
-  var r = cap.record("ablation.heads.delta_w");
-  return { data: cap.get("ablation.heads.delta_w"), sample: cap.get("ablation.heads.sample"),
+function matrixOf(cap, names) {
+  var r = cap.record(names.delta);
+  return { data: cap.get(names.delta), sample: cap.get(names.sample),
            layers: r.shape[0], heads: r.shape[1], devices: r.shape[2] };
 }
 
@@ -40,7 +41,7 @@ function labels(overlay, m, devices, box) {
 
 export const headMatrix = {
   create: function (canvas, overlay, cap, opts) {
-    var m = matrixOf(cap), devices = cap.meta.devices, vmax = 0;
+    var m = matrixOf(cap, opts.names), devices = cap.meta.devices, vmax = 0;
     for (var i = 0; i < m.data.length; i++) vmax = Math.max(vmax, m.data[i]);
     gl.fitCanvas(canvas);
     var regl = gl.create(canvas);

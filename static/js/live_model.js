@@ -1,35 +1,49 @@
 /* live_model.js: NILMFormer running live in the page (issue 11, docs/live-model.md).
  *
- * The ONNX graph (nilmbuild/live/export.py) rides in the page's own blob; onnxruntime-web comes from the
+ * The ONNX graph (nilmbuild/live/export.py) rides in the page's own blob (the playground) or in the site's shared
+ * nilmbuild-model.js (the what-if pages, loaded like the runtime); onnxruntime-web comes from the
  * site's shared nilmbuild-runtime.js, loaded once on first use with a classic <script src> (file://, iframe,
  * no network), and runs in a Web Worker made from a Blob URL. `spec` is the page data Python wrote
  * (nilmbuild/live/page.py: devices, window, channels, step, aggregate scaler, output names, runtime file).
  *
- *   var live = createLiveModel(spec, modelBytes);
- *   live.runWindow(aggregateW, "2024-04-12T08:00")  -> Promise<{device: Float32Array watts}>
- *   live.run(x, head, ["watts", "gate_prob", "attention"]) -> Promise<{outputs: {name: {data, dims}}, ms}>
+ *   var live = createLiveModel(spec, modelBytes);   // modelBytes null: the graph from spec.modelFile
+ *   live.runWindow(aggregateW, "2024-04-12T08:00", whatIf?)  -> Promise<{device: Float32Array watts}>
+ *   live.run(x, head, ["watts", "gate_prob", "attention"], whatIf?) -> Promise<{outputs: {name: {data, dims}}, ms}>
+ *
+ * whatIf (optional): {thresholds: [one per device], filmEncAffine: [[γ scale, γ offset, β scale, β offset] per
+ * encoder layer], filmOn: bool, maskDiagonal: bool, softGate: bool}; what is left out keeps the checkpoint's
+ * value (spec.whatIf holds the graph's defaults, written by Python). See docs/live-model.md.
  */
 import { parseStart, timeFeatures } from "./live_time.js";
 
-var runtimePromise = null;
-
 // The shared runtime file, added to the document once; resolves to self.nilmbuildRuntime.
-export function loadRuntime(src) {
-  if (self.nilmbuildRuntime) return Promise.resolve(self.nilmbuildRuntime);
-  if (!runtimePromise) {
-    runtimePromise = new Promise(function (resolve, reject) {
+export function loadRuntime(src) { return loadScript(src, "nilmbuildRuntime"); }
+
+// A classic sibling script that sets self[name]; added once. Resolves to that value.
+var scripts = {};
+function loadScript(src, name) {
+  if (self[name]) return Promise.resolve(self[name]);
+  if (!scripts[src]) {
+    scripts[src] = new Promise(function (resolve, reject) {
       var s = document.createElement("script");
       s.src = src;
-      s.onload = function () { self.nilmbuildRuntime ? resolve(self.nilmbuildRuntime) : reject(new Error(src + " defined no runtime")); };
-      s.onerror = function () { runtimePromise = null; reject(new Error("could not load " + src + ": keep it next to the page")); };
+      s.onload = function () { self[name] ? resolve(self[name]) : reject(new Error(src + " defined no " + name)); };
+      s.onerror = function () { delete scripts[src]; reject(new Error("could not load " + src + ": keep it next to the page")); };
       document.head.appendChild(s);
     });
   }
-  return runtimePromise;
+  return scripts[src];
+}
+
+// The graph: the page's own bytes, or the shared model file's base64 (decoded in the worker).
+function modelMessage(spec, modelBytes) {
+  if (modelBytes) return Promise.resolve({ model: modelBytes });
+  return loadScript(spec.modelFile, "nilmbuildModel").then(function (m) { return { modelBase64: m.base64 }; });
 }
 
 function startWorker(spec, modelBytes) {
-  return loadRuntime(spec.runtime).then(function (rt) {
+  return Promise.all([loadRuntime(spec.runtime), modelMessage(spec, modelBytes)]).then(function (both) {
+    var rt = both[0], model = both[1];
     var url = URL.createObjectURL(new Blob([rt.worker], { type: "text/javascript" }));
     var worker = new Worker(url);
     return new Promise(function (resolve, reject) {
@@ -38,7 +52,7 @@ function startWorker(spec, modelBytes) {
         else reject(new Error("live model: " + ev.data.message));
       };
       worker.onerror = function (e) { reject(new Error("live model worker: " + (e.message || "failed"))); };
-      worker.postMessage({ type: "init", wasmGzipBase64: rt.wasmGzipBase64, glue: rt.glue, model: modelBytes });
+      worker.postMessage(Object.assign({ type: "init", wasmGzipBase64: rt.wasmGzipBase64, glue: rt.glue }, model));
     });
   });
 }
@@ -47,14 +61,50 @@ function startWorker(spec, modelBytes) {
 export function modelInput(spec, aggregateW, startISO) {
   var W = spec.window;
   if (!aggregateW || aggregateW.length !== W) throw new Error("runWindow needs " + W + " aggregate values in watts, got " + (aggregateW ? aggregateW.length : 0));
-  var x = new Float32Array(spec.channels * W);
+  var z = new Float32Array(W);
   for (var t = 0; t < W; t++) {
     var v = Number(aggregateW[t]);
     if (!isFinite(v)) throw new Error("runWindow needs finite aggregate values; step " + t + " is " + aggregateW[t]);
-    x[t] = (v - spec.aggregate.b) / spec.aggregate.a;
+    z[t] = (v - spec.aggregate.b) / spec.aggregate.a;
   }
+  return modelInputScaled(spec, z, startISO);
+}
+
+// (window,) scaled aggregate (the model input's channel 0) + start -> the model input (channels x window).
+export function modelInputScaled(spec, scaled, startISO) {
+  var W = spec.window, x = new Float32Array(spec.channels * W);
+  x.set(scaled.subarray ? scaled.subarray(0, W) : scaled.slice(0, W), 0);
   x.set(timeFeatures(parseStart(startISO), spec.stepS, W), W);
   return x;
+}
+
+function flatten(v) {
+  if (typeof v === "number") return [v];
+  var out = [];
+  Array.from(v).forEach(function (r) { out = out.concat(typeof r === "number" ? [r] : Array.from(r)); });
+  return out;
+}
+
+// {thresholds, filmEncAffine, filmOn, maskDiagonal, softGate} (any subset) -> the graph's what-if feeds, every
+// input present (the defaults from spec.whatIf for what is left out; spec.whatIf[name].key is the JS name).
+export function whatIfFeeds(spec, whatIf) {
+  var feeds = {}, given = {}, keys = {};
+  Object.keys(spec.whatIf).forEach(function (name) { keys[spec.whatIf[name].key] = name; });
+  Object.keys(whatIf || {}).forEach(function (k) {
+    if (!(k in keys)) throw new Error("unknown what-if '" + k + "'; use " + Object.keys(keys).join(", "));
+    given[keys[k]] = whatIf[k];
+  });
+  Object.keys(spec.whatIf).forEach(function (name) {
+    var def = spec.whatIf[name], v = given[name], data = Float32Array.from(def.value);
+    if (typeof v === "boolean") data[0] = v ? 1 : 0;
+    else if (v != null) {
+      var flat = flatten(v);
+      if (flat.length !== data.length || !flat.every(isFinite)) throw new Error("what-if " + name + " needs " + data.length + " finite values, got " + flat.join(", "));
+      data.set(flat);
+    }
+    feeds[name] = { data: data, dims: def.dims.slice() };
+  });
+  return feeds;
 }
 
 export function createLiveModel(spec, modelBytes) {
@@ -76,13 +126,15 @@ export function createLiveModel(spec, modelBytes) {
     return workerPromise;
   }
 
-  function run(x, head, fetch) {
+  function run(x, head, fetch, whatIf) {
+    var feeds;
+    try { feeds = whatIfFeeds(spec, whatIf); } catch (e) { return Promise.reject(e); }
     return worker().then(function (w) {
       return new Promise(function (resolve, reject) {
         var id = nextId++;
         pending.set(id, { resolve: resolve, reject: reject });
         w.postMessage({ type: "run", id: id, x: x, dims: [1, spec.channels, spec.window], head: head || 0,
-                        fetch: fetch || ["watts"] });
+                        fetch: fetch || ["watts"], whatIf: feeds });
       });
     });
   }
@@ -94,13 +146,13 @@ export function createLiveModel(spec, modelBytes) {
     return res;
   }
 
-  function runWindow(aggregateW, startISO) {
+  function runWindow(aggregateW, startISO, whatIf) {
     try {
       var x = modelInput(spec, aggregateW, startISO);
     } catch (e) {
       return Promise.reject(e);
     }
-    return run(x, 0, ["watts"]).then(function (r) { return perDevice(r.outputs.watts); });
+    return run(x, 0, ["watts"], whatIf).then(function (r) { return perDevice(r.outputs.watts); });
   }
 
   return { spec: spec, devices: spec.devices.slice(), window: spec.window, run: run, runWindow: runWindow,

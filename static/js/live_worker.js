@@ -2,8 +2,9 @@
  *
  * nilmbuild/live/runtime.py prepends onnxruntime-web's ort.wasm.min.js (global `ort`) and ships the result as
  * text inside nilmbuild-runtime.js; live_model.js starts it from a Blob URL, so file:// works.
- * Messages in:  {type: "init", wasmGzipBase64, glue, model: Uint8Array}
- *               {type: "run", id, x: Float32Array (1 x channels x window), dims, head, fetch: [output names]}
+ * Messages in:  {type: "init", wasmGzipBase64, glue, model: Uint8Array | modelBase64: string}
+ *               {type: "run", id, x: Float32Array (1 x channels x window), dims, head, fetch: [output names],
+ *                whatIf: {input name: {data: Float32Array, dims}} (every what-if input of the graph)}
  * Messages out: {type: "ready"} | {type: "result", id, outputs: {name: {data: Float32Array, dims}}, ms}
  *               | {type: "error", id, message}
  */
@@ -28,7 +29,8 @@ async function init(msg) {
   ort.env.wasm.proxy = false;
   ort.env.wasm.wasmBinary = await gunzip(base64Bytes(msg.wasmGzipBase64));
   ort.env.wasm.wasmPaths = { mjs: URL.createObjectURL(new Blob([msg.glue], { type: "text/javascript" })) };
-  session = await ort.InferenceSession.create(msg.model, {
+  var model = msg.model || base64Bytes(msg.modelBase64);
+  session = await ort.InferenceSession.create(model, {
     executionProviders: ["wasm"], logSeverityLevel: 3, graphOptimizationLevel: "all",
   });
 }
@@ -39,6 +41,7 @@ async function run(msg) {
     x: new ort.Tensor("float32", msg.x, msg.dims),
     head: new ort.Tensor("int64", BigInt64Array.of(BigInt(msg.head)), []),
   };
+  for (var k in msg.whatIf) feeds[k] = new ort.Tensor("float32", msg.whatIf[k].data, msg.whatIf[k].dims);
   var res = await session.run(feeds, msg.fetch);
   var outputs = {}, transfer = [];
   for (var name of msg.fetch) {

@@ -2,6 +2,8 @@
  * One regl context on #att-main draws the large selected head and every head of the layer as small
  * multiples; each is rebuilt in attention_weights.frag from the captured q, k (RGBA float textures) and
  * lse. Hover values and the row chart come from capture.attentionRow (the decoder's exact rebuild).
+ * Record names come from the view (page().data.names, nilmbuild/site/views/attention.py), never literals.
+ * The page state lives in module variables set once by start(); each build, draw and on function does one job.
  * registerPage starts it; testHook exposes state for the browser tests (window.nilmbuild.test).
  */
 import attWeightsFrag from "../glsl/attention_weights.frag";
@@ -9,334 +11,338 @@ import attWeightsVert from "../glsl/attention_weights.vert";
 import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
 import { colormaps, legend, palette } from "./colormaps.js";
-import { blob, context2d, controls, fail, fmt, font, onResize, overlay2d, ready, saveButton } from "./core.js";
+import { blob, context2d, controls, fmt, font, onResize, overlay2d, ready, saveButton } from "./core.js";
 import { decode } from "./decode.js";
 import { watts } from "./disaggregation_watts.js";
 import { gl } from "./gl.js";
 import { texCache as mapCache } from "./tex_cache.js";
 import { plot2d } from "./plot2d.js";
+import { attentionWhatIf } from "./whatif_attention.js";
 import { headMatrix as makeHeadMatrix } from "./head_matrix.js";
 import { attentionArcs } from "./attention_arcs.js";
 import { attentionLayers } from "./attention_layers.js";
 
 var LOG_MIN = -4, LOG_MAX = 0;   // log10 colour domain: 1e-4 .. 1
+var ARCS_K = 8;                  // strongest keys drawn as arcs
 
+/* ---------- the page's state (one page per document; set by start) ---------- */
+var P, N, cap, S;                // payload data, record names, capture, selection
+var H, L, E, affine;             // heads, window, head dim (from the q record's shape); aggregate watts
+var canvas, axes, regl, lutTex, drawHead, maps;   // maps: each head map drawn once per key (tex_cache.js)
+var LAY, heatmaps = [], rowPlot = null, arcs = [], layersView = null, headMatrix = null, cursor = null;
+var ui = {};                     // the controls that code sets: sample, layer, head selects, query range
+var wi = null;                   // the live model: what-if panel and "your signal" (whatif_attention.js)
+var cache = { tex: {}, row: {}, max: {} };
 
-function start(pg) {
-  var P = pg.data, cap = decode(blob("capture"));
-  var qRec0 = cap.record("encoder.0.attn.q");
-  var H = qRec0.shape[1], L = qRec0.shape[2], E = qRec0.shape[3];
-  var nLayers = P.n_layers, nSamples = qRec0.shape[0];
-  var affine = watts.of("aggregate");
-  var S = {
-    sample: 0, layer: 0, head: 0, query: Math.min(L - 1, Math.floor(L / 2)), masked: true,
-    mode: "log", cmap: "viridis",
-  };
+/* ---------- data: names from the view, textures on demand ---------- */
+function weightsName(layer, masked) { return masked ? N.weights[layer] : N.weights_unmasked[layer]; }
+function qkTex(name, sample) {
+  var key = name + "#" + sample, T4 = Math.ceil(E / 4), TW = H * T4;
+  if (cache.tex[key]) return cache.tex[key];
+  var a = cap.slice(name, sample), data = new Float32Array(L * TW * 4); // (H, L, E) -> rows t, texels h*T4+d/4
+  for (var h = 0; h < H; h++) for (var t = 0; t < L; t++) for (var d = 0; d < E; d++) {
+    data[(t * TW + h * T4) * 4 + d] = a[(h * L + t) * E + d];
+  }
+  return (cache.tex[key] = regl.texture({ width: TW, height: L, data: data, format: "rgba", type: "float",
+                                          min: "nearest", mag: "nearest" }));
+}
+function lseTex(name, sample) {
+  var key = name + "#" + sample;
+  if (cache.tex[key]) return cache.tex[key];
+  return (cache.tex[key] = regl.texture({ width: L, height: H, data: cap.slice(name, sample), format: "luminance",
+                                          type: "float", min: "nearest", mag: "nearest" }));
+}
+function current() {
+  var w = cap.record(weightsName(S.layer, S.masked));
+  return { w: w, q: qkTex(w.q, S.sample), k: qkTex(w.k, S.sample), lse: lseTex(w.lse, S.sample),
+           scale: w.scale, mask: !!w.mask_diagonal };
+}
+function row(head, query) {
+  var name = weightsName(S.layer, S.masked), key = name + "|" + S.sample + "|" + head + "|" + query;
+  if (!cache.row[key]) {
+    if (Object.keys(cache.row).length > 2000) cache.row = {};
+    cache.row[key] = cap.attentionRow(name, S.sample, head, query);
+  }
+  return cache.row[key];
+}
+function rowMax(q, k, lse, w, h, i) {   // largest weight of query i of head h: exact, from q, k, lse
+  var best = -Infinity, qo = (h * L + i) * E;
+  for (var j = 0; j < L; j++) {
+    if (w.mask_diagonal && i === j) continue;
+    var s = 0, ko = (h * L + j) * E;
+    for (var d = 0; d < E; d++) s += q[qo + d] * k[ko + d];
+    if (s > best) best = s;
+  }
+  return Math.exp(best * w.scale - lse[h * L + i]);
+}
+function layerMax() {   // largest weight over the layer's heads (linear / sqrt scales)
+  var name = weightsName(S.layer, S.masked), key = name + "|" + S.sample;
+  if (cache.max[key] !== undefined) return cache.max[key];
+  var w = cap.record(name), q = cap.slice(w.q, S.sample), k = cap.slice(w.k, S.sample), lse = cap.slice(w.lse, S.sample), m = 0;
+  for (var h = 0; h < H; h++) for (var i = 0; i < L; i++) { var v = rowMax(q, k, lse, w, h, i); if (v > m) m = v; }
+  return (cache.max[key] = m);
+}
+function aggregateW() {   // the input aggregate of the sample in watts (channel 0)
+  var x = cap.slice(N.input, S.sample), n = cap.record(N.input).shape[2], out = new Float32Array(n);
+  for (var t = 0; t < n; t++) out[t] = affine.a * x[t] + affine.b;
+  return out;
+}
+function headColour(h) { return palette[h % palette.length]; }
 
-  var canvas = document.getElementById("att-main"), axes = document.getElementById("att-main-axes");
+/* ---------- the WebGL heads: a draw command, layout, hover adapters ---------- */
+function buildGL() {
+  canvas = document.getElementById("att-main"); axes = document.getElementById("att-main-axes");
   gl.fitCanvas(canvas);
-  var regl = gl.create(canvas);
-  if (!regl) return;
+  regl = gl.create(canvas);
+  if (!regl) return false;
   if (!regl.hasExtension("oes_texture_float")) {
     throw new Error("this view needs WebGL float textures (OES_texture_float) to rebuild attention on the GPU");
   }
-  var lutTex = regl.texture({ width: 256, height: 1, data: colormaps.lut(S.cmap), min: "nearest", mag: "nearest" });
-  var T4 = Math.ceil(E / 4), TW = H * T4;
-  var draw = regl({
+  lutTex = regl.texture({ width: 256, height: 1, data: colormaps.lut(S.cmap), min: "nearest", mag: "nearest" });
+  maps = mapCache(regl, 64e6);
+  var T4 = Math.ceil(E / 4);
+  drawHead = regl({
     vert: attWeightsVert, frag: attWeightsFrag,
     attributes: { position: [-1, -1, 1, -1, -1, 1, -1, 1, 1, -1, 1, 1] }, count: 6,
     uniforms: {
       qTex: regl.prop("q"), kTex: regl.prop("k"), lseTex: regl.prop("lse"), lut: lutTex,
-      L: L, heads: H, texPerHead: T4, texWidth: TW, head: regl.prop("head"), scale: regl.prop("scale"),
+      L: L, heads: H, texPerHead: T4, texWidth: H * T4, head: regl.prop("head"), scale: regl.prop("scale"),
       maskDiagonal: regl.prop("mask"), mode: regl.prop("mode"), vmax: regl.prop("vmax"),
       logMin: LOG_MIN, logMax: LOG_MAX,
     },
     viewport: regl.prop("viewport"), scissor: { enable: true, box: regl.prop("viewport") }, depth: { enable: false },
   });
-
-  var maps = mapCache(regl, 64e6);  // each head map drawn once per key (tex_cache.js)
-  /* ---------- data: names from the records, textures on demand ---------- */
-  function prefix(layer, masked) { return (masked ? "" : "ablation.no_mask.") + "encoder." + layer + ".attn"; }
-  var texCache = {};
-  function qkTex(name, sample) {
-    var key = name + "#" + sample;
-    if (texCache[key]) return texCache[key];
-    var a = cap.slice(name, sample), data = new Float32Array(L * TW * 4); // (H, L, E) -> rows t, texels h*T4+d/4
-    for (var h = 0; h < H; h++) for (var t = 0; t < L; t++) for (var d = 0; d < E; d++) {
-      data[(t * TW + h * T4) * 4 + d] = a[(h * L + t) * E + d];
-    }
-    return (texCache[key] = regl.texture({ width: TW, height: L, data: data, format: "rgba", type: "float",
-                                            min: "nearest", mag: "nearest" }));
+  return true;
+}
+function layout() {   // large head left, one small multiple per head right
+  var W = canvas.clientWidth, Hh = canvas.clientHeight;
+  var padL = 58, padT = 26, padB = 44, gap = 28;
+  var big = Math.floor(Math.max(80, Math.min(Hh - padT - padB, (W - padL - gap) * 0.64)));
+  var smallW = W - padL - big - gap - 8, cols = 2, rows = Math.ceil(H / cols);
+  var cell = Math.floor(Math.max(24, Math.min((smallW - 10) / cols, (Hh - padT - 8 - 16 * rows) / rows)));
+  var out = { big: { x: padL, y: padT, width: big, height: big }, small: [] };
+  var x0 = padL + big + gap;
+  for (var h = 0; h < H; h++) {
+    out.small.push({ x: x0 + (h % cols) * (cell + 10), y: padT + Math.floor(h / cols) * (cell + 16), width: cell, height: cell });
   }
-  function lseTex(name, sample) {
-    var key = name + "#" + sample;
-    if (texCache[key]) return texCache[key];
-    return (texCache[key] = regl.texture({ width: L, height: H, data: cap.slice(name, sample), format: "luminance",
-                                            type: "float", min: "nearest", mag: "nearest" }));
-  }
-  function current() {
-    var p = prefix(S.layer, S.masked), w = cap.record(p + ".weights");
-    return { p: p, w: w, q: qkTex(w.q, S.sample), k: qkTex(w.k, S.sample), lse: lseTex(w.lse, S.sample),
-             scale: w.scale, mask: !!w.mask_diagonal };
-  }
-  var rowCache = {};
-  function row(head, query) {
-    var key = prefix(S.layer, S.masked) + "|" + S.sample + "|" + head + "|" + query;
-    if (!rowCache[key]) {
-      if (Object.keys(rowCache).length > 2000) rowCache = {};
-      rowCache[key] = cap.attentionRow(prefix(S.layer, S.masked) + ".weights", S.sample, head, query);
-    }
-    return rowCache[key];
-  }
-  var maxCache = {};
-  function layerMax() {   // largest weight over the layer's heads (linear / sqrt scales): exact, from q, k, lse
-    var key = prefix(S.layer, S.masked) + "|" + S.sample;
-    if (maxCache[key] !== undefined) return maxCache[key];
-    var w = cap.record(prefix(S.layer, S.masked) + ".weights");
-    var q = cap.slice(w.q, S.sample), k = cap.slice(w.k, S.sample), lse = cap.slice(w.lse, S.sample), m = 0;
-    for (var h = 0; h < H; h++) for (var i = 0; i < L; i++) {
-      var best = -Infinity, qo = (h * L + i) * E;
-      for (var j = 0; j < L; j++) {
-        if (w.mask_diagonal && i === j) continue;
-        var s = 0, ko = (h * L + j) * E;
-        for (var d = 0; d < E; d++) s += q[qo + d] * k[ko + d];
-        if (s > best) best = s;
-      }
-      var v = Math.exp(best * w.scale - lse[h * L + i]);
-      if (v > m) m = v;
-    }
-    return (maxCache[key] = m);
-  }
-
-  /* ---------- layout: large head left, one small multiple per head right ---------- */
-  var heatmaps = [];          // adapters with the gl.heatmap hover interface
-  function layout() {
-    var W = canvas.clientWidth, Hh = canvas.clientHeight;
-    var padL = 58, padT = 26, padB = 44, gap = 28;
-    var big = Math.floor(Math.max(80, Math.min(Hh - padT - padB, (W - padL - gap) * 0.64)));
-    var smallW = W - padL - big - gap - 8, cols = 2, rows = Math.ceil(H / cols);
-    var cell = Math.floor(Math.max(24, Math.min((smallW - 10) / cols, (Hh - padT - 8 - 16 * rows) / rows)));
-    var out = { big: { x: padL, y: padT, width: big, height: big }, small: [] };
-    var x0 = padL + big + gap;
-    for (var h = 0; h < H; h++) {
-      out.small.push({ x: x0 + (h % cols) * (cell + 10), y: padT + Math.floor(h / cols) * (cell + 16), width: cell, height: cell });
-    }
-    return out;
-  }
-  function adapter(getHead, boxRef) {
-    return {
-      rows: L, cols: L,
-      get box() { return boxRef(); },
-      get head() { return getHead(); },
-      value: function (r, c) { return row(getHead(), r)[c]; },
-      cellAt: function (px, py) {
-        var b = boxRef();
-        if (!b || px < b.x || py < b.y || px >= b.x + b.width || py >= b.y + b.height) return null;
-        var c = Math.min(L - 1, Math.floor(((px - b.x) / b.width) * L)), r = Math.min(L - 1, Math.floor(((py - b.y) / b.height) * L));
-        return { row: r, col: c, value: this.value(r, c) };
-      },
-      cellBox: function (r, c) {
-        var b = boxRef(), w = b.width / L, h = b.height / L;
-        return { x: b.x + c * w, y: b.y + r * h, width: Math.max(w, 1), height: Math.max(h, 1) };
-      },
-    };
-  }
-  var LAY = layout();
+  return out;
+}
+function adapter(getHead, boxRef) {   // the gl.heatmap hover interface over one head's box
+  return {
+    rows: L, cols: L,
+    get box() { return boxRef(); },
+    get head() { return getHead(); },
+    value: function (r, c) { return row(getHead(), r)[c]; },
+    cellAt: function (px, py) {
+      var b = boxRef();
+      if (!b || px < b.x || py < b.y || px >= b.x + b.width || py >= b.y + b.height) return null;
+      var c = Math.min(L - 1, Math.floor(((px - b.x) / b.width) * L)), r = Math.min(L - 1, Math.floor(((py - b.y) / b.height) * L));
+      return { row: r, col: c, value: this.value(r, c) };
+    },
+    cellBox: function (r, c) {
+      var b = boxRef(), w = b.width / L, h = b.height / L;
+      return { x: b.x + c * w, y: b.y + r * h, width: Math.max(w, 1), height: Math.max(h, 1) };
+    },
+  };
+}
+function buildHeatmaps() {
+  LAY = layout();
   heatmaps.push(adapter(function () { return S.head; }, function () { return LAY.big; }));
   for (var h0 = 0; h0 < H; h0++) {
     (function (h) { heatmaps.push(adapter(function () { return h; }, function () { return LAY.small[h]; })); })(h0);
   }
+}
+function toViewport(b) {
+  var sx = canvas.width / canvas.clientWidth, sy = canvas.height / canvas.clientHeight;
+  var x0 = Math.round(b.x * sx), x1 = Math.round((b.x + b.width) * sx);
+  var y0 = Math.round(b.y * sy), y1 = Math.round((b.y + b.height) * sy);
+  return { x: x0, y: canvas.height - y1, width: x1 - x0, height: y1 - y0 };
+}
 
-  function toViewport(b) {
-    var sx = canvas.width / canvas.clientWidth, sy = canvas.height / canvas.clientHeight;
-    var x0 = Math.round(b.x * sx), x1 = Math.round((b.x + b.width) * sx);
-    var y0 = Math.round(b.y * sy), y1 = Math.round((b.y + b.height) * sy);
-    return { x: x0, y: canvas.height - y1, width: x1 - x0, height: y1 - y0 };
+/* ---------- drawing ---------- */
+function frame() {
+  gl.fitCanvas(canvas);
+  LAY = layout();
+  regl.poll();
+  regl.clear({ color: [1, 1, 1, 1] });
+  var c = current(), mode = S.mode === "log" ? 2 : S.mode === "sqrt" ? 1 : 0;
+  var vmax = mode === 2 ? 1 : layerMax() || 1;
+  var base = { q: c.q, k: c.k, lse: c.lse, scale: c.scale, mask: c.mask, mode: mode, vmax: vmax };
+  var key = [c.w.name, S.sample, mode, vmax, S.cmap].join("|");
+  function one(h, box) { maps.draw(key + "|" + h, toViewport(box), function (vp) { drawHead(Object.assign({}, base, { head: h, viewport: vp })); }); }
+  one(S.head, LAY.big);
+  for (var h = 0; h < H; h++) one(h, LAY.small[h]);
+  S.vmax = vmax;
+  drawAxes();
+}
+function drawTicks(g, b) {   // key ticks below the large head, query ticks left of it
+  var ticks = plot2d.ticks(0, L - 1, 6);
+  g.textAlign = "center"; g.textBaseline = "top";
+  ticks.forEach(function (t) {
+    var x = b.x + ((t + 0.5) / L) * b.width;
+    g.beginPath(); g.moveTo(x, b.y + b.height); g.lineTo(x, b.y + b.height + 4); g.stroke();
+    g.fillText(String(t), x, b.y + b.height + 6);
+  });
+  g.fillText("key s (minutes from window start)", b.x + b.width / 2, b.y + b.height + 22);
+  g.textAlign = "right"; g.textBaseline = "middle";
+  ticks.forEach(function (t) {
+    var y = b.y + ((t + 0.5) / L) * b.height;
+    g.beginPath(); g.moveTo(b.x - 4, y); g.lineTo(b.x, y); g.stroke();
+    g.fillText(String(t), b.x - 6, y);
+  });
+  g.save(); g.translate(14, b.y + b.height / 2); g.rotate(-Math.PI / 2); g.textAlign = "center";
+  g.fillText("query t (minutes)", 0, 0); g.restore();
+}
+function drawSmallLabels(g) {   // small-multiple labels, head colours, selection frame
+  for (var h = 0; h < H; h++) {
+    var s = LAY.small[h];
+    g.fillStyle = "#1b1f24"; g.textBaseline = "bottom";
+    g.fillText("head " + h, s.x + 12, s.y - 2);
+    g.fillStyle = headColour(h); g.fillRect(s.x, s.y - 11, 8, 8);
+    if (h === S.head) { g.strokeStyle = "#D55E00"; g.lineWidth = 2.5; g.strokeRect(s.x - 2, s.y - 2, s.width + 4, s.height + 4); }
   }
+  g.lineWidth = 1;
+}
+function drawAxes() {
+  var W = canvas.clientWidth, Hh = canvas.clientHeight, g = overlay2d(axes, W, Hh), b = LAY.big;
+  g.font = font(12);
+  g.fillStyle = "#1b1f24"; g.strokeStyle = "#57606a";
+  drawTicks(g, b);
+  g.textAlign = "left"; g.textBaseline = "bottom"; g.font = font(13, 600);
+  g.fillText("layer " + S.layer + ", head " + S.head + (S.masked ? " (diagonal masked)" : " (mask off: ablation run)"), b.x, b.y - 6);
+  g.font = font(12);
+  // query marker on the large head
+  var qy = b.y + ((S.query + 0.5) / L) * b.height;
+  g.strokeStyle = "#D55E00"; g.lineWidth = 1.5;
+  g.beginPath(); g.moveTo(b.x - 10, qy); g.lineTo(b.x - 2, qy); g.moveTo(b.x + b.width + 2, qy); g.lineTo(b.x + b.width + 10, qy); g.stroke();
+  drawSmallLabels(g);
+}
 
-  function frame() {
-    gl.fitCanvas(canvas);
-    LAY = layout();
-    regl.poll();
-    regl.clear({ color: [1, 1, 1, 1] });
-    var c = current(), mode = S.mode === "log" ? 2 : S.mode === "sqrt" ? 1 : 0;
-    var vmax = mode === 2 ? 1 : layerMax() || 1;
-    var base = { q: c.q, k: c.k, lse: c.lse, scale: c.scale, mask: c.mask, mode: mode, vmax: vmax };
-    var key = [c.p, S.sample, mode, vmax, S.cmap].join("|");
-    function drawHead(h, box) { maps.draw(key + "|" + h, toViewport(box), function (vp) { draw(Object.assign({}, base, { head: h, viewport: vp })); }); }
-    drawHead(S.head, LAY.big);
-    for (var h = 0; h < H; h++) drawHead(h, LAY.small[h]);
-    S.vmax = vmax;
-    drawAxes();
+/* ---------- row chart (plot2d), head split (2D), readout, legend, arcs ---------- */
+function drawRow() {
+  var w = row(S.head, S.query), keys = new Float32Array(L);
+  for (var j = 0; j < L; j++) keys[j] = j;
+  var p = plot2d.create(document.getElementById("att-row"), {
+    title: "Sample " + P.samples[S.sample] + ", layer " + S.layer + ", head " + S.head + ": query t = " + S.query + " min",
+    x: { label: "time (key s)", unit: "min", min: 0, max: L - 1 },
+    lanes: [
+      { title: "input aggregate", height: 0.8, y: { label: "aggregate", unit: "W" },
+        series: [{ name: "aggregate power (W)", x: keys, y: aggregateW(), kind: "area", color: "#56B4E9" }] },
+      { title: "attention weight", height: 1.2, y: { label: "weight", unit: "", min: 0 },
+        series: [{ name: "weight of query " + S.query + " on key s", x: keys, y: w, kind: "bar", color: headColour(S.head) }] },
+    ],
+  });
+  gl.fitCanvas(document.getElementById("att-row"));
+  p.setCursor(S.query);
+  p.draw();
+  rowPlot = p;
+}
+function splitParts() {   // [label, record] of the q, k (and v of the model run) vectors split into heads
+  var wr = cap.record(weightsName(S.layer, S.masked)), vName = N.v[S.layer];  // the unmasked run keeps only q, k, lse
+  var parts = [["q", wr.q], ["k", wr.k]];
+  if (cap.has(vName) && S.masked) parts.push(["v", vName]);
+  return parts;
+}
+function splitVector(name) {   // the (H * E) vector of one record at the query
+  var a = cap.slice(name, S.sample), v = new Float32Array(H * E);
+  for (var h = 0; h < H; h++) for (var d = 0; d < E; d++) v[h * E + d] = a[(h * L + S.query) * E + d];
+  return v;
+}
+function drawSplitLane(g, v, label, y0, box) {   // one vector's bars over the head bands, scaled to its |max|
+  var amax = 0; for (var i = 0; i < v.length; i++) amax = Math.max(amax, Math.abs(v[i])); amax = amax || 1;
+  var D = H * E, bw = (box.W - box.left - box.right) / D, mid = y0 + box.laneH / 2;
+  for (var h = 0; h < H; h++) {
+    g.fillStyle = h === S.head ? "rgba(213,94,0,0.10)" : (h % 2 ? "#f6f8fa" : "#fff");
+    g.fillRect(box.left + h * E * bw, y0, E * bw, box.laneH);
   }
-
-  function drawAxes() {
-    var W = canvas.clientWidth, Hh = canvas.clientHeight, g = overlay2d(axes, W, Hh);
-    g.font = font(12);
-    g.fillStyle = "#1b1f24"; g.strokeStyle = "#57606a";
-    var b = LAY.big, ticks = plot2d.ticks(0, L - 1, 6);
-    g.textAlign = "center"; g.textBaseline = "top";
-    ticks.forEach(function (t) {
-      var x = b.x + ((t + 0.5) / L) * b.width;
-      g.beginPath(); g.moveTo(x, b.y + b.height); g.lineTo(x, b.y + b.height + 4); g.stroke();
-      g.fillText(String(t), x, b.y + b.height + 6);
-    });
-    g.fillText("key s (minutes from window start)", b.x + b.width / 2, b.y + b.height + 22);
-    g.textAlign = "right"; g.textBaseline = "middle";
-    ticks.forEach(function (t) {
-      var y = b.y + ((t + 0.5) / L) * b.height;
-      g.beginPath(); g.moveTo(b.x - 4, y); g.lineTo(b.x, y); g.stroke();
-      g.fillText(String(t), b.x - 6, y);
-    });
-    g.save(); g.translate(14, b.y + b.height / 2); g.rotate(-Math.PI / 2); g.textAlign = "center";
-    g.fillText("query t (minutes)", 0, 0); g.restore();
-    g.textAlign = "left"; g.textBaseline = "bottom"; g.font = font(13, 600);
-    g.fillText("layer " + S.layer + ", head " + S.head + (S.masked ? " (diagonal masked)" : " (mask off: ablation run)"), b.x, b.y - 6);
-    g.font = font(12);
-    // query marker on the large head
-    var qy = b.y + ((S.query + 0.5) / L) * b.height;
-    g.strokeStyle = "#D55E00"; g.lineWidth = 1.5;
-    g.beginPath(); g.moveTo(b.x - 10, qy); g.lineTo(b.x - 2, qy); g.moveTo(b.x + b.width + 2, qy); g.lineTo(b.x + b.width + 10, qy); g.stroke();
-    // small-multiple labels, head colours, selection frame
-    for (var h = 0; h < H; h++) {
-      var s = LAY.small[h];
-      g.fillStyle = "#1b1f24"; g.textBaseline = "bottom";
-      g.fillText("head " + h, s.x + 12, s.y - 2);
-      g.fillStyle = headColour(h); g.fillRect(s.x, s.y - 11, 8, 8);
-      if (h === S.head) { g.strokeStyle = "#D55E00"; g.lineWidth = 2.5; g.strokeRect(s.x - 2, s.y - 2, s.width + 4, s.height + 4); }
-    }
-    g.lineWidth = 1;
+  g.strokeStyle = "#c9d1d9"; g.beginPath(); g.moveTo(box.left, mid); g.lineTo(box.W - box.right, mid); g.stroke();
+  for (i = 0; i < D; i++) {
+    var hh = (v[i] / amax) * (box.laneH / 2 - 2);
+    g.fillStyle = headColour(Math.floor(i / E));
+    g.fillRect(box.left + i * bw + 0.5, hh >= 0 ? mid - hh : mid, Math.max(1, bw - 1), Math.abs(hh));
   }
-
-  function headColour(h) { return palette[h % palette.length]; }
-
-  /* ---------- row chart (plot2d) and head split (2D) ---------- */
-  var rowCanvas = document.getElementById("att-row"), splitCanvas = document.getElementById("att-split");
-  var inputName = "input", agg = function () {
-    var x = cap.slice(inputName, S.sample), n = cap.record(inputName).shape[2], out = new Float32Array(n);
-    for (var t = 0; t < n; t++) out[t] = affine.a * x[t] + affine.b;   // channel 0 = aggregate
-    return out;
-  };
-  function drawRow() {
-    var w = row(S.head, S.query), keys = new Float32Array(L);
-    for (var j = 0; j < L; j++) keys[j] = j;
-    var p = plot2d.create(rowCanvas, {
-      title: "Sample " + P.samples[S.sample] + ", layer " + S.layer + ", head " + S.head + ": query t = " + S.query + " min",
-      x: { label: "time (key s)", unit: "min", min: 0, max: L - 1 },
-      lanes: [
-        { title: "input aggregate", height: 0.8, y: { label: "aggregate", unit: "W" },
-          series: [{ name: "aggregate power (W)", x: keys, y: agg(), kind: "area", color: "#56B4E9" }] },
-        { title: "attention weight", height: 1.2, y: { label: "weight", unit: "", min: 0 },
-          series: [{ name: "weight of query " + S.query + " on key s", x: keys, y: w, kind: "bar", color: headColour(S.head) }] },
-      ],
-    });
-    gl.fitCanvas(rowCanvas);
-    p.setCursor(S.query);
-    p.draw();
-    rowPlot = p;
+  g.fillStyle = "#1b1f24"; g.textAlign = "right"; g.textBaseline = "middle";
+  g.font = '600 13px system-ui, sans-serif'; g.fillText(label, box.left - 8, mid - 8);
+  g.font = '11px system-ui, sans-serif'; g.fillStyle = "#57606a";
+  g.fillText("±" + fmt(amax, 3), box.left - 8, mid + 8);
+}
+function drawSplit() {
+  var splitCanvas = document.getElementById("att-split");
+  gl.fitCanvas(splitCanvas);
+  var dpr = window.devicePixelRatio || 1, W = splitCanvas.clientWidth, Hh = splitCanvas.clientHeight;
+  var g = context2d(splitCanvas);
+  g.setTransform(dpr, 0, 0, dpr, 0, 0);
+  g.fillStyle = "#fff"; g.fillRect(0, 0, W, Hh);
+  var parts = splitParts(), D = H * E, top = 22;
+  var box = { W: W, left: 64, right: 12, laneH: (Hh - top - 40 - 6 * (parts.length - 1)) / parts.length };
+  var bw = (W - box.left - box.right) / D, bottom = top + parts.length * (box.laneH + 6);
+  g.font = font(12);
+  g.textBaseline = "bottom"; g.fillStyle = "#1b1f24"; g.textAlign = "left";
+  g.font = font(13, 600);
+  g.fillText("layer " + S.layer + ": the " + D + "-d " + parts.map(function (p) { return p[0]; }).join(", ") + " vectors at t = " + S.query +
+             " min, split into " + H + " heads × " + E + (S.masked ? "" : " (unmasked run: q, k only)"), box.left, 16);
+  g.font = font(12);
+  parts.forEach(function (pt, pi) { drawSplitLane(g, splitVector(pt[1]), pt[0], top + pi * (box.laneH + 6), box); });
+  g.textAlign = "center"; g.textBaseline = "top";
+  for (var h = 0; h < H; h++) {
+    g.fillStyle = headColour(h);
+    g.fillText("head " + h, box.left + (h + 0.5) * E * bw, bottom + 4);
   }
-  var rowPlot = null;
+  g.fillStyle = "#57606a";
+  g.fillText("feature index 0 … " + (D - 1) + " (head h owns features " + E + "h … " + E + "h + " + (E - 1) + ")", box.left + (W - box.left - box.right) / 2, bottom + 18);
+}
+function drawReadout() {
+  var w = row(S.head, S.query), best = 0;
+  for (var j = 1; j < L; j++) if (w[j] > w[best]) best = j;
+  var el = document.getElementById("att-readout");
+  el.textContent = "Sample " + P.samples[S.sample] + " (window from " + P.sample_labels[S.sample] + "), layer " + S.layer +
+    ", head " + S.head + ", query t = " + S.query + " min: strongest key s = " + best + " min (weight " + fmt(w[best], 4) +
+    "); weight on itself " + fmt(w[S.query], 4) + (S.masked ? " (masked)" : " (mask off)") + ".";
+}
+function drawLegend() {
+  var el = document.getElementById("nb-legend");
+  el.textContent = "";
+  if (S.mode === "log") legend(el, S.cmap, LOG_MIN, LOG_MAX, "log₁₀ attention weight (1e-4 … 1; masked diagonal = 0 → darkest)");
+  else if (S.mode === "sqrt") legend(el, S.cmap, 0, S.vmax, "attention weight, square-root scale (colour ∝ √w, 0 … layer max)");
+  else legend(el, S.cmap, 0, S.vmax, "attention weight, linear (0 … layer max)");
+  var bar = el.querySelector(".nb-legend"); if (bar) bar.dataset.mode = S.mode;
+}
+function drawArcs() {   // arcs at the selected query
+  arcs = attentionArcs.draw(document.getElementById("att-arcs"), { query: S.query, weights: row(S.head, S.query), k: ARCS_K, agg: aggregateW(),
+    unit: affine ? "W" : "(scaled)", colour: headColour(S.head),
+    title: "layer " + S.layer + ", head " + S.head + (S.masked ? "" : " (mask off)") + ": the " + ARCS_K + " strongest keys of query t = " + S.query + " min" });
+}
+function redraw(all) {
+  if (wi) wi.update();
+  frame(); drawLegend();
+  if (all !== false) { drawRow(); drawSplit(); drawArcs(); if (layersView) layersView.draw(S.head, S.sample); }
+  drawReadout();
+}
+function setQuery(t) {
+  S.query = Math.max(0, Math.min(L - 1, t | 0));
+  ui.query.value = S.query;
+  drawAxes(); drawRow(); drawSplit(); drawArcs(); drawReadout(); if (wi) wi.update();
+}
 
-  function drawSplit() {
-    gl.fitCanvas(splitCanvas);
-    var dpr = window.devicePixelRatio || 1, W = splitCanvas.clientWidth, Hh = splitCanvas.clientHeight;
-    var g = context2d(splitCanvas);
-    g.setTransform(dpr, 0, 0, dpr, 0, 0);
-    g.fillStyle = "#fff"; g.fillRect(0, 0, W, Hh);
-    var wr = cap.record(prefix(S.layer, S.masked) + ".weights");
-    var vName = prefix(S.layer, true) + ".v";          // v of the model run (the unmasked run keeps only q, k, lse)
-    var parts = [["q", wr.q], ["k", wr.k]];
-    if (cap.has(vName) && S.masked) parts.push(["v", vName]);
-    var left = 64, right = 12, top = 22, laneH = (Hh - top - 40 - 6 * (parts.length - 1)) / parts.length, D = H * E;
-    var all = parts.map(function (pt) {
-      var a = cap.slice(pt[1], S.sample), v = new Float32Array(D);
-      for (var h = 0; h < H; h++) for (var d = 0; d < E; d++) v[h * E + d] = a[(h * L + S.query) * E + d];
-      return v;
-    });
-    var amaxes = all.map(function (v) { var m = 0; for (var i = 0; i < v.length; i++) m = Math.max(m, Math.abs(v[i])); return m || 1; });
-    var bw = (W - left - right) / D;
-    g.font = font(12);
-    g.textBaseline = "bottom"; g.fillStyle = "#1b1f24"; g.textAlign = "left";
-    g.font = font(13, 600);
-    g.fillText("layer " + S.layer + ": the " + D + "-d " + parts.map(function (p) { return p[0]; }).join(", ") + " vectors at t = " + S.query +
-               " min, split into " + H + " heads × " + E + (S.masked ? "" : " (unmasked run: q, k only)"), left, 16);
-    g.font = font(12);
-    all.forEach(function (v, pi) {
-      var amax = amaxes[pi], y0 = top + pi * (laneH + 6), mid = y0 + laneH / 2;
-      for (var h = 0; h < H; h++) {
-        g.fillStyle = h === S.head ? "rgba(213,94,0,0.10)" : (h % 2 ? "#f6f8fa" : "#fff");
-        g.fillRect(left + h * E * bw, y0, E * bw, laneH);
-      }
-      g.strokeStyle = "#c9d1d9"; g.beginPath(); g.moveTo(left, mid); g.lineTo(W - right, mid); g.stroke();
-      for (var i = 0; i < D; i++) {
-        var hh = (v[i] / amax) * (laneH / 2 - 2);
-        g.fillStyle = headColour(Math.floor(i / E));
-        g.fillRect(left + i * bw + 0.5, hh >= 0 ? mid - hh : mid, Math.max(1, bw - 1), Math.abs(hh));
-      }
-      g.fillStyle = "#1b1f24"; g.textAlign = "right"; g.textBaseline = "middle";
-      g.font = '600 13px system-ui, sans-serif'; g.fillText(parts[pi][0], left - 8, mid - 8);
-      g.font = '11px system-ui, sans-serif'; g.fillStyle = "#57606a";
-      g.fillText("±" + fmt(amax, 3), left - 8, mid + 8);
-    });
-    g.textAlign = "center"; g.textBaseline = "top";
-    for (var h = 0; h < H; h++) {
-      g.fillStyle = headColour(h);
-      g.fillText("head " + h, left + (h + 0.5) * E * bw, top + parts.length * (laneH + 6) + 4);
-    }
-    g.fillStyle = "#57606a";
-    g.fillText("feature index 0 … " + (D - 1) + " (head h owns features " + E + "h … " + E + "h + " + (E - 1) + ")", left + (W - left - right) / 2, top + parts.length * (laneH + 6) + 18);
-  }
-
-  function readout() {
-    var w = row(S.head, S.query), best = 0;
-    for (var j = 1; j < L; j++) if (w[j] > w[best]) best = j;
-    var el = document.getElementById("att-readout");
-    el.textContent = "Sample " + P.samples[S.sample] + " (window from " + P.sample_labels[S.sample] + "), layer " + S.layer +
-      ", head " + S.head + ", query t = " + S.query + " min: strongest key s = " + best + " min (weight " + fmt(w[best], 4) +
-      "); weight on itself " + fmt(w[S.query], 4) + (S.masked ? " (masked)" : " (mask off)") + ".";
-  }
-
-  function drawLegend() {
-    var el = document.getElementById("nb-legend");
-    el.textContent = "";
-    if (S.mode === "log") legend(el, S.cmap, LOG_MIN, LOG_MAX, "log₁₀ attention weight (1e-4 … 1; masked diagonal = 0 → darkest)");
-    else if (S.mode === "sqrt") legend(el, S.cmap, 0, S.vmax, "attention weight, square-root scale (colour ∝ √w, 0 … layer max)");
-    else legend(el, S.cmap, 0, S.vmax, "attention weight, linear (0 … layer max)");
-    var bar = el.querySelector(".nb-legend"); if (bar) bar.dataset.mode = S.mode;
-  }
-
-  /* ---------- arcs at the selected query, and the head across layers ---------- */
-  var arcsCanvas = document.getElementById("att-arcs"), arcs = [], ARCS_K = 8;
-  function drawArcs() {
-    arcs = attentionArcs.draw(arcsCanvas, { query: S.query, weights: row(S.head, S.query), k: ARCS_K, agg: agg(),
-      unit: affine ? "W" : "(scaled)", colour: headColour(S.head),
-      title: "layer " + S.layer + ", head " + S.head + (S.masked ? "" : " (mask off)") + ": the " + ARCS_K + " strongest keys of query t = " + S.query + " min" });
-  }
-  var layersView = attentionLayers.create(document.getElementById("att-layers"), document.getElementById("att-layers-axes"), cap,
-                                          { layers: nLayers, head: S.head, sample: S.sample });
-
-  function redraw(all) {
-    frame(); drawLegend();
-    if (all !== false) { drawRow(); drawSplit(); drawArcs(); if (layersView) layersView.draw(S.head, S.sample); }
-    readout();
-  }
-
-  /* ---------- controls ---------- */
-  var ctl = document.getElementById("nb-controls");
-  var sampleSel = controls.select(ctl, "Sample", P.samples.map(function (s, i) {
+/* ---------- controls ---------- */
+function options(n, label) { var out = []; for (var i = 0; i < n; i++) out.push({ value: i, label: label + " " + i }); return out; }
+function buildSelects(ctl) {
+  ui.sample = controls.select(ctl, "Sample", P.samples.map(function (s, i) {
     return { value: i, label: "batch sample " + s + " · " + P.sample_labels[i] };
   }), 0, function (v) { S.sample = Number(v); redraw(); });
-  sampleSel.id = "att-sample";
-  var layers = []; for (var l = 0; l < nLayers; l++) layers.push({ value: l, label: "layer " + l });
-  var layerSel = controls.select(ctl, "Layer", layers, 0, function (v) { S.layer = Number(v); redraw(); });
-  layerSel.id = "att-layer";
-  var heads = []; for (var hh = 0; hh < H; hh++) heads.push({ value: hh, label: "head " + hh });
-  var headSel = controls.select(ctl, "Head", heads, 0, function (v) { S.head = Number(v); redraw(); });
-  headSel.id = "att-head";
+  ui.sample.id = "att-sample";
+  ui.layer = controls.select(ctl, "Layer", options(P.n_layers, "layer"), 0, function (v) { S.layer = Number(v); redraw(); });
+  ui.layer.id = "att-layer";
+  ui.head = controls.select(ctl, "Head", options(H, "head"), 0, function (v) { S.head = Number(v); redraw(); });
+  ui.head.id = "att-head";
+}
+function buildControls() {
+  var ctl = document.getElementById("nb-controls");
+  buildSelects(ctl);
   controls.checkbox(ctl, "Diagonal mask (model run; untick: real unmasked ablation run)", true,
     function (on) { S.masked = on; redraw(); }).id = "att-mask";
-  var qIn = controls.range(ctl, "Query t (min)", 0, L - 1, 1, S.query, function (v) { setQuery(v); });
-  qIn.id = "att-query";
+  ui.query = controls.range(ctl, "Query t (min)", 0, L - 1, 1, S.query, function (v) { setQuery(v); });
+  ui.query.id = "att-query";
   controls.select(ctl, "Colour scale", [{ value: "log", label: "log₁₀ (1e-4 … 1)" }, { value: "sqrt", label: "square root (0 … max)" },
                                            { value: "linear", label: "linear (0 … max)" }], "log",
     function (v) { S.mode = v; redraw(false); }).id = "att-scale";
@@ -344,18 +350,22 @@ function start(pg) {
     S.cmap = v; lutTex({ width: 256, height: 1, data: colormaps.lut(v), min: "nearest", mag: "nearest" }); redraw(false);
   }).id = "att-cmap";
   saveButton(ctl, canvas, "attention-heads.png", function () { frame(); });
-  saveButton(document.getElementById("att-row-controls"), rowCanvas, "attention-row.png");
-  saveButton(document.getElementById("att-split-controls"), splitCanvas, "attention-head-split.png");
-  saveButton(document.getElementById("att-arcs-controls"), arcsCanvas, "attention-arcs.png");
+  saveButton(document.getElementById("att-row-controls"), document.getElementById("att-row"), "attention-row.png");
+  saveButton(document.getElementById("att-split-controls"), document.getElementById("att-split"), "attention-head-split.png");
+  saveButton(document.getElementById("att-arcs-controls"), document.getElementById("att-arcs"), "attention-arcs.png");
+}
 
-  function setQuery(t) {
-    S.query = Math.max(0, Math.min(L - 1, t | 0));
-    qIn.value = S.query;
-    drawAxes(); drawRow(); drawSplit(); drawArcs(); readout();
+/* ---------- hover, keyboard, click ---------- */
+function onClick(e) {   // the large head: select the query row; a small multiple: select that head
+  var r = canvas.getBoundingClientRect(), px = e.clientX - r.left, py = e.clientY - r.top;
+  var big = heatmaps[0].cellAt(px, py);
+  if (big) { cursor.row = big.row; cursor.col = big.col; setQuery(big.row); return; }
+  for (var h = 0; h < H; h++) {
+    if (heatmaps[h + 1].cellAt(px, py)) { S.head = h; ui.head.value = h; redraw(); return; }
   }
-
-  /* ---------- hover, keyboard, click ---------- */
-  var cursor = gl.hover(canvas, heatmaps, {
+}
+function buildPointer() {
+  cursor = gl.hover(canvas, heatmaps, {
     ariaLabel: "attention weights of the selected head: rows are queries, columns are keys; Enter selects the query row",
     label: function (hm, r, c, v) {
       return "layer " + S.layer + ", head " + hm.head + (S.masked ? "" : " (mask off)") +
@@ -365,42 +375,59 @@ function start(pg) {
   canvas.addEventListener("keydown", function (e) {
     if (e.key === "Enter" || e.key === " ") { e.preventDefault(); setQuery(cursor.row); }
   });
-  canvas.addEventListener("click", function (e) {
-    var r = canvas.getBoundingClientRect(), px = e.clientX - r.left, py = e.clientY - r.top;
-    var big = heatmaps[0].cellAt(px, py);
-    if (big) { cursor.row = big.row; cursor.col = big.col; setQuery(big.row); return; }
-    for (var h = 0; h < H; h++) {
-      if (heatmaps[h + 1].cellAt(px, py)) { S.head = h; headSel.value = h; redraw(); return; }
-    }
-  });
+  canvas.addEventListener("click", onClick);
+}
 
-  /* ---------- head ablation matrix: click a cell -> that head on the sample where its effect is largest ---------- */
-  function openHead(layer, head, sample, c) {
-    S.layer = layer; S.head = head; S.sample = Math.max(0, P.samples.indexOf(sample));
-    layerSel.value = layer; headSel.value = head; sampleSel.value = S.sample;
-    redraw();
-    document.getElementById("att-heads-readout").textContent = "Opened layer " + layer + ", head " + head + " on batch sample " +
-      sample + ": zeroing it changes " + c.deviceName + " by " + fmt(c.value, 4) + " W on average over the ablated samples.";
-    canvas.scrollIntoView({ block: "nearest" });
-  }
-  var headMatrix = null;
-  if (P.head_ablation && cap.has("ablation.heads.delta_w")) {
-    headMatrix = makeHeadMatrix.create(document.getElementById("att-heads"), document.getElementById("att-heads-axes"), cap,
-      { onPick: function (l, h, s, c) { c.deviceName = String(cap.meta.devices[c.device]).replace(/_/g, " "); openHead(l, h, s, c); } });
-    if (headMatrix) legend(document.getElementById("att-heads-legend"), "viridis", 0, headMatrix.vmax,
-                           "mean |change in the device's watts| when the head is zeroed (W)");
-  }
-
-  stateInUrl([["sample", "#att-sample"], ["layer", "#att-layer"], ["head", headSel], ["mask", "#att-mask"],
-              ["t", qIn], ["scale", "#att-scale"], ["cmap", "#att-cmap"]]);
+/* ---------- the head across layers, and the head ablation matrix ---------- */
+function buildLayers() {
+  layersView = attentionLayers.create(document.getElementById("att-layers"), document.getElementById("att-layers-axes"), cap,
+                                      { layers: P.n_layers, weights: N.weights, head: S.head, sample: S.sample });
+}
+function onHeadPicked(layer, head, sample, c) {   // a matrix cell -> that head on the sample where its effect is largest
+  S.layer = layer; S.head = head; S.sample = Math.max(0, P.samples.indexOf(sample));
+  ui.layer.value = layer; ui.head.value = head; ui.sample.value = S.sample;
   redraw();
-  onResize(canvas, function () { frame(); drawRow(); drawSplit(); drawArcs(); });
+  document.getElementById("att-heads-readout").textContent = "Opened layer " + layer + ", head " + head + " on batch sample " +
+    sample + ": zeroing it changes " + c.deviceName + " by " + fmt(c.value, 4) + " W on average over the ablated samples.";
+  canvas.scrollIntoView({ block: "nearest" });
+}
+function buildHeadMatrix() {
+  if (!P.head_ablation || !cap.has(N.head_delta)) return;
+  headMatrix = makeHeadMatrix.create(document.getElementById("att-heads"), document.getElementById("att-heads-axes"), cap, {
+    names: { delta: N.head_delta, sample: N.head_sample },
+    onPick: function (l, h, s, c) { c.deviceName = String(cap.meta.devices[c.device]).replace(/_/g, " "); onHeadPicked(l, h, s, c); },
+  });
+  if (headMatrix) legend(document.getElementById("att-heads-legend"), "viridis", 0, headMatrix.vmax,
+                         "mean |change in the device's watts| when the head is zeroed (W)");
+}
+
+function exposeForTests() {
   testHook({
     state: S, capture: cap, heatmaps: heatmaps, layout: function () { return LAY; }, row: row,
     frame: frame, rowPlot: function () { return rowPlot; }, headMatrix: headMatrix,
     arcs: function () { return arcs.map(function (a) { return { query: S.query, key: a.key, weight: a.weight }; }); },
-    layers: layersView,
+    layers: layersView, whatif: wi,
   });
+}
+
+function start(pg) {
+  P = pg.data; N = P.names; cap = decode(blob("capture"));
+  var q0 = cap.record(N.q[0]);
+  H = q0.shape[1]; L = q0.shape[2]; E = q0.shape[3];
+  affine = watts.of("aggregate");
+  S = { sample: 0, layer: 0, head: 0, query: Math.min(L - 1, Math.floor(L / 2)), masked: true, mode: "log", cmap: "viridis" };
+  if (!buildGL()) return;
+  buildHeatmaps();
+  buildLayers();
+  buildControls();
+  buildPointer();
+  buildHeadMatrix();
+  wi = attentionWhatIf({ after: document.getElementById("att-readout"), cap: cap, state: S, sampleLabel: function (i) { return "batch sample " + P.samples[i]; } });
+  stateInUrl([["sample", "#att-sample"], ["layer", "#att-layer"], ["head", ui.head], ["mask", "#att-mask"], ["source", "#att-source"],
+              ["t", ui.query], ["scale", "#att-scale"], ["cmap", "#att-cmap"]]);
+  redraw();
+  onResize(canvas, function () { frame(); drawRow(); drawSplit(); drawArcs(); });
+  exposeForTests();
   ready();
 }
 

@@ -13,6 +13,8 @@ import { stateInUrl } from "./url_state.js";
 import { colormaps, legend } from "./colormaps.js";
 import { animationsOff, blob, controls, fail, fmt, font, onResize, overlay2d, ready, saveButton, tooltip } from "./core.js";
 import { decode, decodeF16 } from "./decode.js";
+import { createForwardAnim } from "./forward_anim.js";
+import { animData } from "./forward_anim_data.js";
 import { gl } from "./gl.js";
 
 var FONT = font(12);
@@ -85,6 +87,21 @@ function mul(a, b) { // row-major 4x4 a*b
 }
 function colMajor(m) { var o = new Float32Array(16); for (var r = 0; r < 4; r++) for (var c = 0; c < 4; c++) o[c * 4 + r] = m[r * 4 + c]; return o; }
 function apply(m, p) { return [0, 1, 2, 3].map(function (r) { return m[r * 4] * p[0] + m[r * 4 + 1] * p[1] + m[r * 4 + 2] * p[2] + m[r * 4 + 3]; }); }
+
+/* ---------- the animated forward pass (4.4): its data are the stages' tensors and the "anim" blob ---------- */
+function startAnim(pg, cap, stages, sample, onStage) {
+  function matrix(name, i) {     // a one-record stage's (rows x cols) values for sample i, as the page shows them
+    var s = stages.find(function (x) { return x.parts.length === 1 && x.parts[0].name === name; });
+    return { values: s.values(i), rows: s.rows, cols: s.cols, range: s.range, shape: [s.B, s.rowsFull, s.colsFull], binned: s.binned };
+  }
+  var cv = document.getElementById("fwd-anim");
+  gl.fitCanvas(cv);
+  return createForwardAnim({
+    canvas: cv, overlay: document.getElementById("fwd-anim-overlay"), caption: document.getElementById("fwd-anim-caption"),
+    status: document.getElementById("fwd-anim-status"), controls: document.getElementById("fwd-anim-controls"), pg: pg,
+    data: animData(pg, cap, unpack(blob("anim")), matrix), sample: sample, onStage: onStage,
+  });
+}
 
 function start(pg) {
   var P = pg.data, cap = decode(blob("capture")), binned = unpack(blob("binned"));
@@ -360,10 +377,17 @@ function start(pg) {
   });
   canvas.addEventListener("mouseleave", function () { tooltip.hide(); });
 
+  var anim = startAnim(pg, cap, stages, function () { return S.sample; }, function (stage) {
+    var i = stages.findIndex(function (s) { return s.st.stage === stage; });
+    if (i >= 0 && i !== S.stage) select(i);
+  });
+  if (!anim) return;
+  document.getElementById("fwd-sample").addEventListener("change", function () { anim.draw(); });
+
   select(0);
   urlState = stateInUrl([["sample", "#fwd-sample"], ["stage", stageSel]]);
   onResize(canvas, function () { frame3d(); frameZoom(); });
-  testHook({ state: S, stages: stages, capture: cap, select: select, screenBox: screenBox,
+  testHook({ state: S, stages: stages, capture: cap, select: select, screenBox: screenBox, anim: anim,
                      zoomBox: function () { return ZB; }, zoomHeatmap: function () { return zhm[S.stage]; } });
   ready();
 }

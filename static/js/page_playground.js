@@ -9,6 +9,7 @@ import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
 import { createSignal, parseValues } from "./playground_edit.js";
 import { drawLanes, pointToLane } from "./playground_plot.js";
+import { saveSignal } from "./your_signal.js";
 
 var DEBOUNCE_MS = 120;
 var FETCH = ["watts", "gate_prob", "attention"];
@@ -65,7 +66,13 @@ function start(p) {
     }).catch(fail).then(function () { S.busy = false; if (S.dirty) runNow(); });
   }
 
-  function edited() { draw(); clearTimeout(S.timer); S.timer = setTimeout(runNow, DEBOUNCE_MS); }
+  function edited() { draw(); keep(); clearTimeout(S.timer); S.timer = setTimeout(runNow, DEBOUNCE_MS); }
+
+  // the current edit, for "your signal" on the Attention and Disaggregation pages (your_signal.js)
+  function keep() {
+    var st = data.starts[S.startIdx];
+    S.saved = saveSignal(spec, { aggregate: S.signal.get(), start: st.start, label: "your edit of sample " + st.sample + " (" + st.start + " UTC)" });
+  }
 
   legend(spec, colors);
   wireControls(data, spec, S, edited, draw, runNow);

@@ -7,6 +7,8 @@ import math
 import msgpack
 import numpy as np
 
+from nilmbuild.model.names import INPUT, OUTPUT_POWER, TARGET_POWER
+
 # ---- the model's sizes ------------------------------------------------------------------------------------------
 
 
@@ -54,6 +56,14 @@ def receptive_fields(kernel_size: int, dilations) -> list[int]:
 def _num(x: float):
     """An int when whole (480.0 -> 480), else the float: how sizes read in text."""
     return int(x) if float(x).is_integer() else float(x)
+
+
+# ---- record names handed to page JS ------------------------------------------------------------------------------
+
+
+def io_names() -> dict:
+    """The model's input, its final power and the target, as page JS receives them (page().data.names)."""
+    return {"input": INPUT, "output": OUTPUT_POWER, "target": TARGET_POWER}
 
 
 # ---- samples and labels -----------------------------------------------------------------------------------------

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from nilmbuild.model.names import ablation, attn
+from nilmbuild.live.page import whatif_page
+from nilmbuild.model.names import HEAD_ABLATION_DELTA, HEAD_ABLATION_SAMPLE, INPUT, OUTPUT_POWER, ablation, attn
 from nilmbuild.site.build import PageSpec
 
 from ._common import pick_varied_samples, window_starts
@@ -16,18 +17,33 @@ N_SAMPLES = 2  # q, k, v (+ the unmasked run's q, k, lse) cost about 1.4 MB per 
 
 
 def records(n_layers: int) -> list[str]:
-    names = ["input"]
+    names = [INPUT]
     for l in range(n_layers):
         names += [attn(l, p) for p in ("q", "k", "v", "lse", "weights")]
         names.append(ablation("no_mask", attn(l, "weights")))
-    return names + ["ablation.heads.delta_w", "ablation.heads.sample"]
+    names += [OUTPUT_POWER, ablation("no_mask", OUTPUT_POWER)]  # the what-if panel's captured final watts
+    return names + [HEAD_ABLATION_DELTA, HEAD_ABLATION_SAMPLE]
+
+
+def js_names(n_layers: int) -> dict:
+    """The record names page_attention.js reads (page().data.names), per layer where they have one."""
+    layers = range(n_layers)
+    return {
+        "input": INPUT,
+        "q": [attn(l, "q") for l in layers],
+        "v": [attn(l, "v") for l in layers],
+        "weights": [attn(l, "weights") for l in layers],
+        "weights_unmasked": [ablation("no_mask", attn(l, "weights")) for l in layers],
+        "head_delta": HEAD_ABLATION_DELTA,
+        "head_sample": HEAD_ABLATION_SAMPLE,
+    }
 
 
 def page_samples(ctx) -> list[int]:
     """The varied samples, plus any sample where a head's ablation effect is largest (the capture ablates the
     same varied samples, so normally none is added)."""
     samples = set(pick_varied_samples(ctx, N_SAMPLES))
-    rec = ctx.capture.records.get("ablation.heads.sample")
+    rec = ctx.capture.records.get(HEAD_ABLATION_SAMPLE)
     if rec is not None:
         samples |= {int(v) for v in np.unique(rec.tensor)}
     return sorted(samples)
@@ -37,6 +53,7 @@ def build(ctx) -> PageSpec:
     n_layers = int(ctx.loaded.cfg.n_encoder_layers)
     samples = page_samples(ctx)
     blob = ctx.blob(records(n_layers), samples)
+    whatif, wblobs, files = whatif_page(ctx, samples)  # the live what-if panel (static/js/whatif_attention.js)
     return PageSpec(
         slug=SLUG,
         title=TITLE,
@@ -47,8 +64,11 @@ def build(ctx) -> PageSpec:
             "sample_labels": window_starts(ctx, samples),
             "n_layers": n_layers,
             "head_ablation": ctx.capture.meta.get("head_ablation"),
+            "names": js_names(n_layers),
+            "whatif": whatif,
         },
-        blobs={"capture": blob},
+        blobs={"capture": blob, **wblobs},
+        files=files,
         context={
             "n_layers": n_layers,
             "samples": samples,

@@ -12,9 +12,10 @@ from __future__ import annotations
 import msgpack
 import numpy as np
 
+from nilmbuild.live.page import whatif_parts
 from nilmbuild.site.build import PageSpec
 
-from ._common import clean, f32, u8
+from ._common import clean, f32, io_names, u8
 
 SLUG = "disaggregation"
 TITLE = "Disaggregation"
@@ -70,7 +71,7 @@ def build(ctx) -> PageSpec:
     from nilmbuild.errors import UserError
 
     blobs = {
-        "capture": ctx.blob(["input", "output.power", "target.power"]),
+        "capture": ctx.blob(list(io_names().values())),
         "units": msgpack.packb({"no_truth": list(ctx.prepared.stats.get("missing", []))}, use_bin_type=True),
     }
     day_error = None
@@ -78,6 +79,7 @@ def build(ctx) -> PageSpec:
         blobs["day"] = day_blob(ctx.disaggregation)
     except UserError as e:  # e.g. a development checkpoint without scalers: no stitched day
         day_error = str(e)
+    live, files = whatif_parts(ctx.loaded)  # "your signal": the Playground's edit through the live model
     return PageSpec(
         slug=SLUG,
         title=TITLE,
@@ -85,7 +87,9 @@ def build(ctx) -> PageSpec:
         section=SECTION,
         summary=SUMMARY,
         entry="page_disaggregation.js",
+        data={"names": io_names(), "live": live},
         blobs=blobs,
+        files=files,
         context={
             "notes": ctx.notes_for(SLUG),
             "day_error": day_error,

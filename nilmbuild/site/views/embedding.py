@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from nilmbuild.model.names import EMBED_WITH_POS, INPUT, INSTANCE_NORM, POS_ENCODING, PROJECTION, embed_unit
 from nilmbuild.site.build import PageSpec
 
 from ._common import kit_blobs, page_extra, pick_device_samples
@@ -15,14 +16,26 @@ SECTION = "5"
 N_SAMPLES = 6  # projection is 96 x 480 per sample
 
 RECORDS = [
-    "input",
-    "instance_norm",
-    "embed.res*.conv",
-    "embed.res*.out",
-    "pos_encoding",
-    "embed.with_pos",
-    "projection",
+    INPUT,
+    INSTANCE_NORM,
+    embed_unit("*", "conv"),
+    embed_unit("*", "out"),
+    POS_ENCODING,
+    EMBED_WITH_POS,
+    PROJECTION,
 ]
+
+
+def js_names(n_units: int) -> dict:
+    """The record names page_embedding.js reads (page().data.names); res_out: each dilated ResUnit's output."""
+    return {
+        "input": INPUT,
+        "instance_norm": INSTANCE_NORM,
+        "res_out": [embed_unit(u, "out") for u in range(n_units)],
+        "pos_encoding": POS_ENCODING,
+        "with_pos": EMBED_WITH_POS,
+        "projection": PROJECTION,
+    }
 
 
 def conv_weights(ctx) -> list[dict]:
@@ -67,6 +80,7 @@ def build(ctx) -> PageSpec:
         title=TITLE,
         template="embedding.html",
         entry="page_embedding.js",
+        data={"names": js_names(len(extra["units"]))},
         blobs=kit_blobs(ctx, RECORDS, samples, extra),
         context={"notes": ctx.notes_for(SLUG)},
         summary="Input channels and instance norm, dilated ResUnits with the receptive field on the real signal, "

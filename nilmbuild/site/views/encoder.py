@@ -3,7 +3,7 @@ FFN 96 -> 384 -> 96, the encoder FiLM gamma/beta per layer, and one position's 9
 
 from __future__ import annotations
 
-from nilmbuild.model.names import ENCODER_STEPS, encoder
+from nilmbuild.model.names import ENCODER_STEPS, encoder, film
 from nilmbuild.site.build import PageSpec
 
 from ._common import pick_varied_samples, window_starts
@@ -29,10 +29,20 @@ STEPS = [(s, LABELS[s]) for s in ENCODER_STEPS]
 
 
 def records(n_layers: int) -> list[str]:
-    names = ["film_enc.gamma_mean", "film_enc.beta_mean"]
+    names = [film("film_enc", "gamma_mean"), film("film_enc", "beta_mean")]
     for l in range(n_layers):
         names += [encoder(l, s) for s, _ in STEPS]
     return names
+
+
+def js_names(n_layers: int) -> dict:
+    """The record names page_encoder.js reads (page().data.names): each layer's sub-steps by suffix, and the
+    encoder FiLM's gamma/beta averaged over devices."""
+    return {
+        "layers": [{s: encoder(l, s) for s, _ in STEPS} for l in range(n_layers)],
+        "gamma_mean": film("film_enc", "gamma_mean"),
+        "beta_mean": film("film_enc", "beta_mean"),
+    }
 
 
 def build(ctx) -> PageSpec:
@@ -50,6 +60,7 @@ def build(ctx) -> PageSpec:
             "sample_labels": window_starts(ctx, samples),
             "n_layers": n_layers,
             "steps": [{"suffix": s, "label": lab} for s, lab in STEPS],
+            "names": js_names(n_layers),
         },
         blobs={"capture": blob},
         context={

@@ -4,6 +4,20 @@ FFN output, and the FiLM on/off ablation."""
 
 from __future__ import annotations
 
+from nilmbuild.live.page import whatif_page
+from nilmbuild.model.names import (
+    COND_PARTS,
+    FILM_GENERATORS,
+    FILM_PARTS,
+    INPUT,
+    OUTPUT_POWER,
+    TARGET_POWER,
+    ablation,
+    cond,
+    encoder,
+    film,
+    param,
+)
 from nilmbuild.site.build import PageSpec
 
 from ._common import kit_blobs, page_extra, pick_device_samples
@@ -13,47 +27,53 @@ TITLE = "FiLM conditioning"
 SECTION = "8"
 N_SAMPLES = 4  # the live FiLM view carries encoder.L.ffn.out (480 x 96 per layer): a few samples only
 
-RECORDS = [
-    "input",
-    "cond.elec",
-    "cond.bands",
-    "cond.spectrum",
-    "cond.vector",
-    "film_enc.input",
-    "film_enc.hidden",
-    "film_enc.gamma",
-    "film_enc.beta",
-    "film_enc.gamma_mean",
-    "film_enc.beta_mean",
-    "film_dec.input",
-    "film_dec.hidden",
-    "film_dec.gamma",
-    "film_dec.beta",
-    "weights.film_enc.device_embed",
-    "weights.film_dec.device_embed",
-    "encoder.*.ffn.out",
-    "encoder.*.film",
-    "output.power",
-    "ablation.no_film.output.power",
-    "target.power",
-]
+
+def js_names(n_layers: int) -> dict:
+    """The record names page_film.js reads (page().data.names): condition features, both FiLM generators, the
+    encoder's FFN output and FiLM per layer, the final power with and without FiLM, and the target."""
+    gens = {
+        g: {p: film(g, p) for p in FILM_PARTS} | {"device_embed": param(f"{g}.device_embed")} for g in FILM_GENERATORS
+    }
+    gens["film_enc"] |= {"gamma_mean": film("film_enc", "gamma_mean"), "beta_mean": film("film_enc", "beta_mean")}
+    return {
+        "cond": {p: cond(p) for p in COND_PARTS},
+        **gens,
+        "ffn_out": [encoder(l, "ffn.out") for l in range(n_layers)],
+        "film": [encoder(l, "film") for l in range(n_layers)],
+        "output": OUTPUT_POWER,
+        "output_no_film": ablation("no_film", OUTPUT_POWER),
+        "target": TARGET_POWER,
+    }
+
+
+def records(n_layers: int) -> list[str]:
+    """What the page's capture blob holds: the input and every name the JS reads."""
+    names = js_names(n_layers)
+    out = [INPUT, *names["cond"].values()]
+    for g in FILM_GENERATORS:
+        out += list(names[g].values())
+    return out + names["ffn_out"] + names["film"] + [names["output"], names["output_no_film"], names["target"]]
 
 
 def build(ctx) -> PageSpec:
+    n_layers = int(ctx.loaded.cfg.n_encoder_layers)
     samples = pick_device_samples(ctx, N_SAMPLES)
     extra = page_extra(ctx, samples)
     from nilmbuild.model.film import ELEC_FEATURES, band_edges
 
-    spec = ctx.capture.records["cond.spectrum"].shape[-1]
-    n_bands = ctx.capture.records["cond.bands"].shape[-1]
+    spec = ctx.capture.records[cond("spectrum")].shape[-1]
+    n_bands = ctx.capture.records[cond("bands")].shape[-1]
     extra["band_edges"] = band_edges(spec, n_bands)  # the model's own edges (Python rounding)
     extra["elec_features"] = list(ELEC_FEATURES)
+    whatif, wblobs, files = whatif_page(ctx, samples)  # the live what-if panel (static/js/whatif_film.js)
     return PageSpec(
         slug=SLUG,
         title=TITLE,
         template="film.html",
         entry="page_film.js",
-        blobs=kit_blobs(ctx, RECORDS, samples, extra),
+        data={"names": js_names(n_layers), "whatif": whatif},
+        blobs={**kit_blobs(ctx, records(n_layers), samples, extra), **wblobs},
+        files=files,
         context={"notes": ctx.notes_for(SLUG)},
         summary="Condition features, the FiLM generators' real activations, gamma and beta per device and layer, "
         "a live FiLM recomputation and FiLM on/off.",

@@ -4,7 +4,9 @@ face the (rows x columns) heatmap of the selected sample; click / keys / play to
 All batch samples are carried. Small stages go at full resolution in the capture blob; the four
 96 x 480 stages (projection, transpose, encoder output, transpose back) go as time-binned means
 (BIN minutes per column, computed here from the capture with the Python reader) in a second blob,
-and the page says so wherever it shows them.
+and the page says so wherever it shows them. A third blob, "anim", carries the animated forward pass's tables
+(spec 4.4; nilmbuild/site/views/forward_anim.py): attention particle targets and FFN unit means, exact functions of
+the records listed in records().
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import numpy as np
 from nilmbuild.capture.format import decode
 from nilmbuild.site.build import PageSpec
 
+from . import forward_anim
 from ._common import window_starts
 
 SLUG = "forward"
@@ -78,6 +81,16 @@ def stages(cfg) -> list[dict]:
     ]
 
 
+FILM_MEANS = ("film_enc.gamma_mean", "film_enc.beta_mean")  # the γ, β each encoder layer applies (animation)
+
+
+def records(cfg) -> list[str]:
+    """Every record the page draws: the stages' outputs, the FiLM γ/β means the animation colours the block with,
+    and the records the animation's particle and FFN tables are computed from (forward_anim.records)."""
+    names = [r for s in stages(cfg) for r in s["records"]] + list(FILM_MEANS)
+    return names + forward_anim.records(int(cfg.n_encoder_layers))
+
+
 def _binned(reader, name: str) -> np.ndarray:
     """Mean over BIN consecutive time steps along the record's "time" axis (the last bin may be shorter)."""
     rec = reader.record(name)
@@ -109,10 +122,24 @@ def summary_blob(ctx, stage_list) -> bytes:
     return msgpack.packb({"bin": BIN, "summaries": out}, use_bin_type=True)
 
 
+def film_means(ctx) -> set[str]:
+    """The FiLM γ/β means the capture has (none when the model runs without FiLM)."""
+    return {n for n in FILM_MEANS if n in ctx.capture.records}
+
+
+def stages_for_anim(cfg) -> dict:
+    """Which stage record each animation scene starts from / ends at (names from Python, never from page JS)."""
+    return {
+        "conv": ["instance_norm", "embed.res3.out"],
+        "projection": ["embed.with_pos", "projection"],
+        "transpose": ["projection"],  # turned by 90° on screen: the transpose_in stage, time upwards
+    }
+
+
 def build(ctx) -> PageSpec:
     cfg = ctx.loaded.cfg
     st = [s for s in stages(cfg) if all(r in ctx.capture.records for r in s["records"])]
-    full = sorted({r for s in st if not s.get("binned") for r in s["records"]})
+    full = sorted({r for s in st if not s.get("binned") for r in s["records"]} | film_means(ctx))
     blob = ctx.blob(full, None)
     B = int(ctx.capture.batch_size)
     return PageSpec(
@@ -125,13 +152,19 @@ def build(ctx) -> PageSpec:
             "samples": list(range(B)),
             "sample_labels": window_starts(ctx, range(B)),
             "bin": BIN,
+            "anim": {
+                "film": dict(zip(("gamma", "beta"), FILM_MEANS)) if len(film_means(ctx)) == 2 else None,
+                "from": stages_for_anim(cfg),
+            },
         },
-        blobs={"capture": blob, "binned": summary_blob(ctx, st)},
+        blobs={"capture": blob, "binned": summary_blob(ctx, st), "anim": forward_anim.anim_blob(ctx)},
         context={
             "stages": [{k: v for k, v in s.items()} for s in st],
             "samples": list(range(B)),
             "sample_labels": window_starts(ctx, range(B)),
             "bin": BIN,
+            "anim_queries": len(forward_anim.query_steps(int(cfg.window))),
+            "anim_particles": forward_anim.ANIM_PARTICLES,
             "notes": ctx.notes_for(SLUG),
         },
         summary="Every stage of one forward pass as a block of its exact shape, coloured by the real values.",

@@ -3,6 +3,8 @@ gated power (with the output FiLM) from the captured gate probability and raw po
 
 from __future__ import annotations
 
+from nilmbuild.live.page import whatif_page
+from nilmbuild.model.names import INPUT, OUTPUT_POWER, TARGET_POWER, TARGET_STATE, ablation, film, head
 from nilmbuild.site.build import PageSpec
 
 from ._common import kit_blobs, page_extra, pick_device_samples
@@ -12,18 +14,30 @@ TITLE = "Gate: smoothstep vs threshold"
 SECTION = "9"
 N_SAMPLES = 32  # light records (5 x 480 per sample each): every sample of the batch
 
+HEAD_RECORDS = ("gate_logit", "gate_prob", "power_raw", "power")  # per device, from heads.<device>.*
 RECORDS = [
-    "input",
-    "heads.*.gate_logit",
-    "heads.*.gate_prob",
-    "heads.*.power_raw",
-    "heads.*.power",
-    "film_dec.gamma",
-    "film_dec.beta",
-    "target.power",
-    "target.state",
-    "ablation.soft_gate.output.power",
+    INPUT,
+    *(head("*", p) for p in HEAD_RECORDS),
+    film("film_dec", "gamma"),
+    film("film_dec", "beta"),
+    TARGET_POWER,
+    TARGET_STATE,
+    ablation("soft_gate", OUTPUT_POWER),
+    OUTPUT_POWER,  # the what-if panel's captured final watts
 ]
+
+
+def js_names(devices) -> dict:
+    """The record names page_gate.js reads (page().data.names): each device's head records, the output FiLM,
+    the targets and the soft-gate run's output."""
+    return {
+        "input": INPUT,
+        "heads": {d: {p: head(d, p) for p in HEAD_RECORDS} for d in devices},
+        "film_dec": {p: film("film_dec", p) for p in ("gamma", "beta")},
+        "target_power": TARGET_POWER,
+        "target_state": TARGET_STATE,
+        "soft_output": ablation("soft_gate", OUTPUT_POWER),
+    }
 
 
 def build(ctx) -> PageSpec:
@@ -31,12 +45,15 @@ def build(ctx) -> PageSpec:
     samples = pick_device_samples(ctx, min(N_SAMPLES, B)) if B > N_SAMPLES else list(range(B))
     extra = page_extra(ctx, samples)
     extra["gate_thresholds"] = [float(d.gate_threshold) for d in ctx.loaded.cfg.devices]
+    whatif, wblobs, files = whatif_page(ctx, samples)  # the live what-if panel (static/js/whatif_gate.js)
     return PageSpec(
         slug=SLUG,
         title=TITLE,
         template="gate.html",
         entry="page_gate.js",
-        blobs=kit_blobs(ctx, RECORDS, samples, extra),
+        data={"names": js_names(extra["devices"]), "whatif": whatif},
+        blobs={**kit_blobs(ctx, RECORDS, samples, extra), **wblobs},
+        files=files,
         context={"notes": ctx.notes_for(SLUG)},
         summary="Smoothstep vs hard gate, a live threshold on the captured gate probabilities, power before and "
         "after gating in watts.",

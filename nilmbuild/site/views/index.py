@@ -9,7 +9,13 @@ from __future__ import annotations
 
 import msgpack
 
+from nilmbuild.model import names
 from nilmbuild.site.build import PageSpec
+
+from ._common import io_names
+
+#: The dilated embedding's last ResUnit output (the shipped config's four dilations 1, 2, 4, 8).
+LAST_UNIT_OUT = names.embed_unit(3, "out")
 
 SLUG = "index"
 TITLE = "Overview"
@@ -25,7 +31,7 @@ NODES = [
         "sub": "1 + 6 channels",
         "phase": "input",
         "page": "data",
-        "record": "input",
+        "record": names.INPUT,
         "col": 0,
         "row": 1,
     },
@@ -35,7 +41,7 @@ NODES = [
         "sub": "per sample",
         "phase": "embedding",
         "page": "embedding",
-        "record": "instance_norm",
+        "record": names.INSTANCE_NORM,
         "col": 1,
         "row": 1,
     },
@@ -45,7 +51,7 @@ NODES = [
         "sub": "d = 1, 2, 4, 8",
         "phase": "embedding",
         "page": "embedding",
-        "record": "embed.res3.out",
+        "record": LAST_UNIT_OUT,
         "col": 2,
         "row": 1,
     },
@@ -55,7 +61,7 @@ NODES = [
         "sub": "learnable",
         "phase": "embedding",
         "page": "embedding",
-        "record": "embed.with_pos",
+        "record": names.EMBED_WITH_POS,
         "col": 3,
         "row": 1,
     },
@@ -65,7 +71,7 @@ NODES = [
         "sub": "1x1 conv",
         "phase": "embedding",
         "page": "forward",
-        "record": "transpose_in",
+        "record": names.TRANSPOSE_IN,
         "col": 4,
         "row": 1,
     },
@@ -75,7 +81,7 @@ NODES = [
         "sub": "attn + FFN",
         "phase": "transformer",
         "page": "encoder",
-        "record": "encoder.0.out",
+        "record": names.encoder(0, "out"),
         "col": 5,
         "row": 1,
     },
@@ -85,7 +91,7 @@ NODES = [
         "sub": "attn + FFN",
         "phase": "transformer",
         "page": "attention",
-        "record": "encoder.1.out",
+        "record": names.encoder(1, "out"),
         "col": 6,
         "row": 1,
     },
@@ -95,7 +101,7 @@ NODES = [
         "sub": "attn + FFN",
         "phase": "transformer",
         "page": "encoder",
-        "record": "encoder.2.out",
+        "record": names.encoder(2, "out"),
         "col": 7,
         "row": 1,
     },
@@ -105,7 +111,7 @@ NODES = [
         "sub": "gate x power",
         "phase": "output",
         "page": "gate",
-        "record": "transpose_out",
+        "record": names.TRANSPOSE_OUT,
         "col": 8,
         "row": 1,
     },
@@ -115,7 +121,7 @@ NODES = [
         "sub": "output FiLM",
         "phase": "output",
         "page": "disaggregation",
-        "record": "output.power",
+        "record": names.OUTPUT_POWER,
         "col": 9,
         "row": 1,
     },
@@ -125,7 +131,7 @@ NODES = [
         "sub": "5 electrical + 8 bands",
         "phase": "conditioning",
         "page": "film",
-        "record": "cond.vector",
+        "record": names.cond("vector"),
         "col": 2,
         "row": 2.25,
     },
@@ -135,7 +141,7 @@ NODES = [
         "sub": "45 -> 32 -> 576",
         "phase": "conditioning",
         "page": "film",
-        "record": "film_enc.gamma_mean",
+        "record": names.film("film_enc", "gamma_mean"),
         "col": 5,
         "row": 2.25,
     },
@@ -145,7 +151,7 @@ NODES = [
         "sub": "45 -> 32 -> 2",
         "phase": "conditioning",
         "page": "film",
-        "record": "film_dec.gamma",
+        "record": names.film("film_dec", "gamma"),
         "col": 8,
         "row": 2.25,
     },
@@ -153,21 +159,21 @@ NODES = [
 
 #: Edges: from, to, the record that flows along it (its shape is shown on hover).
 EDGES = [
-    ("input", "norm", "input"),
-    ("norm", "embed", "instance_norm"),
-    ("embed", "pos", "embed.res3.out"),
-    ("pos", "proj", "embed.with_pos"),
-    ("proj", "enc0", "transpose_in"),
-    ("enc0", "enc1", "encoder.0.out"),
-    ("enc1", "enc2", "encoder.1.out"),
-    ("enc2", "heads", "transpose_out"),
-    ("input", "cond", "cond.vector"),
-    ("cond", "film_enc", "film_enc.input"),
-    ("cond", "film_dec", "film_dec.input"),
-    ("film_enc", "enc0", "film_enc.gamma_mean"),
-    ("film_enc", "enc1", "film_enc.gamma_mean"),
-    ("film_enc", "enc2", "film_enc.gamma_mean"),
-    ("film_dec", "output", "film_dec.gamma"),
+    ("input", "norm", names.INPUT),
+    ("norm", "embed", names.INSTANCE_NORM),
+    ("embed", "pos", LAST_UNIT_OUT),
+    ("pos", "proj", names.EMBED_WITH_POS),
+    ("proj", "enc0", names.TRANSPOSE_IN),
+    ("enc0", "enc1", names.encoder(0, "out")),
+    ("enc1", "enc2", names.encoder(1, "out")),
+    ("enc2", "heads", names.TRANSPOSE_OUT),
+    ("input", "cond", names.cond("vector")),
+    ("cond", "film_enc", names.film("film_enc", "input")),
+    ("cond", "film_dec", names.film("film_dec", "input")),
+    ("film_enc", "enc0", names.film("film_enc", "gamma_mean")),
+    ("film_enc", "enc1", names.film("film_enc", "gamma_mean")),
+    ("film_enc", "enc2", names.film("film_enc", "gamma_mean")),
+    ("film_dec", "output", names.film("film_dec", "gamma")),
 ]
 
 
@@ -192,11 +198,21 @@ def _record_meta(capture, name: str) -> dict:
 
 def flow_edges(devices) -> list[tuple[str, str, str]]:
     """The fixed edges plus one heads -> output edge per device (its head's final power)."""
-    return EDGES + [("heads", "output", f"heads.{d}.power") for d in devices]
+    return EDGES + [("heads", "output", names.head(d, "power")) for d in devices]
+
+
+def _edge(a: str, b: str, record: str, devices) -> dict:
+    """One edge as the page reads it; a per-device edge names its device (the JS never parses record names)."""
+    out = {"from": a, "to": b, "record": record}
+    dev = [d for d in devices if a == "heads" and record == names.head(d, "power")]
+    if dev:
+        out["device"] = dev[0]
+    return out
 
 
 def flow_blob(capture) -> bytes:
-    edges = flow_edges(capture.meta.get("devices") or [])
+    devices = capture.meta.get("devices") or []
+    edges = flow_edges(devices)
     names = sorted({n["record"] for n in NODES} | {e[2] for e in edges})
     missing = [n for n in names if n not in capture.records]
     if missing:
@@ -204,7 +220,7 @@ def flow_blob(capture) -> bytes:
     return msgpack.packb(
         {
             "nodes": NODES,
-            "edges": [{"from": a, "to": b, "record": r} for a, b, r in edges],
+            "edges": [_edge(a, b, r, devices) for a, b, r in edges],
             "records": {n: _record_meta(capture, n) for n in names},
             "batch_size": int(capture.batch_size),
         },
@@ -241,6 +257,7 @@ def build(ctx) -> PageSpec:
         section=SECTION,
         summary=SUMMARY,
         entry="page_index.js",
-        blobs={"capture": ctx.blob(["input", "output.power", "target.power"], samples), "flow": flow_blob(ctx.capture)},
+        data={"names": io_names()},
+        blobs={"capture": ctx.blob(list(io_names().values()), samples), "flow": flow_blob(ctx.capture)},
         context={"provenance": provenance, "notes": ctx.notes_for(SLUG), "all_notes": ctx.notes},
     )

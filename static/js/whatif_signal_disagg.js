@@ -1,0 +1,28 @@
+/* whatif_signal_disagg.js: the Disaggregation page's "your signal" view (issue 11 item 5): the Playground's current
+ * edit (your_signal.js) through the live model, drawn in the page's lanes instead of a captured window (no ground
+ * truth: the reader made the signal up).
+ *   var ds = disaggSignal(spec);   // spec: page().data.live
+ *   ds.option                      // {value: "signal", label} for the page's View select
+ *   ds.when(mode, remake, readoutEl)  // mode "signal": run the model, then remake(); else remake() at once
+ *   ds.opts()                      // the lanes options (disaggregation_lanes.js) for the last run */
+import { deviceColors } from "./disaggregation_watts.js";
+import { yourSignal } from "./whatif_signal.js";
+
+export function disaggSignal(spec) {
+  var ys = yourSignal(spec), last = null;
+  return {
+    option: { value: "signal", label: "your signal (Playground edit), live model" },
+    when: function (mode, remake, readout) {
+      if (mode !== "signal") return remake();
+      ys.run(0, ["watts"]).then(function (r) { last = r; remake(); readout.textContent = r.signal.label + ": the live model's answer (no ground truth)."; },
+                                function (e) { readout.textContent = e.message; });
+    },
+    opts: function () {
+      var sig = last.signal;
+      return { agg: sig.aggregate, aggName: "your aggregate (Playground edit, W)", step_min: spec.stepS / 60, x0_min: 0,
+               xLabel: "time in window (min) · your signal, from " + sig.start.replace("T", " ") + " UTC · live model",
+               devices: spec.devices.map(function (d, i) { return { name: d, color: deviceColors[i % 5], pred: last.watts[d], truth: null }; }) };
+    },
+    last: function () { return last; },
+  };
+}
