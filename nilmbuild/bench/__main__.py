@@ -2,9 +2,11 @@
 
 Every speed is reported as a ratio against a reference measured in the same run on the same machine,
 because absolute times on shared machines are noise. Options: --quick (fewer repeats, no torch.compile),
---skip model,train,infer,site,build,pages,animation,live. The "site" section runs `nilmbuild site` cold and from the
-capture cache in fresh processes and prints each figure beside bench/baseline.json's as a ratio
-(--write-baseline records a new baseline, stamped with the machine).
+--skip model,train,infer,site,build,pages,animation,live. The "site" section runs `nilmbuild site` cold and from
+the capture cache in fresh processes, and the "pages" section (bench/pages.py; builds a site when "build" is
+skipped) times every page in Chromium; both print each figure beside bench/baseline.json's as a ratio
+(--write-baseline records a new baseline, stamped with the machine). Pages alone, on a built site:
+`python -m nilmbuild.bench.pages --site site`.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--write-baseline",
         action="store_true",
-        help="also record this run's build figures and the machine in bench/baseline.json",
+        help="also record this run's build and page figures and the machine in bench/baseline.json",
     )
     a = ap.parse_args(argv)
     skip = set(filter(None, a.skip.split(",")))
@@ -92,13 +94,15 @@ def main(argv=None) -> int:
     section("train", lambda: bench_train_step(repeats=max(2, reps // 2)))
     section("infer", lambda: bench_seq2subseq(repeats=max(1, reps // 2)))
     from nilmbuild.bench.build_runs import bench_build_runs
-    from nilmbuild.bench.site import bench_build, bench_pages
+    from nilmbuild.bench.pages import bench_pages
+    from nilmbuild.bench.site import bench_build
 
     section("site", lambda: bench_build_runs(repeats=1 if a.quick else 2, write_baseline=a.write_baseline))
 
     built = section("build", bench_build)
+    site_dir = built[2] if built is not None else None
+    section("pages", lambda: bench_pages(site_dir, repeats=3 if a.quick else 5, write=a.write_baseline))
     if built is not None:
-        section("pages", lambda: bench_pages(built[2], repeats=3 if a.quick else 5))
         from nilmbuild.bench.forward_anim import bench_forward_anim
 
         section("animation", lambda: bench_forward_anim(built[2], ms=1500 if a.quick else 3000))

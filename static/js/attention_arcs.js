@@ -4,7 +4,7 @@
  * attentionArcs.strongest(w, k) -> [{key, weight}] (the k largest weights, largest first, zeros left out)
  * attentionArcs.draw(canvas, {query, weights, k, agg, unit, colour, title}) -> the arcs drawn
  */
-import { fmt, font } from "./core.js";
+import { context2d, fmt, font } from "./core.js";
 import { plot2d } from "./plot2d.js";
 var PAD = { l: 84, r: 16, t: 24, b: 40 };   // l: room for the "max ... W" label of the aggregate
 
@@ -33,7 +33,7 @@ function signal(g, agg, x, y0, h) {
 function draw(canvas, o) {
   fit(canvas);
   var dpr = window.devicePixelRatio || 1, W = canvas.clientWidth, H = canvas.clientHeight, L = o.weights.length;
-  var g = canvas.getContext("2d");
+  var g = context2d(canvas);
   g.setTransform(dpr, 0, 0, dpr, 0, 0); g.fillStyle = "#fff"; g.fillRect(0, 0, W, H);
   var x = function (t) { return PAD.l + ((t + 0.5) / L) * (W - PAD.l - PAD.r); };
   var base = H - PAD.b, sigH = 0.22 * (H - PAD.t - PAD.b), arcs = strongest(o.weights, o.k);

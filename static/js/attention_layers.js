@@ -1,14 +1,16 @@
 /* attention_layers.js: one head's (query x key) weights in every encoder layer side by side (encoder-film.md 6.10:
  * local vs global attention across depth). Its own regl context on `canvas`; each map is rebuilt in
- * attention_weights.frag from the captured q, k and lse of that layer (log10 colour scale, 1e-4 .. 1).
+ * attention_weights.frag from the captured q, k and lse of that layer (log10 colour scale, 1e-4 .. 1), once per
+ * (layer, head, sample) and size: tex_cache.js keeps the drawn maps.
  * attentionLayers.create(canvas, overlay, cap, {layers, weights, head, sample}) -> {draw(head, sample), boxes()};
  * weights: the attention-weights record of each layer (names from the view).
  */
 import attWeightsFrag from "../glsl/attention_weights.frag";
 import attWeightsVert from "../glsl/attention_weights.vert";
 import { colormaps } from "./colormaps.js";
-import { font, onResize } from "./core.js";
+import { context2d, font, onResize, sizeBacking } from "./core.js";
 import { gl } from "./gl.js";
+import { texCache } from "./tex_cache.js";
 var LOG_MIN = -4, LOG_MAX = 0, PAD = { l: 40, t: 22, b: 34, gap: 22 };
 
 // (H, L, E) q or k of one sample -> RGBA float texture rows t, texels h * T4 + d / 4 (as the shader reads them)
@@ -28,8 +30,8 @@ function boxes(canvas, n) {
 function labels(overlay, canvas, B, L, head) {
   var dpr = window.devicePixelRatio || 1, W = canvas.clientWidth, H = canvas.clientHeight;
   overlay.style.width = W + "px"; overlay.style.height = H + "px";
-  overlay.width = Math.round(W * dpr); overlay.height = Math.round(H * dpr);
-  var g = overlay.getContext("2d");
+  sizeBacking(overlay, Math.round(W * dpr), Math.round(H * dpr));
+  var g = context2d(overlay);
   g.setTransform(dpr, 0, 0, dpr, 0, 0); g.clearRect(0, 0, W, H);
   g.font = font(12); g.fillStyle = "#1b1f24";
   B.forEach(function (b, l) {
@@ -64,7 +66,7 @@ export const attentionLayers = {
                   maskDiagonal: regl.prop("mask"), mode: 2, vmax: 1, logMin: LOG_MIN, logMax: LOG_MAX },
       viewport: regl.prop("viewport"), scissor: { enable: true, box: regl.prop("viewport") }, depth: { enable: false },
     });
-    var state = { head: opts.head, sample: opts.sample }, B = [];
+    var state = { head: opts.head, sample: opts.sample }, B = [], maps = texCache(regl, 32e6);  // one pass per map
     function draw(head, sample) {
       if (head !== undefined) state.head = head;
       if (sample !== undefined) state.sample = sample;
@@ -74,8 +76,10 @@ export const attentionLayers = {
       for (var l = 0; l < n; l++) {
         var w = cap.record(opts.weights[l]), b = B[l];
         var vp = { x: Math.round(b.x * sx), y: Math.round(canvas.height - (b.y + b.height) * sy), width: Math.round(b.width * sx), height: Math.round(b.height * sy) };
-        cmd({ q: tex(w.q, state.sample), k: tex(w.k, state.sample), lse: tex(w.lse, state.sample, true), head: state.head,
-              scale: w.scale, mask: !!w.mask_diagonal, viewport: vp });
+        maps.draw([w.q, state.sample, state.head].join("|"), vp, function (v) {
+          cmd({ q: tex(w.q, state.sample), k: tex(w.k, state.sample), lse: tex(w.lse, state.sample, true), head: state.head,
+                scale: w.scale, mask: !!w.mask_diagonal, viewport: v });
+        });
       }
       labels(overlay, canvas, B, L, state.head);
     }

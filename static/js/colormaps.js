@@ -13,7 +13,7 @@
  *  - palette: Okabe & Ito (2008) categorical colours, for line plots.
  * Index rule (shared with heatmap.frag): value t in [0,1] -> entry round(t * 255).
  */
-import { fmt } from "./core.js";
+import { context2d, fmt } from "./core.js";
 
 
 var VIRIDIS_POLY = [ // c0..c6 for r, g, b: colour(t) = sum c_k t^k
@@ -125,7 +125,7 @@ export const legend = function (container, name, vmin, vmax, label, nticks) {
   var bar = document.createElement("canvas");
   bar.className = "nb-legend-bar";
   bar.width = 256; bar.height = 1;
-  var ctx = bar.getContext("2d"), img = ctx.createImageData(256, 1);
+  var ctx = context2d(bar), img = ctx.createImageData(256, 1);
   img.data.set(colormaps.lut(name));
   ctx.putImageData(img, 0, 0);
   bar.setAttribute("role", "img");

@@ -14,6 +14,8 @@
  * animate              requestAnimationFrame loop that can be skipped (reduced motion / tests)
  * onResize             ResizeObserver wrapper
  * overlay2d(el, W, H)  a 2D canvas laid over another, sized W x H CSS px at devicePixelRatio -> its context
+ * sizeBacking(el, w, h) canvas backing store w x h, reallocated only when it changes
+ * context2d(canvas)    a chart canvas' 2D context, rastered on the CPU (see there why)
  * In #embed mode inside a frame, ready() starts the nilmbuild:height messages (embed_height.js, docs/embedding.md).
  */
 import { startHeightReporter } from "./embed_height.js";
@@ -34,10 +36,14 @@ export const blob = function (name) {
   if (blobCache[name]) return blobCache[name];
   var el = document.getElementById("nb-blob-" + name);
   if (!el) throw new Error("blob '" + name + "' is not part of this page");
-  var bin = atob(el.textContent.trim());
+  return (blobCache[name] = base64Bytes(el.textContent));
+};
+// Native Uint8Array.fromBase64 where the browser has it (Chromium 140+: ~10x faster than atob + a per-byte loop).
+export const base64Bytes = function (text) {
+  if (typeof Uint8Array.fromBase64 === "function") return Uint8Array.fromBase64(text.trim());
+  var bin = atob(text.trim());
   var out = new Uint8Array(bin.length);
   for (var i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
-  blobCache[name] = out;
   return out;
 };
 
@@ -294,9 +300,23 @@ export const onResize = function (el, fn) {
 export function overlay2d(el, W, H) {
   var dpr = window.devicePixelRatio || 1;
   el.style.width = W + "px"; el.style.height = H + "px";
-  el.width = Math.round(W * dpr); el.height = Math.round(H * dpr);
-  var g = el.getContext("2d");
+  sizeBacking(el, Math.round(W * dpr), Math.round(H * dpr));
+  var g = context2d(el);
   g.setTransform(dpr, 0, 0, dpr, 0, 0);
   g.clearRect(0, 0, W, H);
   return g;
+}
+// Size a 2D canvas' backing store as `el.width = w; el.height = h` does (cleared, context state reset), but
+// reallocate it only when the size changes: every assignment reallocates, even to the same size.
+export function sizeBacking(el, w, h) {
+  if (el.width !== w || el.height !== h) { el.width = w; el.height = h; return; }
+  var g = context2d(el);
+  if (g && typeof g.reset === "function") g.reset(); else { el.width = w; el.height = h; }
+}
+// The 2D context of a chart canvas, rastered on the CPU (willReadFrequently): charts are lines, rectangles and
+// text redrawn on every control change, which a CPU rasteriser draws in a fraction of the time that a software
+// GPU (SwiftShader, headless or blocklisted GPUs) takes, and a real GPU gains little on. The first getContext
+// call of a canvas fixes its kind, so every module asks here.
+export function context2d(canvas) {
+  return canvas.getContext("2d", { willReadFrequently: true });
 }

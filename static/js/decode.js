@@ -3,7 +3,7 @@
  *   var cap = decode(uint8array);
  *   cap.meta; cap.names(); cap.record(name);          // metadata: name, shape, axes, stage, section, doc, stats, ...
  *   cap.get(name)          -> Float32Array, row-major, materialised on demand and cached (do not mutate)
- *   cap.slice(name, i)     -> Float32Array view of entry i along axis 0
+ *   cap.slice(name, i)     -> Float32Array view of entry i along axis 0 (a derived record: entry i alone is derived)
  *   cap.attentionRow(name, sample, head, query) -> Float32Array(L), one row of an attention matrix,
  *                             computed from q, k (and lse) without building B x H x L x L
  *
@@ -90,6 +90,7 @@ function Capture(bytes) {
   this._order = [];
   this._recs = {};
   this._cache = {};
+  this._sliceCache = {};
   for (var i = 0; i < obj.records.length; i++) {
     var r = obj.records[i];
     this._order.push(r.name);
@@ -127,9 +128,41 @@ Capture.prototype.get = function (name) {
 };
 
 Capture.prototype.slice = function (name, i) {
-  var r = this._rec(name), a = this.get(name), m = a.length / r.shape[0];
+  var r = this._rec(name);
   if (!(i >= 0 && i < r.shape[0])) throw new Error(name + ": index " + i + " out of range " + r.shape[0]);
+  if (!this._cache[name] && r.encoding === "derived") {   // derive entry i alone (pages show one sample at a time)
+    var key = name + "#" + i, one = this._sliceCache[key] || this._deriveSlice(r, i);
+    if (one) return (this._sliceCache[key] = one);
+  }
+  var a = this.get(name), m = a.length / r.shape[0];
   return a.subarray(i * m, (i + 1) * m);
+};
+
+// The fields of each derived op whose records share the output's axis 0 (the batch): entry i of the output
+// needs only entry i of those (and all of the others, e.g. weights). Same arithmetic, same order: the values
+// are bit-identical to get(name)'s entry i.
+var PER_ENTRY = {
+  alias: ["src"], add: ["a", "b"], mul: ["a", "b"], gelu: ["src"], permute: ["src"], select: ["src"],
+  layernorm: ["src"], linear: ["src"], film: ["src", "gamma", "beta"],
+  attention_scores: ["q", "k"], attention_masked_scores: ["q", "k"], attention_weights: ["q", "k", "lse"],
+};
+Capture.prototype._deriveSlice = function (r, i) {
+  var fields = PER_ENTRY[r.op], self = this, batched = {};
+  if (!fields || (r.op === "permute" && r.perm[0] !== 0) || (r.op === "select" && r.axis === 0)) return null;
+  for (var f = 0; f < fields.length; f++) {
+    var src = r[fields[f]];
+    if (src == null) continue;
+    if (this._rec(src).shape[0] !== r.shape[0]) return null;
+    batched[src] = true;
+  }
+  var one = [1].concat(r.shape.slice(1)), sub = Object.create(this);
+  sub._cache = {};
+  sub.get = function (n) { return batched[n] ? self.slice(n, i) : self.get(n); };
+  sub._rec = function (n) {
+    var rec = self._rec(n);
+    return batched[n] ? Object.assign({}, rec, { shape: [1].concat(rec.shape.slice(1)) }) : rec;
+  };
+  return sub._derive(Object.assign({}, r, { shape: one }), numel(one));
 };
 
 Capture.prototype._derive = function (r, n) {

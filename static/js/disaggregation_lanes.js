@@ -6,7 +6,7 @@
  *                                    step_min, x0_min, xLabel, seams: [idx], centres: [[a, b]], valid});
  *   v.draw(split); v.hit(px, py) -> {lane, index} ; v.setCursor(index)
  */
-import { FONT_FAMILY, fmt } from "./core.js";
+import { FONT_FAMILY, context2d, fmt } from "./core.js";
 import { plot2d } from "./plot2d.js";
 
 export const lanes = {};
@@ -19,7 +19,7 @@ lanes.fmtTick = function (t) { return Math.abs(t) >= 100 ? String(Math.round(t))
 function ease(t) { return t * t * (3 - 2 * t); }
 
 lanes.create = function (canvas, o) {
-  var ctx = canvas.getContext("2d"), v = { canvas: canvas, opts: o, cursor: null, lane: 0, L: null };
+  var ctx = context2d(canvas), v = { canvas: canvas, opts: o, cursor: null, lane: 0, L: null };
 
   function layout(W, H) {
     var left = 70, right = 14, top = 26, bottom = 40, gap = 10, n = o.devices.length;

@@ -9,7 +9,7 @@
  * kit.saveView(section, getCanvas, name)  a "Save PNG" button in a view's header
  */
 import { decode as unpack } from "@msgpack/msgpack";
-import { blob, controls, fail, fmt, font, onResize, ready, saveButton } from "./core.js";
+import { blob, context2d, controls, fail, fmt, font, onResize, ready, saveButton } from "./core.js";
 import { decode } from "./decode.js";
 import { watts } from "./disaggregation_watts.js";
 
@@ -89,7 +89,7 @@ kit.storage = function (cap, name) {
 kit.layered = function (glCanvas, overlay) {
   var c = document.createElement("canvas");
   c.width = overlay.width; c.height = overlay.height;
-  var g = c.getContext("2d");
+  var g = context2d(c);
   g.fillStyle = "#fff"; g.fillRect(0, 0, c.width, c.height);
   var r1 = glCanvas.getBoundingClientRect(), r2 = overlay.getBoundingClientRect(), k = overlay.width / (r2.width || 1);
   g.drawImage(glCanvas, (r1.left - r2.left) * k, (r1.top - r2.top) * k, r1.width * k, r1.height * k);
@@ -110,7 +110,7 @@ kit.ctx2d = function (canvas) {
   if (canvas.width !== Math.round(W * dpr) || canvas.height !== Math.round(H * dpr)) {
     canvas.width = Math.round(W * dpr); canvas.height = Math.round(H * dpr);
   }
-  var g = canvas.getContext("2d");
+  var g = context2d(canvas);
   g.setTransform(dpr, 0, 0, dpr, 0, 0);
   g.clearRect(0, 0, W, H);
   g.font = font(12);

@@ -4,7 +4,7 @@
  * labels on a 2D overlay; opts.onPick(layer, head, sample)
  * is called on click / Enter with the batch sample where that cell's effect is largest.
  */
-import { fmt, font, onResize } from "./core.js";
+import { context2d, fmt, font, onResize, sizeBacking } from "./core.js";
 import { gl } from "./gl.js";
 var PAD = { l: 118, t: 64, r: 8, b: 8 };
 
@@ -19,8 +19,8 @@ function matrixOf(cap, names) {
 
 function labels(overlay, m, devices, box) {
   var dpr = window.devicePixelRatio || 1, W = overlay.clientWidth, Hh = overlay.clientHeight;
-  overlay.width = Math.round(W * dpr); overlay.height = Math.round(Hh * dpr);
-  var g = overlay.getContext("2d");
+  sizeBacking(overlay, Math.round(W * dpr), Math.round(Hh * dpr));
+  var g = context2d(overlay);
   g.setTransform(dpr, 0, 0, dpr, 0, 0); g.clearRect(0, 0, W, Hh);
   g.font = font(12); g.fillStyle = "#1b1f24";
   var rh = box.height / (m.layers * m.heads), cw = box.width / m.devices;

@@ -7,7 +7,7 @@
 import landscapeFrag from "../glsl/landscape.frag";
 import landscapeVert from "../glsl/landscape.vert";
 import { colormaps } from "./colormaps.js";
-import { fmt, font, onResize } from "./core.js";
+import { context2d, fmt, font, onResize } from "./core.js";
 import { gl } from "./gl.js";
 import { plot2d } from "./plot2d.js";
 var PAD = { l: 64, t: 16, r: 16, b: 52 }, LEVELS = 14;
@@ -103,7 +103,7 @@ export const landscapeMap = {
       var dpr = window.devicePixelRatio || 1;
       overlay.style.width = canvas.clientWidth + "px"; overlay.style.height = canvas.clientHeight + "px";
       overlay.width = Math.round(canvas.clientWidth * dpr); overlay.height = Math.round(canvas.clientHeight * dpr);
-      var g = overlay.getContext("2d");
+      var g = context2d(overlay);
       g.setTransform(dpr, 0, 0, dpr, 0, 0); g.clearRect(0, 0, canvas.clientWidth, canvas.clientHeight);
       axes(g, B, L);
       api.outside = trajectory(g, L.trajectory || [], toPixel, B);

@@ -11,10 +11,11 @@ import attWeightsVert from "../glsl/attention_weights.vert";
 import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
 import { colormaps, legend, palette } from "./colormaps.js";
-import { blob, controls, fmt, font, onResize, overlay2d, ready, saveButton } from "./core.js";
+import { blob, context2d, controls, fmt, font, onResize, overlay2d, ready, saveButton } from "./core.js";
 import { decode } from "./decode.js";
 import { watts } from "./disaggregation_watts.js";
 import { gl } from "./gl.js";
+import { texCache as mapCache } from "./tex_cache.js";
 import { plot2d } from "./plot2d.js";
 import { attentionWhatIf } from "./whatif_attention.js";
 import { headMatrix as makeHeadMatrix } from "./head_matrix.js";
@@ -27,7 +28,7 @@ var ARCS_K = 8;                  // strongest keys drawn as arcs
 /* ---------- the page's state (one page per document; set by start) ---------- */
 var P, N, cap, S;                // payload data, record names, capture, selection
 var H, L, E, affine;             // heads, window, head dim (from the q record's shape); aggregate watts
-var canvas, axes, regl, lutTex, drawHead;
+var canvas, axes, regl, lutTex, drawHead, maps;   // maps: each head map drawn once per key (tex_cache.js)
 var LAY, heatmaps = [], rowPlot = null, arcs = [], layersView = null, headMatrix = null, cursor = null;
 var ui = {};                     // the controls that code sets: sample, layer, head selects, query range
 var wi = null;                   // the live model: what-if panel and "your signal" (whatif_attention.js)
@@ -98,6 +99,7 @@ function buildGL() {
     throw new Error("this view needs WebGL float textures (OES_texture_float) to rebuild attention on the GPU");
   }
   lutTex = regl.texture({ width: 256, height: 1, data: colormaps.lut(S.cmap), min: "nearest", mag: "nearest" });
+  maps = mapCache(regl, 64e6);
   var T4 = Math.ceil(E / 4);
   drawHead = regl({
     vert: attWeightsVert, frag: attWeightsFrag,
@@ -166,8 +168,10 @@ function frame() {
   var c = current(), mode = S.mode === "log" ? 2 : S.mode === "sqrt" ? 1 : 0;
   var vmax = mode === 2 ? 1 : layerMax() || 1;
   var base = { q: c.q, k: c.k, lse: c.lse, scale: c.scale, mask: c.mask, mode: mode, vmax: vmax };
-  drawHead(Object.assign({}, base, { head: S.head, viewport: toViewport(LAY.big) }));
-  for (var h = 0; h < H; h++) drawHead(Object.assign({}, base, { head: h, viewport: toViewport(LAY.small[h]) }));
+  var key = [c.w.name, S.sample, mode, vmax, S.cmap].join("|");
+  function one(h, box) { maps.draw(key + "|" + h, toViewport(box), function (vp) { drawHead(Object.assign({}, base, { head: h, viewport: vp })); }); }
+  one(S.head, LAY.big);
+  for (var h = 0; h < H; h++) one(h, LAY.small[h]);
   S.vmax = vmax;
   drawAxes();
 }
@@ -266,7 +270,7 @@ function drawSplit() {
   var splitCanvas = document.getElementById("att-split");
   gl.fitCanvas(splitCanvas);
   var dpr = window.devicePixelRatio || 1, W = splitCanvas.clientWidth, Hh = splitCanvas.clientHeight;
-  var g = splitCanvas.getContext("2d");
+  var g = context2d(splitCanvas);
   g.setTransform(dpr, 0, 0, dpr, 0, 0);
   g.fillStyle = "#fff"; g.fillRect(0, 0, W, Hh);
   var parts = splitParts(), D = H * E, top = 22;

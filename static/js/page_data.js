@@ -3,7 +3,7 @@ import { decode as unpack } from "@msgpack/msgpack";
 import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
 import { palette } from "./colormaps.js";
-import { FONT_FAMILY, blob, controls, fmt, onResize, ready, saveButton } from "./core.js";
+import { FONT_FAMILY, blob, context2d, controls, fmt, onResize, ready, saveButton } from "./core.js";
 import { deviceColors } from "./disaggregation_watts.js";
 import { plot2d } from "./plot2d.js";
 
@@ -82,7 +82,7 @@ function buildStatesFigure() {
 }
 
 function drawOnBands(stPlot, stCanvas) { // the ON states as a light tint over each device's lane
-  var ctx = stCanvas.getContext("2d"), L = stPlot.layout, n = S.n;
+  var ctx = context2d(stCanvas), L = stPlot.layout, n = S.n;
   ctx.save();
   S.devs.forEach(function (d, k) {
     var box = L.lanes[k]; ctx.fillStyle = "rgba(0,158,115,0.16)";
@@ -115,7 +115,7 @@ function buildScalingTable() {
 var SPLIT_COL = { train: "#0072B2", val: "#E69F00", test: "#009E73" };
 
 function drawTimeline() {
-  var tl = document.getElementById("timeline"), c = tl.getContext("2d");
+  var tl = document.getElementById("timeline"), c = context2d(tl);
   var dpr = window.devicePixelRatio || 1, W = tl.clientWidth, H = tl.clientHeight;
   tl.width = Math.round(W * dpr); tl.height = Math.round(H * dpr);
   c.setTransform(dpr, 0, 0, dpr, 0, 0); c.fillStyle = "#fff"; c.fillRect(0, 0, W, H);
@@ -130,7 +130,7 @@ function drawTimeline() {
 }
 
 function drawSplitBar(c, g) {
-  var pc = document.createElement("canvas"); pc.width = 8; pc.height = 8; var pcx = pc.getContext("2d"); // hatch: gaps
+  var pc = document.createElement("canvas"); pc.width = 8; pc.height = 8; var pcx = context2d(pc); // hatch: gaps
   pcx.strokeStyle = "#8c959f"; pcx.beginPath(); pcx.moveTo(0, 8); pcx.lineTo(8, 0); pcx.stroke();
   c.fillStyle = c.createPattern(pc, "repeat"); c.fillRect(g.x0, 30, g.x1 - g.x0, 26);
   ["train", "val", "test"].forEach(function (s) {

@@ -8,7 +8,7 @@
 import { registerPage, testHook } from "./register.js";
 import { chooseOption, stateInUrl } from "./url_state.js";
 import { colormaps, legend, palette } from "./colormaps.js";
-import { blob, controls, fmt, font, onResize, overlay2d, ready, saveButton } from "./core.js";
+import { blob, context2d, controls, fmt, font, onResize, overlay2d, ready, saveButton } from "./core.js";
 import { decode } from "./decode.js";
 import { gl } from "./gl.js";
 import { plot2d } from "./plot2d.js";
@@ -115,7 +115,7 @@ function drawOverlay() {
 /* ---------- 2D panels ---------- */
 function ctx2d(c) {
   gl.fitCanvas(c);
-  var dpr = window.devicePixelRatio || 1, g = c.getContext("2d");
+  var dpr = window.devicePixelRatio || 1, g = context2d(c);
   g.setTransform(dpr, 0, 0, dpr, 0, 0);
   g.fillStyle = "#fff"; g.fillRect(0, 0, c.clientWidth, c.clientHeight);
   g.font = FONT; g.textBaseline = "alphabetic"; g.textAlign = "left";

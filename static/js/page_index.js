@@ -11,7 +11,7 @@ import { decode as unpack } from "@msgpack/msgpack";
 import { registerPage, testHook } from "./register.js";
 import { startDocsBox } from "./docs_box.js";
 import { stateInUrl } from "./url_state.js";
-import { FONT_FAMILY, animationsOff, blob, controls, fmt, onResize, ready, saveButton, tooltip } from "./core.js";
+import { FONT_FAMILY, animationsOff, blob, context2d, controls, fmt, onResize, ready, saveButton, tooltip } from "./core.js";
 import { decode } from "./decode.js";
 import { deviceColors, phaseColors, watts } from "./disaggregation_watts.js";
 
@@ -308,7 +308,7 @@ function start(pg) {
   canvas = document.getElementById("flow"); wrap = document.getElementById("flow-wrap");
   linksEl = document.getElementById("flow-links");
   pages = (linksEl.dataset.pages || "").split(",").filter(Boolean);
-  ctx = canvas.getContext("2d");
+  ctx = context2d(canvas);
   devices = cap.meta.devices; samples = cap.meta.samples;
   state = { sample: 0, hover: null, playing: false, t: 0, raf: 0, layout: null };
   flow.nodes.forEach(function (n) { nodesById[n.id] = n; });

@@ -11,7 +11,7 @@
  * Axes: {label, unit, min, max} (min/max default to the data range; y includes 0 for area/bar).
  */
 import { palette } from "./colormaps.js";
-import { fmt, font, tooltip } from "./core.js";
+import { context2d, fmt, font, tooltip } from "./core.js";
 
 var FONT = font(12);
 var BOLD = font(13, 600);
@@ -45,7 +45,7 @@ function extent(lane, key, xs) {
 export const plot2d = { ticks: ticks };
 
 plot2d.create = function (canvas, opts) {
-  var ctx = canvas.getContext("2d");
+  var ctx = context2d(canvas);
   var p = { canvas: canvas, opts: opts, cursor: null, layout: null };
   function xsOf(s) {
     if (s.x) return s.x;

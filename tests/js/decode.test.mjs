@@ -87,6 +87,23 @@ test("every record of a real capture equals the Python reader's values", () => {
   });
 });
 
+test("slice of a derived record, derived for that entry alone, is bit-identical to get's entry", () => {
+  const full = load("capture"), lazy = load("capture");
+  let alone = 0;
+  for (const n of manifest.capture.names) {
+    const rec = full.record(n);
+    if (rec.encoding !== "derived" || !rec.shape.length || rec.axes[0] !== "batch") continue;
+    const all = full.get(n), m = all.length / rec.shape[0];
+    for (let i = rec.shape[0] - 1; i >= 0; i--) {
+      const s = lazy.slice(n, i), want = all.subarray(i * m, (i + 1) * m);
+      assert.equal(s.length, m, n);
+      for (let j = 0; j < m; j++) assert.ok(Object.is(s[j], want[j]), `${n} (${rec.op})[${i}][${j}]: ${s[j]} != ${want[j]}`);
+    }
+    if (lazy._cache[n] === undefined) alone++;             // entry by entry, never the whole batch
+  }
+  assert.ok(alone >= 10, `only ${alone} derived records were derived per entry`);
+});
+
 test("attentionRow matches the Python reader without materialising the matrix; rows sum to 1", () => {
   const cap = load("capture");
   for (const r of manifest.rows) {
