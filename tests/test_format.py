@@ -137,3 +137,18 @@ def test_deterministic_bytes():
     cap2 = capture_batch(tiny_model(), x, ablations=False)
     cap3 = capture_batch(tiny_model(), x, ablations=False)
     assert encode(cap2) == encode(cap3)
+
+
+def test_query_rows_of_derived_attention_equal_the_whole_matrix_bit_for_bit():
+    _, _, cap, _ = tiny_capture()
+    rows = [0, 5, W // 2, W - 1]  # first and last row: the diagonal mask sits at their ends
+    for layer in (0, 2):
+        name = f"encoder.{layer}.attn.weights"
+        assert decode(encode(cap)).record(name)["encoding"] == "derived"
+        part = decode(encode(cap)).query_rows(name, rows)  # a fresh reader: the rows only, never the matrix
+        whole = decode(encode(cap)).get(name)
+        assert part.dtype == np.float32 and part.shape == (B, whole.shape[1], len(rows), W)
+        assert np.array_equal(part, whole[:, :, rows, :])
+        assert all((part[:, :, i, r] == 0).all() for i, r in enumerate(rows))  # the masked diagonal is exactly 0
+    with pytest.raises(ValueError):
+        fmt.attention_weight_rows({"name": "x", "op": "attention_scores"}, None, rows)

@@ -126,6 +126,33 @@ def _batched(get, rec, fn):
     return out
 
 
+def _weight_rows(rec: dict, q: np.ndarray, k: np.ndarray, lse: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Rows `rows` (query steps) of one sample's attention weights, (H, len(rows), L) float64: exp(score - lse),
+    the diagonal masked. Each score sums its own terms, so a subset of rows is bit-identical to the same rows of
+    the whole matrix."""
+    s = attention_scores64(q[..., rows, :], k, float(rec["scale"]))
+    r = np.arange(len(rows))
+    if rec["mask_diagonal"]:
+        s[..., r, rows] = float(rec["mask_value"])
+    w = np.exp(s - lse[..., rows, None])
+    if rec["mask_diagonal"]:
+        w[..., r, rows] = 0.0
+    return w
+
+
+def attention_weight_rows(rec: dict, get: Callable[[str], np.ndarray], rows) -> np.ndarray:
+    """(B, H, len(rows), L) float32 rows of a derived attention_weights record, equal to materialise(rec)[:, :, rows]
+    at a fraction of the cost (the rows only, never a (H, L, L) matrix)."""
+    if rec.get("op") != "attention_weights":
+        raise ValueError(f"record {rec.get('name')!r} is not derived attention weights")
+    q, k, lse = get(rec["q"]), get(rec["k"]), get(rec["lse"]).astype(np.float64)
+    rows = np.asarray(rows, dtype=np.int64)
+    out = np.empty((q.shape[0], q.shape[1], len(rows), int(rec["shape"][-1])), dtype=np.float32)
+    for b in range(out.shape[0]):
+        out[b] = _weight_rows(rec, q[b], k[b], lse[b], rows)
+    return out
+
+
 def materialise(rec: dict, get: Callable[[str], np.ndarray]) -> np.ndarray:
     """Rebuild a derived record from the records it names (`get(name) -> float32 array`)."""
     op = rec["op"]
@@ -187,17 +214,7 @@ def materialise(rec: dict, get: Callable[[str], np.ndarray]) -> np.ndarray:
 
             return _batched(get, rec, masked)
         lse = get(rec["lse"]).astype(np.float64)
-
-        def weights(b):
-            s = attention_scores64(q[b], k[b], scale)
-            if rec["mask_diagonal"]:
-                s[..., diag, diag] = float(rec["mask_value"])
-            w = np.exp(s - lse[b][..., None])
-            if rec["mask_diagonal"]:
-                w[..., diag, diag] = 0.0
-            return w
-
-        return _batched(get, rec, weights)
+        return _batched(get, rec, lambda b: _weight_rows(rec, q[b], k[b], lse[b], diag))
     raise ValueError(f"record {rec['name']}: unknown derived op {op!r}")
 
 
@@ -441,6 +458,14 @@ class CaptureReader:
 
     def nbytes(self, name: str) -> int:
         return len(self._recs[name].get("data", b""))
+
+    def query_rows(self, name: str, rows) -> np.ndarray:
+        """get(name)[:, :, rows] of a (batch, head, query, key) record; derived attention weights rebuild just those
+        rows (bit-identical, far cheaper than the whole matrix)."""
+        rec = self._recs[name]
+        if name not in self._cache and rec["encoding"] == "derived" and rec.get("op") == "attention_weights":
+            return attention_weight_rows(rec, self.get, rows)
+        return self.get(name)[:, :, list(rows), :]
 
     def get(self, name: str) -> np.ndarray:
         if name not in self._cache:

@@ -49,7 +49,7 @@ def _attention(ctx, n_layers: int, queries: list[int]) -> dict:
     targets, amax, wmax = [], [], []
     for l in range(n_layers):
         name = attn(l, "weights")
-        w = decode(ctx.blob([name])).get(name)[:, :, queries, :]  # (B, H, Q, L)
+        w = decode(ctx.blob([name])).query_rows(name, queries)  # (B, H, Q, L): only these rows are rebuilt
         targets.append(particle_targets(w))
         amax.append(w.argmax(axis=-1))
         wmax.append(w.max(axis=-1))
