@@ -13,13 +13,6 @@ function fit(canvas, resolution) {   // backing store = CSS size x devicePixelRa
   return canvas.width / Math.max(1, canvas.clientWidth);
 }
 
-function overlayContext(el, W, H) {  // overlay2d, but the backing store is only reallocated when the size changes
-  var dpr = window.devicePixelRatio || 1, g;
-  if (el.width !== Math.round(W * dpr) || el.height !== Math.round(H * dpr)) return overlay2d(el, W, H);
-  g = el.getContext("2d"); g.setTransform(dpr, 0, 0, dpr, 0, 0); g.clearRect(0, 0, W, H);
-  return g;
-}
-
 export function createRenderer(canvas, overlay, regl, env) {
   var draw = animDraw.create(regl, "burd"), labelKey = null;
   function render(scene, t, A) {
@@ -28,7 +21,7 @@ export function createRenderer(canvas, overlay, regl, env) {
     fr.blocks.forEach(draw.block);
     draw.particles(fr.particles);
     key = [scene.key, e.W, e.H, e.sample, e.layer, e.head, fr.labelKey].join("|");
-    if (key !== labelKey || fr.labelKey === undefined) { fr.label(overlayContext(overlay, e.W, e.H)); labelKey = key; }
+    if (key !== labelKey || fr.labelKey === undefined) { fr.label(overlay2d(overlay, e.W, e.H)); labelKey = key; }
     A.particles = fr.particles; A.blocks = fr.blocks;
     A.drawMs = performance.now() - t0;
   }

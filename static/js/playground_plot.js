@@ -1,6 +1,8 @@
 /* playground_plot.js: stacked line-plot lanes on a 2D canvas sharing one time axis, and the mapping from a
  * pointer back to (step, value) in a lane (for drawing on the aggregate).
  *   lanes: [{title, unit, min?, max?, series: [{name, values, color}], hlines?: [{y, color}], vline?: step}] */
+import { context2d, sizeBacking } from "./core.js";
+
 var PAD = { left: 64, right: 12, top: 18, bottom: 30, gap: 26 };
 
 export function layout(canvas, nLanes) {
@@ -23,9 +25,8 @@ function extent(lane) {
 
 export function drawLanes(canvas, lanes, n, xLabel) {
   var dpr = window.devicePixelRatio || 1, L = layout(canvas, lanes.length);
-  canvas.width = Math.round(L.w * dpr);
-  canvas.height = Math.round(L.h * dpr);
-  var g = canvas.getContext("2d");
+  sizeBacking(canvas, Math.round(L.w * dpr), Math.round(L.h * dpr));
+  var g = context2d(canvas);
   g.setTransform(dpr, 0, 0, dpr, 0, 0);
   g.clearRect(0, 0, L.w, L.h);
   g.font = "11px system-ui, sans-serif";

@@ -5,7 +5,7 @@
  *   var ys = attentionSignal({spec, state, controlsEl, before, hide: [elements]}); ys.update() after a change.
  * state: the page's {layer, head, query, masked} (the mask toggle applies to your signal too). */
 import { colormaps, legend, palette } from "./colormaps.js";
-import { controls, fmt } from "./core.js";
+import { context2d, controls, fmt, sizeBacking } from "./core.js";
 import { plot2d } from "./plot2d.js";
 import { yourSignal } from "./whatif_signal.js";
 
@@ -21,8 +21,8 @@ function el(tag, attrs, text) {
 
 function drawMap(canvas, att, L, layer, head, query, title) {
   var dpr = window.devicePixelRatio || 1, W = canvas.clientWidth, H = canvas.clientHeight;
-  canvas.width = Math.round(W * dpr); canvas.height = Math.round(H * dpr);
-  var g = canvas.getContext("2d"), m = { l: 64, r: 12, t: 26, b: 40 }, side = Math.min(W - m.l - m.r, H - m.t - m.b);
+  sizeBacking(canvas, Math.round(W * dpr), Math.round(H * dpr));
+  var g = context2d(canvas), m = { l: 64, r: 12, t: 26, b: 40 }, side = Math.min(W - m.l - m.r, H - m.t - m.b);
   g.setTransform(dpr, 0, 0, dpr, 0, 0); g.fillStyle = "#fff"; g.fillRect(0, 0, W, H);
   var img = new ImageData(L, L), lut = colormaps.lut("viridis"), off = layer * L * L;
   for (var i = 0; i < L * L; i++) {
@@ -79,7 +79,7 @@ export function attentionSignal(opts) {
     sec.dataset.state = "running";
     ys.run(state.head, ["attention", "watts"], { maskDiagonal: state.masked }).then(function (r) { if (source === "signal") draw(r); }, function (e) {
       sec.dataset.state = "none"; status.textContent = e.message;
-      map.getContext("2d").clearRect(0, 0, map.width, map.height);
+      context2d(map).clearRect(0, 0, map.width, map.height);
     });
   }
 
