@@ -422,7 +422,7 @@ function start(pg) {
   if (!anim) return;
   document.getElementById("fwd-sample").addEventListener("change", function () { anim.draw(); });
   select(0);
-  urlState = stateInUrl([["sample", "#fwd-sample"], ["stage", stageSel]]);
+  urlState = stateInUrl([["sample", "#fwd-sample"], ["stage", stageSel], ["alayer", "#fwd-anim-layer"], ["ahead", "#fwd-anim-head"]]);
   onResize(canvas, function () { frame3d(); frameZoom(); });
   testHook({ state: S, stages: stages, capture: cap, select: select, screenBox: screenBox, anim: anim,
              zoomBox: function () { return ZB; }, zoomHeatmap: function () { return zhm[S.stage]; } });

@@ -126,7 +126,12 @@ DEEP_LINKS = {
         "document.getElementById('feature-sample').value]",
         ["3", 3, "1"],
     ),
-    "forward": ("sample=1&stage=4", "[nilmbuild.test.state.sample, nilmbuild.test.state.stage]", [1, 4]),
+    "forward": (
+        "sample=1&stage=4&alayer=2&ahead=5",
+        "[nilmbuild.test.state.sample, nilmbuild.test.state.stage, nilmbuild.test.anim.state.layer, "
+        "nilmbuild.test.anim.state.head]",
+        [1, 4, 2, 5],
+    ),
     "embedding": (
         "sample=1&t=100&channel=2",
         "[nilmbuild.test.state.sample, nilmbuild.test.state.t, nilmbuild.test.state.ch]",
