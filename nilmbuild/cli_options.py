@@ -1,10 +1,29 @@
-"""Click options that several commands share, so their flags and types are written once."""
+"""Click options that several commands share, so their flags, types and help are written once."""
 
 from __future__ import annotations
 
 import click
 
+SOURCES = "synthetic | csv:PATH | ukdale:PATH | refit:PATH | redd:PATH"
+
 
 def checkpoint_option(help: str = "Checkpoint file (default: the shipped one).", **kw):
     """`--checkpoint/-c PATH`: a checkpoint file; None means the shipped nilmbuild/checkpoints/default.pt."""
     return click.option("--checkpoint", "-c", type=click.Path(dir_okay=False), default=None, help=help, **kw)
+
+
+def source_option(default: str | None = None):
+    """`--source/-s SOURCE`: where the data comes from; default None means the source the checkpoint was trained on."""
+    if default is None:
+        return click.option(
+            "--source",
+            "-s",
+            default=None,
+            metavar="SOURCE",
+            help=f"{SOURCES} (default: the one the checkpoint was trained on).",
+        )
+    return click.option("--source", "-s", default=default, show_default=True, metavar="SOURCE", help=SOURCES)
+
+
+#: `--house N` for the multi-house datasets.
+house_option = click.option("--house", type=int, default=None, help="House number (UK-DALE/REDD default 1, REFIT 2).")

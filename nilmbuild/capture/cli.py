@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from nilmbuild.cli_options import checkpoint_option
+from nilmbuild.cli_options import checkpoint_option, house_option, source_option
 from nilmbuild.errors import UserError
 
 
@@ -52,14 +52,8 @@ def build_capture(
 
 @click.command()
 @checkpoint_option("Checkpoint to run (default: the shipped nilmbuild/checkpoints/default.pt).")
-@click.option(
-    "--source",
-    "-s",
-    default=None,
-    help="Data source: synthetic | csv:PATH | ukdale:PATH | refit:PATH | redd:PATH "
-    "(default: the source the checkpoint was trained on).",
-)
-@click.option("--house", type=int, default=None, help="House number for multi-house datasets.")
+@source_option()
+@house_option
 @click.option("--split", default="test", show_default=True, type=click.Choice(["train", "val", "test"]))
 @click.option("--batch", default=32, show_default=True, type=click.IntRange(1, 256), help="Example batch size B.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed that picks the example windows.")

@@ -6,6 +6,7 @@ import warnings
 
 import click
 
+from nilmbuild.cli_options import house_option, source_option
 from nilmbuild.data.loaders import UNITS, default_unit, load_notes, load_source, parse_column_map
 from nilmbuild.data.preprocess import SCALERS, PrepConfig, prepare, summary
 
@@ -29,15 +30,8 @@ unit_option = click.option(
 
 
 @click.command("data")
-@click.option(
-    "--source",
-    "-s",
-    default="synthetic",
-    show_default=True,
-    metavar="SOURCE",
-    help="synthetic | csv:PATH | ukdale:PATH | refit:PATH | redd:PATH",
-)
-@click.option("--house", type=int, default=None, help="House number (UK-DALE/REDD default 1, REFIT 2).")
+@source_option("synthetic")
+@house_option
 @click.option("--days", type=click.IntRange(1), default=60, show_default=True, help="Simulated days (synthetic only).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Simulator seed (synthetic only).")
 @click.option(

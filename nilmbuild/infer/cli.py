@@ -9,7 +9,7 @@ import sys
 import click
 import numpy as np
 
-from nilmbuild.cli_options import checkpoint_option
+from nilmbuild.cli_options import checkpoint_option, house_option, source_option
 from nilmbuild.data.cli import unit_option
 
 
@@ -40,14 +40,8 @@ def _load(checkpoint):
 @click.command("disaggregate")
 @unit_option
 @checkpoint_option()
-@click.option(
-    "--source",
-    "-s",
-    default=None,
-    metavar="SOURCE",
-    help="synthetic | csv:PATH | ukdale:PATH | refit:PATH | redd:PATH (default: the checkpoint's).",
-)
-@click.option("--house", type=int, default=None, help="House number (UK-DALE/REDD default 1, REFIT 2).")
+@source_option()
+@house_option
 @click.option(
     "--out",
     type=click.Path(dir_okay=False),
@@ -72,22 +66,14 @@ def disaggregate(checkpoint, source, house, out, date_from, date_to, batch_size)
       nilmbuild disaggregate --source csv:../shared/data/ukdale-house2-30s --out house2.csv
       nilmbuild disaggregate --from 2024-02-01 --to 2024-02-08
     """
-    from nilmbuild.infer import predict_series
+    from nilmbuild.infer.series import predict_split
     from nilmbuild.model.checkpoint import atomic_write_bytes
     from nilmbuild.pipeline import load_data_for
 
     loaded = _load(checkpoint)
     prepared = load_data_for(loaded, source, house, date_from=date_from, date_to=date_to, whole=True)
     sp = prepared.splits["train"]
-    _, post = predict_series(
-        loaded,
-        sp.timestamps,
-        sp.aggregate_w,
-        step_s=prepared.resample_s,
-        prepared=prepared,
-        batch_size=batch_size,
-        progress=_progress("disaggregating"),
-    )
+    post = predict_split(loaded, prepared, "train", batch_size=batch_size, progress=_progress("disaggregating"))
     valid = sp.valid.astype(bool)
     cols = {"aggregate": sp.aggregate_w, **{d: post["final_w"][i] for i, d in enumerate(loaded.devices)}}
     buf = io.StringIO()
@@ -105,14 +91,8 @@ def disaggregate(checkpoint, source, house, out, date_from, date_to, batch_size)
 @click.command("evaluate")
 @unit_option
 @checkpoint_option()
-@click.option(
-    "--source",
-    "-s",
-    default=None,
-    metavar="SOURCE",
-    help="Data source (default: the one recorded in the checkpoint, e.g. the simulator with its seed/days).",
-)
-@click.option("--house", type=int, default=None, help="House number (UK-DALE/REDD default 1, REFIT 2).")
+@source_option()
+@house_option
 @click.option("--split", type=click.Choice(["train", "val", "test"]), default="test", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @click.option("--batch-size", type=click.IntRange(1), default=32, show_default=True, help="Windows per model call.")

@@ -6,20 +6,14 @@ from pathlib import Path
 
 import click
 
-from nilmbuild.cli_options import checkpoint_option
+from nilmbuild.cli_options import checkpoint_option, house_option, source_option
 from nilmbuild.data.cli import unit_option
 
 
 @click.command()
 @checkpoint_option("Checkpoint to load (default: the shipped one, trained on the built-in simulator).")
-@click.option(
-    "--source",
-    "-s",
-    default=None,
-    help="Data source: synthetic, csv:PATH, ukdale:PATH, refit:PATH, redd:PATH "
-    "(default: the source the checkpoint was trained on).",
-)
-@click.option("--house", type=int, default=None, help="House number for ukdale/refit/redd sources.")
+@source_option()
+@house_option
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed that picks the example batch.")
 @click.option(
     "--out",

@@ -8,6 +8,7 @@ import sys
 
 import click
 
+from nilmbuild.cli_options import house_option, source_option
 from nilmbuild.data.cli import unit_option
 from nilmbuild.errors import UserError
 
@@ -23,14 +24,8 @@ Examples:
 
 TRAIN_OPTIONS = [
     unit_option,
-    click.option(
-        "--source",
-        "-s",
-        default="synthetic",
-        show_default=True,
-        help="synthetic | csv:PATH | ukdale:PATH | refit:PATH | redd:PATH",
-    ),
-    click.option("--house", type=int, default=None, help="House number for ukdale/refit/redd sources."),
+    source_option("synthetic"),
+    house_option,
     click.option("--days", type=int, default=60, show_default=True, help="Simulated days (synthetic only)."),
     click.option("--epochs", type=int, default=10, show_default=True),
     click.option(
