@@ -36,7 +36,7 @@ def _unlabelled_at(hh, timestamps: np.ndarray) -> dict[str, np.ndarray]:
 def false_positive_sources(loaded, device: str = "microwave", split: str = "test") -> dict:
     """-> {"device", "split", "fp_minutes", "on_minutes_true", "fp_share_of_abs_error", "overlap": {name: minutes}}."""
     from nilmbuild.data.simulate import simulate_household
-    from nilmbuild.infer.series import predict_series
+    from nilmbuild.infer.series import predict_split
     from nilmbuild.pipeline import data_settings, prepare_for, thresholds_for
 
     s = data_settings(loaded.provenance)
@@ -47,7 +47,7 @@ def false_positive_sources(loaded, device: str = "microwave", split: str = "test
     hh = simulate_household(days=s["days"], seed=s["seed"], keep_unlabelled=True)
     prepared = prepare_for(loaded, hh)
     sp = prepared.splits[split]
-    _, post = predict_series(loaded, sp.timestamps, sp.aggregate_w, step_s=prepared.resample_s, prepared=prepared)
+    post = predict_split(loaded, prepared, split)
     i, j = list(loaded.devices).index(device), list(prepared.devices).index(device)
     pred, y, on = post["final_w"][i], sp.appliances_w[j], sp.states[j] > 0
     fp = (pred > thresholds_for(prepared, [device])[device]) & ~on & sp.valid

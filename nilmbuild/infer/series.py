@@ -46,6 +46,23 @@ def predict_series(
     return res, postprocess(res.power, res.gate, loaded.devices, loaded.scalers, pc, aggregate_w=aggregate_w)
 
 
+def predict_split(
+    loaded, prepared, split: str, *, batch_size: int = 32, progress: Callable[[int, int], None] | None = None
+) -> dict:
+    """predict_series over the whole continuous `split` of a Prepared, at its resolution -> the post dict."""
+    sp = prepared.splits[split]
+    _, post = predict_series(
+        loaded,
+        sp.timestamps,
+        sp.aggregate_w,
+        step_s=prepared.resample_s,
+        prepared=prepared,
+        batch_size=batch_size,
+        progress=progress,
+    )
+    return post
+
+
 def evaluate(
     loaded, prepared, split: str = "test", *, batch_size: int = 32, progress: Callable[[int, int], None] | None = None
 ) -> dict:
@@ -61,15 +78,7 @@ def evaluate(
     if sp.timestamps.shape[0] == 0 or not sp.valid.any():
         raise UserError(f"the {split} split is empty; use more data or other split settings")
     devs = loaded.devices
-    _, post = predict_series(
-        loaded,
-        sp.timestamps,
-        sp.aggregate_w,
-        step_s=prepared.resample_s,
-        prepared=prepared,
-        batch_size=batch_size,
-        progress=progress,
-    )
+    post = predict_split(loaded, prepared, split, batch_size=batch_size, progress=progress)
     missing = set(prepared.stats.get("missing", []))
     scored = [i for i, d in enumerate(devs) if d not in missing]
     names = [devs[i] for i in scored]
