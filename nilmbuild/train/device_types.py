@@ -36,64 +36,16 @@ from .losses import LossWeights
 TYPES = ("sparse_high_power", "sparse_medium_power", "long_cycle", "cycling_low_power", "always_on", "regular")
 SPARSE_TYPES = ("sparse_high_power", "sparse_medium_power")
 
-TYPE_WEIGHTS: dict[str, LossWeights] = {
-    "sparse_high_power": LossWeights(
-        alpha_on=2.0,
-        alpha_off=1.0,
-        w_peak=0.2,
-        w_grad=0.2,
-        w_energy=0.5,
-        lambda_zero=0.2,
-        lambda_off=0.5,
-        w_gate=1.0,
-        long_off_steps=60,
-    ),
-    "sparse_medium_power": LossWeights(
-        alpha_on=2.0,
-        alpha_off=1.0,
-        w_peak=0.2,
-        w_grad=0.2,
-        w_energy=0.5,
-        lambda_zero=0.2,
-        lambda_off=0.5,
-        w_gate=1.0,
-        long_off_steps=60,
-    ),
-    "long_cycle": LossWeights(
-        alpha_on=1.5,
-        alpha_off=1.0,
-        w_peak=0.1,
-        w_grad=0.2,
-        w_energy=1.0,
-        lambda_zero=0.1,
-        lambda_off=0.3,
-        w_gate=0.5,
-        long_off_steps=240,
-    ),
-    "cycling_low_power": LossWeights(
-        alpha_on=1.0,
-        alpha_off=1.0,
-        w_peak=0.1,
-        w_grad=0.3,
-        w_energy=0.5,
-        lambda_zero=0.1,
-        lambda_off=0.1,
-        w_gate=0.5,
-        long_off_steps=120,
-    ),
-    "always_on": LossWeights(
-        alpha_on=1.0,
-        alpha_off=1.0,
-        w_peak=0.1,
-        w_grad=0.2,
-        w_energy=0.5,
-        lambda_zero=0.0,
-        lambda_off=0.0,
-        w_gate=0.2,
-        long_off_steps=480,
-    ),
+# fmt: off
+TYPE_WEIGHTS: dict[str, LossWeights] = {  # one row per type, as in the spec table
+    "sparse_high_power": LossWeights(alpha_on=2.0, alpha_off=1.0, w_peak=0.2, w_grad=0.2, w_energy=0.5, lambda_zero=0.2, lambda_off=0.5, w_gate=1.0, long_off_steps=60),
+    "sparse_medium_power": LossWeights(alpha_on=2.0, alpha_off=1.0, w_peak=0.2, w_grad=0.2, w_energy=0.5, lambda_zero=0.2, lambda_off=0.5, w_gate=1.0, long_off_steps=60),
+    "long_cycle": LossWeights(alpha_on=1.5, alpha_off=1.0, w_peak=0.1, w_grad=0.2, w_energy=1.0, lambda_zero=0.1, lambda_off=0.3, w_gate=0.5, long_off_steps=240),
+    "cycling_low_power": LossWeights(alpha_on=1.0, alpha_off=1.0, w_peak=0.1, w_grad=0.3, w_energy=0.5, lambda_zero=0.1, lambda_off=0.1, w_gate=0.5, long_off_steps=120),
+    "always_on": LossWeights(alpha_on=1.0, alpha_off=1.0, w_peak=0.1, w_grad=0.2, w_energy=0.5, lambda_zero=0.0, lambda_off=0.0, w_gate=0.2, long_off_steps=480),
     "regular": LossWeights(),
 }
+# fmt: on
 MAX_POS_WEIGHT = 10.0
 
 
