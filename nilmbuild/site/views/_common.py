@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 
 import msgpack
 import numpy as np
@@ -163,3 +164,22 @@ def page_extra(ctx, samples: list[int]) -> dict:
 def kit_blobs(ctx, records: list[str], samples: list[int], extra: dict) -> dict[str, bytes]:
     """A film_kit page's blobs: ``capture`` (the records for the samples) and ``extra`` (msgpack of page_extra + more)."""
     return {"capture": ctx.blob(records, samples), "extra": msgpack.packb(extra, use_bin_type=True)}
+
+
+def view_page(view: str, **kw):
+    """The PageSpec of view module `view` (pass __name__): slug, title, section and summary from its SLUG, TITLE,
+    SECTION and SUMMARY, template SLUG.html and entry page_SLUG.js by the views' convention; kw sets the rest
+    (data, blobs, context, files) and overrides any of those."""
+    from nilmbuild.site.build import PageSpec
+
+    m = sys.modules[view]
+    slug = m.SLUG
+    base = {
+        "slug": slug,
+        "title": m.TITLE,
+        "template": f"{slug}.html",
+        "entry": f"page_{slug}.js",
+        "section": getattr(m, "SECTION", ""),
+        "summary": getattr(m, "SUMMARY", ""),
+    }
+    return PageSpec(**{**base, **kw})

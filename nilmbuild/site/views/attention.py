@@ -9,7 +9,7 @@ from nilmbuild.live.page import whatif_page
 from nilmbuild.model.names import HEAD_ABLATION_DELTA, HEAD_ABLATION_SAMPLE, INPUT, OUTPUT_POWER, ablation, attn
 from nilmbuild.site.build import PageSpec
 
-from ._common import pick_varied_samples, window_starts
+from ._common import pick_varied_samples, view_page, window_starts
 
 SLUG = "attention"
 TITLE = "Attention"
@@ -54,11 +54,8 @@ def build(ctx) -> PageSpec:
     samples = page_samples(ctx)
     blob = ctx.blob(records(n_layers), samples)
     whatif, wblobs, files = whatif_page(ctx, samples)  # the live what-if panel (static/js/whatif_attention.js)
-    return PageSpec(
-        slug=SLUG,
-        title=TITLE,
-        template="attention.html",
-        entry="page_attention.js",
+    return view_page(
+        __name__,
         data={
             "samples": samples,
             "sample_labels": window_starts(ctx, samples),

@@ -14,7 +14,7 @@ import numpy as np
 
 from nilmbuild.site.build import PageSpec
 
-from ._common import clean, f32
+from ._common import clean, f32, view_page
 
 SLUG = "data"
 TITLE = "Data"
@@ -106,13 +106,8 @@ def data_blob(ctx) -> bytes:
 
 
 def build(ctx) -> PageSpec:
-    return PageSpec(
-        slug=SLUG,
-        title=TITLE,
-        template="data.html",
-        section=SECTION,
-        summary=SUMMARY,
-        entry="page_data.js",
+    return view_page(
+        __name__,
         blobs={"data": data_blob(ctx)},
         context={"notes": ctx.notes_for(SLUG), "source_meta": ctx.public(ctx.prepared.meta)},
     )

@@ -15,7 +15,7 @@ import numpy as np
 from nilmbuild.live.page import whatif_parts
 from nilmbuild.site.build import PageSpec
 
-from ._common import clean, f32, io_names, u8
+from ._common import clean, f32, io_names, u8, view_page
 
 SLUG = "disaggregation"
 TITLE = "Disaggregation"
@@ -80,13 +80,8 @@ def build(ctx) -> PageSpec:
     except UserError as e:  # e.g. a development checkpoint without scalers: no stitched day
         day_error = str(e)
     live, files = whatif_parts(ctx.loaded)  # "your signal": the Playground's edit through the live model
-    return PageSpec(
-        slug=SLUG,
-        title=TITLE,
-        template="disaggregation.html",
-        section=SECTION,
-        summary=SUMMARY,
-        entry="page_disaggregation.js",
+    return view_page(
+        __name__,
         data={"names": io_names(), "live": live},
         blobs=blobs,
         files=files,

@@ -8,7 +8,7 @@ import numpy as np
 from nilmbuild.model.names import EMBED_WITH_POS, INPUT, INSTANCE_NORM, POS_ENCODING, PROJECTION, embed_unit
 from nilmbuild.site.build import PageSpec
 
-from ._common import kit_blobs, page_extra, pick_device_samples
+from ._common import kit_blobs, page_extra, pick_device_samples, view_page
 
 SLUG = "embedding"
 TITLE = "Dilated convolution embedding"
@@ -75,15 +75,11 @@ def build(ctx) -> PageSpec:
         "hour sin",
         "hour cos",
     ]
-    return PageSpec(
-        slug=SLUG,
-        title=TITLE,
-        template="embedding.html",
-        entry="page_embedding.js",
+    return view_page(
+        __name__,
         data={"names": js_names(len(extra["units"]))},
         blobs=kit_blobs(ctx, RECORDS, samples, extra),
         context={"notes": ctx.notes_for(SLUG)},
         summary="Input channels and instance norm, dilated ResUnits with the receptive field on the real signal, "
         "feature maps, positional encoding and the projection to 96.",
-        section=SECTION,
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from nilmbuild.model.names import ENCODER_STEPS, encoder, film
 from nilmbuild.site.build import PageSpec
 
-from ._common import pick_varied_samples, window_starts
+from ._common import pick_varied_samples, view_page, window_starts
 
 SLUG = "encoder"
 TITLE = "Encoder layers"
@@ -50,11 +50,8 @@ def build(ctx) -> PageSpec:
     samples = pick_varied_samples(ctx, N_SAMPLES)
     names = [n for n in records(n_layers) if n in ctx.capture.records]
     blob = ctx.blob(names, samples)
-    return PageSpec(
-        slug=SLUG,
-        title=TITLE,
-        template="encoder.html",
-        entry="page_encoder.js",
+    return view_page(
+        __name__,
         data={
             "samples": samples,
             "sample_labels": window_starts(ctx, samples),

@@ -20,7 +20,7 @@ from nilmbuild.model.names import (
 )
 from nilmbuild.site.build import PageSpec
 
-from ._common import kit_blobs, page_extra, pick_device_samples
+from ._common import kit_blobs, page_extra, pick_device_samples, view_page
 
 SLUG = "film"
 TITLE = "FiLM conditioning"
@@ -66,16 +66,12 @@ def build(ctx) -> PageSpec:
     extra["band_edges"] = band_edges(spec, n_bands)  # the model's own edges (Python rounding)
     extra["elec_features"] = list(ELEC_FEATURES)
     whatif, wblobs, files = whatif_page(ctx, samples)  # the live what-if panel (static/js/whatif_film.js)
-    return PageSpec(
-        slug=SLUG,
-        title=TITLE,
-        template="film.html",
-        entry="page_film.js",
+    return view_page(
+        __name__,
         data={"names": js_names(n_layers), "whatif": whatif},
         blobs={**kit_blobs(ctx, records(n_layers), samples, extra), **wblobs},
         files=files,
         context={"notes": ctx.notes_for(SLUG)},
         summary="Condition features, the FiLM generators' real activations, gamma and beta per device and layer, "
         "a live FiLM recomputation and FiLM on/off.",
-        section=SECTION,
     )

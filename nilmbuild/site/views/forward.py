@@ -32,7 +32,7 @@ from nilmbuild.model.names import (
 from nilmbuild.site.build import PageSpec
 
 from . import forward_anim
-from ._common import window_starts
+from ._common import view_page, window_starts
 
 SLUG = "forward"
 TITLE = "Forward pass"
@@ -171,11 +171,8 @@ def build(ctx) -> PageSpec:
     full = sorted({r for s in st if not s.get("binned") for r in s["records"]} | film_means(ctx))
     blob = ctx.blob(full, None)
     B = int(ctx.capture.batch_size)
-    return PageSpec(
-        slug=SLUG,
-        title=TITLE,
-        template="forward.html",
-        entry="page_forward.js",
+    return view_page(
+        __name__,
         data={
             "stages": [{k: v for k, v in s.items()} for s in st],
             "samples": list(range(B)),

@@ -7,7 +7,7 @@ from nilmbuild.live.page import whatif_page
 from nilmbuild.model.names import INPUT, OUTPUT_POWER, TARGET_POWER, TARGET_STATE, ablation, film, head
 from nilmbuild.site.build import PageSpec
 
-from ._common import kit_blobs, page_extra, pick_device_samples
+from ._common import kit_blobs, page_extra, pick_device_samples, view_page
 
 SLUG = "gate"
 TITLE = "Gate: smoothstep vs threshold"
@@ -46,16 +46,12 @@ def build(ctx) -> PageSpec:
     extra = page_extra(ctx, samples)
     extra["gate_thresholds"] = [float(d.gate_threshold) for d in ctx.loaded.cfg.devices]
     whatif, wblobs, files = whatif_page(ctx, samples)  # the live what-if panel (static/js/whatif_gate.js)
-    return PageSpec(
-        slug=SLUG,
-        title=TITLE,
-        template="gate.html",
-        entry="page_gate.js",
+    return view_page(
+        __name__,
         data={"names": js_names(extra["devices"]), "whatif": whatif},
         blobs={**kit_blobs(ctx, RECORDS, samples, extra), **wblobs},
         files=files,
         context={"notes": ctx.notes_for(SLUG)},
         summary="Smoothstep vs hard gate, a live threshold on the captured gate probabilities, power before and "
         "after gating in watts.",
-        section=SECTION,
     )

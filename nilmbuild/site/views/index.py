@@ -12,7 +12,7 @@ import msgpack
 from nilmbuild.model import names
 from nilmbuild.site.build import PageSpec
 
-from ._common import io_names
+from ._common import io_names, view_page
 
 #: The dilated embedding's last ResUnit output (the shipped config's four dilations 1, 2, 4, 8).
 LAST_UNIT_OUT = names.embed_unit(3, "out")
@@ -250,13 +250,8 @@ def build(ctx) -> PageSpec:
         ),
         ("Site built with", f"nilmbuild {meta.get('nilmbuild_version')}"),
     ]
-    return PageSpec(
-        slug=SLUG,
-        title=TITLE,
-        template="index.html",
-        section=SECTION,
-        summary=SUMMARY,
-        entry="page_index.js",
+    return view_page(
+        __name__,
         data={"names": io_names()},
         blobs={"capture": ctx.blob(list(io_names().values()), samples), "flow": flow_blob(ctx.capture)},
         context={"provenance": provenance, "notes": ctx.notes_for(SLUG), "all_notes": ctx.notes},

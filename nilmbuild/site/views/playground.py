@@ -10,7 +10,7 @@ from nilmbuild.live.page import live_parts
 from nilmbuild.live.palette import palette
 from nilmbuild.site.build import PageSpec
 
-from ._common import pick_device_samples
+from ._common import pick_device_samples, view_page
 
 SLUG = "playground"
 TITLE = "Playground: edit the signal, run the model"
@@ -49,22 +49,17 @@ SUMMARY = (
 
 def nav_spec() -> PageSpec:
     """What the navigation needs when this page is not being built (no model export, no runtime file)."""
-    return PageSpec(slug=SLUG, title=TITLE, template="playground.html", summary=SUMMARY, section=SECTION)
+    return view_page(__name__, entry=None)
 
 
 def build(ctx) -> PageSpec:
     live, blobs, files = live_parts(ctx.loaded)
     samples = pick_device_samples(ctx, min(N_STARTS, int(ctx.x.shape[0])))
     data = {"live": live, "starts": start_windows(ctx, samples), "palette": palette(live["stepS"])}
-    return PageSpec(
-        slug=SLUG,
-        title=TITLE,
-        template="playground.html",
-        entry="page_playground.js",
+    return view_page(
+        __name__,
         data=data,
         blobs=blobs,
         files=files,
         context={"notes": ctx.notes_for(SLUG)},
-        summary=SUMMARY,
-        section=SECTION,
     )

@@ -15,6 +15,8 @@ import msgpack
 
 from nilmbuild.site.build import PageSpec
 
+from ._common import view_page
+
 SLUG = "training"
 TITLE = "Training"
 SECTION = "10"
@@ -76,13 +78,8 @@ def _landscape_context(ls: dict | None) -> dict | None:
 def build(ctx) -> PageSpec:
     summary = ctx.public(train_summary(ctx.loaded))  # train_config holds the source and output paths
     has_log = bool(summary["epochs"])
-    return PageSpec(
-        slug=SLUG,
-        title=TITLE,
-        template="training.html",
-        section=SECTION,
-        summary=SUMMARY,
-        entry="page_training.js",
+    return view_page(
+        __name__,
         data={"has_log": has_log},
         blobs={"train": msgpack.packb(summary, use_bin_type=True)},
         context={
