@@ -6,8 +6,7 @@ from pathlib import Path
 
 import click
 
-from nilmbuild.cli_options import checkpoint_option, house_option, source_option
-from nilmbuild.data.cli import unit_option
+from nilmbuild.cli_options import checkpoint_option, house_option, source_option, unit_option
 
 
 @click.command()

@@ -8,8 +8,7 @@ import sys
 
 import click
 
-from nilmbuild.cli_options import house_option, source_option
-from nilmbuild.data.cli import unit_option
+from nilmbuild.cli_options import house_option, source_option, unit_option
 from nilmbuild.errors import UserError
 
 TRAIN_HELP = """Train NILMFormer and write a checkpoint (weights, scalers, device types, training log, provenance).
