@@ -83,9 +83,15 @@ def erfc(x: np.ndarray) -> np.ndarray:
 
 
 def gelu(x: np.ndarray) -> np.ndarray:
-    """Exact (erf) GELU, x * Phi(x) = 0.5 x erfc(-x / sqrt 2), in float64."""
-    x = np.asarray(x, dtype=np.float64)
-    return 0.5 * x * erfc(-x / math.sqrt(2.0))
+    """Exact (erf) GELU, x * Phi(x) = 0.5 x erfc(-x / sqrt 2), in float64 (elementwise, computed in blocks of
+    ~1M values so that erfc's float64 temporaries stay small)."""
+    x = np.asarray(x)
+    flat = x.reshape(-1)
+    out = np.empty(flat.shape, dtype=np.float64)
+    for i in range(0, flat.size, 1 << 20):
+        v = flat[i : i + (1 << 20)].astype(np.float64)
+        out[i : i + v.size] = 0.5 * v * erfc(-v / math.sqrt(2.0))
+    return out.reshape(x.shape)
 
 
 def attention_scores64(q: np.ndarray, k: np.ndarray, scale: float) -> np.ndarray:

@@ -32,6 +32,14 @@ def _static(flag: torch.Tensor | None, derive: dict) -> dict | None:
     return derive if flag is None else None
 
 
+def _overwritable(trace, recorded_as: str, t: torch.Tensor) -> bool:
+    """Whether `t` may be changed in place: no trace record keeps it (as `recorded_as`) and no autograd graph
+    needs it. Saves a (B, H, L, L) copy per step of a traced run."""
+    if trace is not None and trace.wants(recorded_as):
+        return False
+    return not (torch.is_grad_enabled() and t.requires_grad)
+
+
 def _mask_flag(mask_diagonal) -> tuple[bool, torch.Tensor | None]:
     """mask_diagonal (bool, or a () bool tensor decided at run time) -> (mask at all?, run-time flag or None)."""
     if isinstance(mask_diagonal, torch.Tensor):
@@ -121,7 +129,7 @@ class DiagonallyMaskedSelfAttention(nn.Module):
             f"values, {split}",
             derive=linear(in_name, weight(f"{name}.wv"), heads=self.n_head) if in_name else None,
         )
-        scores = torch.einsum("bhle,bhse->bhls", q, k) * self.scale  # (B, H, L, L)
+        scores = torch.einsum("bhle,bhse->bhls", q, k).mul_(self.scale)  # (B, H, L, L), scaled in place
         put(
             trace,
             f"{name}.scores",
@@ -136,7 +144,10 @@ class DiagonallyMaskedSelfAttention(nn.Module):
         qk = (f"{name}.q", f"{name}.k")
         if masked:
             diag = diagonal_mask(scores.shape[-1], scores.device, flag)
-            scores = scores.masked_fill(diag, MASK_VALUE)
+            if _overwritable(trace, f"{name}.scores", scores):
+                scores = scores.masked_fill_(diag, MASK_VALUE)
+            else:
+                scores = scores.masked_fill(diag, MASK_VALUE)
             put(
                 trace,
                 f"{name}.masked_scores",
@@ -148,8 +159,8 @@ class DiagonallyMaskedSelfAttention(nn.Module):
                 derive=_static(flag, attention_masked_scores(*qk, self.scale, MASK_VALUE)),
             )
         attn = torch.softmax(scores, dim=-1)  # (B, H, L, L)
-        if masked:
-            attn = attn.masked_fill(diag, 0.0)
+        if masked:  # the softmax output is never recorded: in place unless autograd needs it
+            attn = attn.masked_fill_(diag, 0.0) if _overwritable(None, "", attn) else attn.masked_fill(diag, 0.0)
         put(
             trace,
             f"{name}.weights",
@@ -161,7 +172,9 @@ class DiagonallyMaskedSelfAttention(nn.Module):
             derive=_static(flag, attention_weights(*qk, f"{name}.lse", self.scale, masked, MASK_VALUE)),
         )
         if trace is not None:
-            lse = torch.logsumexp(scores, dim=-1)  # (B, H, L)
+            # (B, H, L), a few samples at a time: logsumexp holds two (b, H, L, L) temporaries (rows are independent,
+            # so this is bit-identical to one call)
+            lse = torch.cat([torch.logsumexp(part, dim=-1) for part in scores.split(4)])
             put(
                 trace,
                 f"{name}.lse",

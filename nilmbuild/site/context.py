@@ -15,6 +15,7 @@ from functools import cached_property
 import numpy as np
 
 from nilmbuild import __version__
+from nilmbuild.memory import release_freed_memory
 from nilmbuild.model.checkpoint import Loaded, load_checkpoint
 from nilmbuild.model.spec_notes import as_dicts as spec_notes
 
@@ -141,6 +142,7 @@ def make_context(
     household = load_household_for(loaded, source, house)
     prepared = prepare_for(loaded, household)
     x, y, t0 = example_batch(prepared, split="test", batch_size=batch, seed=seed)
+    release_freed_memory()  # the simulator's and the preparation's temporaries
     t_load = time.perf_counter()
     cap = cached_capture(loaded, x, y, t0, cache=cache)
     if timings is not None:

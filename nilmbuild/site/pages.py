@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+from nilmbuild.memory import release_freed_memory
 from nilmbuild.site.build import BuildResult, PageSpec, build_site
 
 NAV_ORDER = (
@@ -46,6 +47,7 @@ def page_specs(ctx, progress: bool = False, only=None) -> list[PageSpec]:
         mod = view_module(slug)
         light = only is not None and slug not in only and hasattr(mod, "nav_spec")
         specs.append(mod.nav_spec() if light else mod.build(ctx))
+        release_freed_memory()  # a page's decoded and derived tensors
     return specs
 
 
