@@ -1,5 +1,6 @@
 """`nilmbuild site` as a user runs it: a cold build and a rebuild from the capture cache, each in its own
-process (wall time, peak RSS from /proc/self/status VmHWM), and the size of the site; compared with
+process (wall time, peak RSS from /proc/self/status VmHWM), and the size of the site (all of it, its HTML pages,
+and the shared sibling files the pages load on demand: bench/site.py site_sizes); compared with
 bench/baseline.json, which records the same figures with the machine they were measured on."""
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ def site_bytes(site_dir: Path) -> int:
 
 def measure(repeats: int = 2) -> tuple[dict, Path]:
     """Median over `repeats` of: cold build (empty cache), rebuild (cache filled by the cold one)."""
+    from nilmbuild.bench.site import site_sizes
+
     work = Path(tempfile.mkdtemp(prefix="nilmbuild-bench-build-"))
     cold, warm = [], []
     for i in range(repeats):
@@ -60,6 +63,7 @@ def measure(repeats: int = 2) -> tuple[dict, Path]:
         "peak_rss_mb": max(r["peak_rss_mb"] for r in cold),
         "rebuild_peak_rss_mb": max(r["peak_rss_mb"] for r in warm),
         "site_mb": site_bytes(work / "site") / 1e6,
+        **{f"{k}_mb": sum(v.values()) / 1e6 for k, v in site_sizes(work / "site").items() if k != "bookkeeping"},
     }
     return figures, work / "site"
 
