@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 import warnings
 from pathlib import Path
@@ -13,12 +14,22 @@ from nilmbuild.errors import DataWarning, UserError
 
 
 class _Group(click.Group):
-    """A Click group that turns UserError into a one-line message and exit code 2, never a traceback."""
+    """A Click group that turns UserError into a one-line message and exit code 2, never a traceback, and imports
+    each subcommand's module only when it is needed (COMMANDS)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in COMMANDS:
+            return None
+        module, _, attr = COMMANDS[name].partition(":")
+        return getattr(importlib.import_module(module), attr)
 
     def invoke(self, ctx: click.Context):
-        from nilmbuild.data.loaders import default_unit
+        from nilmbuild.units import default_unit
 
-        unit = default_unit.set(None)  # --unit (data.cli.unit_option) sets it for this command only
+        unit = default_unit.set(None)  # --unit (cli_options.unit_option) sets it for this command only
         with warnings.catch_warnings():
             warnings.simplefilter("always", DataWarning)
             warnings.showwarning = _show_warning
@@ -59,31 +70,18 @@ def main() -> None:
     """
 
 
-def _register() -> None:
-    from nilmbuild.model.cli import info
-
-    main.add_command(info)
-    from nilmbuild.capture.cli import capture, inspect_cmd
-
-    main.add_command(capture)
-    main.add_command(inspect_cmd)
-    from nilmbuild.data.cli import data
-
-    main.add_command(data)
-    from nilmbuild.site.cli import serve, site
-
-    main.add_command(site)
-    main.add_command(serve)
-    from nilmbuild.infer.cli import disaggregate, evaluate
-
-    main.add_command(disaggregate)
-    main.add_command(evaluate)
-
-    from nilmbuild.train.cli import calibrate, landscape, train
-
-    main.add_command(train)
-    main.add_command(calibrate)
-    main.add_command(landscape)
-
-
-_register()
+#: Subcommand -> "module:function". Imported when the command runs (or `nilmbuild --help` lists them), so a
+#: command pays only for its own imports: `nilmbuild site` with a cached site never imports torch.
+COMMANDS = {
+    "info": "nilmbuild.model.cli:info",
+    "capture": "nilmbuild.capture.cli:capture",
+    "inspect": "nilmbuild.capture.cli:inspect_cmd",
+    "data": "nilmbuild.data.cli:data",
+    "site": "nilmbuild.site.cli:site",
+    "serve": "nilmbuild.site.cli:serve",
+    "disaggregate": "nilmbuild.infer.cli:disaggregate",
+    "evaluate": "nilmbuild.infer.cli:evaluate",
+    "train": "nilmbuild.train.cli:train",
+    "calibrate": "nilmbuild.train.cli:calibrate",
+    "landscape": "nilmbuild.train.cli:landscape",
+}

@@ -97,7 +97,7 @@ def load_training_data(
 def training_provenance(prepared, *, source: str, house: int | None, days: int, seed: int, command: str = "") -> dict:
     """What a checkpoint records about its data: everything `data_settings` reads back, plus the split spans."""
     from nilmbuild import __version__
-    from nilmbuild.data.loaders import default_unit
+    from nilmbuild.units import default_unit
 
     return {
         "source": source,
@@ -184,7 +184,8 @@ def load_household_for(
     date_to: str | None = None,
 ):
     """The raw Household behind load_data_for (source/house/days/seed default to the checkpoint's provenance)."""
-    from nilmbuild.data.loaders import default_unit, load_source
+    from nilmbuild.data.loaders import load_source
+    from nilmbuild.units import default_unit
 
     s = data_settings(getattr(loaded, "provenance", {}))
     same = source is None or source == s["source"]

@@ -30,7 +30,9 @@ def test_info_json_has_the_spec_numbers():
 def test_help_teaches_with_examples():
     r = CliRunner().invoke(main, ["--help"])
     assert r.exit_code == 0 and "nilmbuild site" in r.output
-    for cmd in main.commands:
+    names = main.list_commands(None)
+    assert "site" in names and "train" in names and len(names) == 11
+    for cmd in names:
         r = CliRunner().invoke(main, [cmd, "--help"])
         assert r.exit_code == 0, cmd
         assert "Example" in r.output or "example" in r.output, f"`nilmbuild {cmd} --help` shows no example"

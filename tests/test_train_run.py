@@ -154,3 +154,16 @@ def test_ddp_two_processes_match_one_process_on_the_global_batch(tmp_path):
     # 0.74, cos(ddp, other windows) 0.63; with relu heads it was 0.885 / 0.57
     assert _cos(ddp, glob) > 0.7, _cos(ddp, glob)
     assert _cos(ddp, glob) > _cos(ddp, ctrl) + 0.08, (_cos(ddp, glob), _cos(ddp, ctrl))
+
+
+def test_resume_without_epochs_keeps_the_runs_epochs(tmp_path):
+    """`nilmbuild train --resume F` with no --epochs finishes the saved run's epochs (the default 10 used to cut it)."""
+    from nilmbuild.train.options import config_from_options
+
+    train(tiny(tmp_path, "a.pt", epochs=3, max_steps=1, pcgrad=False, batch_size=4), log=lambda *x: None)
+    r = train(tiny(tmp_path, "a.pt", resume=resume_path(tmp_path / "a.pt"), epochs=None), log=lambda *x: None)
+    assert len(r["train_log"]["epochs"]) == 3
+    fresh = {k: None for k in config_from_options.__code__.co_varnames[: config_from_options.__code__.co_argcount]}
+    fresh.update(batch_size=16, no_pcgrad=False, fixed_grid=False, quiet=True, threads=1)
+    assert config_from_options(**fresh).epochs == 10
+    assert config_from_options(**{**fresh, "resume": "x.resume.pt"}).epochs is None

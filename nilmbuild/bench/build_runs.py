@@ -1,4 +1,5 @@
-"""`nilmbuild site` as a user runs it: a cold build and a rebuild from the capture cache, each in its own
+"""`nilmbuild site` as a user runs it: a cold build, a rebuild with nothing changed (the site cache) and a
+rebuild after a page-code change (the capture cache only: the site cache emptied), each in its own
 process (wall time, peak RSS from /proc/self/status VmHWM), and the size of the site (all of it, its HTML pages,
 and the shared sibling files the pages load on demand: bench/site.py site_sizes); compared with
 bench/baseline.json, which records the same figures with the machine they were measured on."""
@@ -47,21 +48,26 @@ def site_bytes(site_dir: Path) -> int:
 
 
 def measure(repeats: int = 2) -> tuple[dict, Path]:
-    """Median over `repeats` of: cold build (empty cache), rebuild (cache filled by the cold one)."""
+    """Median over `repeats` of: cold build (empty caches), rebuild (caches filled by the cold one), rebuild with
+    only the capture cache (as after an edit to a page's code, which changes the site cache's key)."""
     from nilmbuild.bench.site import site_sizes
 
     work = Path(tempfile.mkdtemp(prefix="nilmbuild-bench-build-"))
-    cold, warm = [], []
+    cold, warm, code = [], [], []
     for i in range(repeats):
         cache = work / f"cache{i}"
         cold.append(run_site(work / "site", cache))
         warm.append(run_site(work / "site", cache))
+        shutil.rmtree(cache / "nilmbuild" / "sites", ignore_errors=True)
+        code.append(run_site(work / "site", cache))
         shutil.rmtree(cache, ignore_errors=True)
     figures = {
         "build_s": statistics.median(r["seconds"] for r in cold),
         "rebuild_cached_s": statistics.median(r["seconds"] for r in warm),
+        "rebuild_code_changed_s": statistics.median(r["seconds"] for r in code),
         "peak_rss_mb": max(r["peak_rss_mb"] for r in cold),
         "rebuild_peak_rss_mb": max(r["peak_rss_mb"] for r in warm),
+        "rebuild_code_changed_peak_rss_mb": max(r["peak_rss_mb"] for r in code),
         "site_mb": site_bytes(work / "site") / 1e6,
         **{f"{k}_mb": sum(v.values()) / 1e6 for k, v in site_sizes(work / "site").items() if k != "bookkeeping"},
     }

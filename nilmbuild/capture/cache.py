@@ -21,23 +21,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import pickle
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from nilmbuild import pickle_store as store
+
 #: Bump when the meaning of a cached Capture changes in a way the source hash below would not show.
 CODE_VERSION = 1
-SUFFIX = ".pkl"
 _CODE_DIRS = ("capture", "model")
 
 
 def cache_dir() -> Path:
     """$XDG_CACHE_HOME/nilmbuild/captures, or ~/.cache/nilmbuild/captures."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "nilmbuild" / "captures"
+    return store.cache_home("captures")
 
 
 def code_hash() -> str:
@@ -75,40 +72,14 @@ def capture_key(checkpoint_sha256: str, x, y, t0, settings: dict) -> str:
 
 def load(key: str, directory: Path | None = None):
     """The cached Capture for `key`, or None (absent or unreadable: the caller captures afresh)."""
-    path = (directory or cache_dir()) / f"{key}{SUFFIX}"
-    try:
-        with open(path, "rb") as f:
-            return pickle.load(f)
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError, TypeError):
-        return None
+    return store.load(directory or cache_dir(), key)
 
 
 def save(key: str, capture, directory: Path | None = None) -> Path | None:
     """Write `capture` atomically under `key`; None (and no entry) if the folder is not writable."""
-    d = directory or cache_dir()
-    try:
-        d.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}.", suffix=".tmp", dir=d)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                pickle.dump(capture, f, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, d / f"{key}{SUFFIX}")
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-    except OSError:
-        return None
-    return d / f"{key}{SUFFIX}"
+    return store.save(directory or cache_dir(), key, capture)
 
 
 def clear(directory: Path | None = None) -> int:
     """Remove every cache entry (*.pkl, and stale *.tmp files of ours) from the cache folder; return how many."""
-    d = directory or cache_dir()
-    if not d.is_dir():
-        return 0
-    n = 0
-    for f in sorted(d.glob(f"*{SUFFIX}")) + sorted(d.glob(".*.tmp")):
-        if f.is_file() and not f.is_symlink():
-            f.unlink()
-            n += 1
-    return n
+    return store.clear(directory or cache_dir())

@@ -6,27 +6,9 @@ import warnings
 
 import click
 
-from nilmbuild.cli_options import house_option, source_option
-from nilmbuild.data.loaders import UNITS, default_unit, load_notes, load_source, parse_column_map
+from nilmbuild.cli_options import house_option, source_option, unit_option
+from nilmbuild.data.loaders import load_notes, load_source, parse_column_map
 from nilmbuild.data.preprocess import SCALERS, PrepConfig, prepare, summary
-
-
-def _set_unit(ctx, param, value):
-    default_unit.set(value)  # read by load_source, however deep the command calls it
-    return value
-
-
-#: `--unit W|kW` for every command that takes --source: the unit of CSV power columns whose name has none.
-unit_option = click.option(
-    "--unit",
-    type=click.Choice(sorted(UNITS)),
-    default=None,
-    callback=_set_unit,
-    expose_value=False,
-    is_eager=True,
-    help="Unit of CSV power columns without one in their name (default W; "
-    "'Aggregate_kW' or 'kettle (kW)' are read as kW anyway).",
-)
 
 
 @click.command("data")

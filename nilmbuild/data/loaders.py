@@ -11,7 +11,6 @@ channels are put on the mains' time grid by averaging each channel within bins o
 
 from __future__ import annotations
 
-import contextvars
 import csv
 import gzip
 import re
@@ -23,6 +22,7 @@ import pandas as pd
 
 from nilmbuild.data.household import DEVICE_NAMES, Household, device_for_label, normalise_label
 from nilmbuild.errors import DataWarning, UserError
+from nilmbuild.units import UNITS, default_unit
 
 #: REFIT "CLEAN_HouseN.csv" Appliance1..9 -> label, per house (from the REFIT dataset's readme).
 #: Houses not listed here need an explicit map, e.g. --columns Appliance8=kettle,Appliance5=microwave.
@@ -50,9 +50,6 @@ DELIMITERS = (",", ";", "\t", "|")
 _DELIM_NAME = {",": "','", ";": "';'", "\t": "tab", "|": "'|'"}
 #: Unit suffix of a column name: "Aggregate_kW", "kettle (kW)", "Kettle [W]", "mains kw".
 _UNIT_SUFFIX = re.compile(r"^(?P<base>.+?)(?:[\s_\-]*[(\[]|[\s_\-]+)\s*(?P<unit>kw|w)\s*[)\]]?\s*$", re.IGNORECASE)
-UNITS = {"W": 1.0, "kW": 1000.0}
-#: Default unit for power columns whose name carries no unit (set by the CLI's --unit; None = watts).
-default_unit: contextvars.ContextVar[str | None] = contextvars.ContextVar("nilmbuild_default_unit", default=None)
 
 
 def load_source(

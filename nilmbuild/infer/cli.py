@@ -9,8 +9,7 @@ import sys
 import click
 import numpy as np
 
-from nilmbuild.cli_options import checkpoint_option, house_option, source_option
-from nilmbuild.data.cli import unit_option
+from nilmbuild.cli_options import checkpoint_option, house_option, source_option, unit_option
 
 
 def _progress(label: str, enabled: bool = True):

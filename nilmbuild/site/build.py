@@ -79,6 +79,7 @@ class BuildResult:
     out_dir: Path
     written: list[str]  # relative posix paths, sorted
     removed: list[str]  # stale files from the previous manifest that were deleted
+    files: dict[str, bytes] = field(default_factory=dict, repr=False, compare=False)  # what was written
 
 
 def _check_pages(pages: list[PageSpec]) -> None:
@@ -226,9 +227,6 @@ def build_site(
     build_only: slugs to (re)build; the others still appear in the navigation, and their files from an
         earlier build are kept (no pruning on a partial build).
     """
-    out_dir = Path(out_dir)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise UserError(f"{out_dir}: exists and is not a directory; choose another --out")
     _check_pages(pages)
     ctx = {**DEFAULT_CONTEXT, **(context or {})}
     selected = pages
@@ -240,6 +238,12 @@ def build_site(
             raise UserError(f"unknown page(s) {', '.join(unknown)}; available: {', '.join(sorted(known))}")
         selected = [p for p in pages if p.slug in wanted]
 
+    rendered = render_pages(selected, pages, ctx, template_dirs, progress)
+    return write_site(out_dir, rendered, partial=build_only is not None)
+
+
+def render_pages(selected, pages, ctx: dict, template_dirs: Iterable[Path] = (), progress: bool = False) -> dict:
+    """rel path -> bytes of every file the `selected` pages make (HTML, their sibling files, .nojekyll)."""
     env = make_env(template_dirs)
     script_cache: dict = {}
     rendered: dict[str, bytes] = {}
@@ -252,9 +256,17 @@ def build_site(
         rendered[page.filename] = render_page(env, page, pages, ctx, script_cache).encode("utf-8")
     rendered[".nojekyll"] = b""
     rendered.update(_page_files(selected))
+    return rendered
 
+
+def write_site(out_dir: str | os.PathLike, rendered: dict[str, bytes], *, partial: bool) -> BuildResult:
+    """Write `rendered` into out_dir atomically per file (temp folder beside it, then rename), then the manifest.
+    A full build (not `partial`) removes the files the old manifest lists that are no longer made and that nobody
+    changed since; a partial build removes nothing and keeps the old manifest's other entries."""
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UserError(f"{out_dir}: exists and is not a directory; choose another --out")
     old = _read_manifest(out_dir)
-    partial = build_only is not None
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.nilmbuild-tmp-", dir=out_dir.parent))
     try:
@@ -265,15 +277,7 @@ def build_site(
         for rel in sorted(rendered):
             (out_dir / rel).parent.mkdir(parents=True, exist_ok=True)
             os.replace(tmp / rel, out_dir / rel)
-        removed = []
-        if not partial:
-            root = out_dir.resolve()
-            for rel in sorted(set(old) - set(rendered)):
-                target = out_dir / rel
-                if _ours(target, root, old[rel]):
-                    target.unlink()
-                    removed.append(rel)
-                    _prune_empty_dirs(target.parent, out_dir)
+        removed = [] if partial else _remove_stale(out_dir, old, rendered)
         manifest_files = {rel: hashlib.sha256(d).hexdigest() for rel, d in rendered.items()}
         if partial:
             for rel in old:
@@ -284,7 +288,20 @@ def build_site(
         os.replace(tmp / MANIFEST, out_dir / MANIFEST)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return BuildResult(out_dir, sorted(rendered), removed)
+    return BuildResult(out_dir, sorted(rendered), removed, rendered)
+
+
+def _remove_stale(out_dir: Path, old: dict[str, str], rendered: dict) -> list[str]:
+    """Delete the old manifest's files that this build no longer makes, if they are still ours unchanged."""
+    removed = []
+    root = out_dir.resolve()
+    for rel in sorted(set(old) - set(rendered)):
+        target = out_dir / rel
+        if _ours(target, root, old[rel]):
+            target.unlink()
+            removed.append(rel)
+            _prune_empty_dirs(target.parent, out_dir)
+    return removed
 
 
 def _prune_empty_dirs(d: Path, stop: Path) -> None:

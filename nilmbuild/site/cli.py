@@ -6,8 +6,7 @@ from pathlib import Path
 
 import click
 
-from nilmbuild.cli_options import checkpoint_option, house_option, source_option
-from nilmbuild.data.cli import unit_option
+from nilmbuild.cli_options import checkpoint_option, house_option, source_option, unit_option
 
 
 @click.command()
@@ -34,18 +33,20 @@ from nilmbuild.data.cli import unit_option
 @click.option(
     "--no-cache",
     is_flag=True,
-    help="Capture afresh: neither read nor write the capture cache ($XDG_CACHE_HOME/nilmbuild/captures, "
-    "default ~/.cache/nilmbuild/captures).",
+    help="Build afresh: neither read nor write the capture and site caches ($XDG_CACHE_HOME/nilmbuild/captures "
+    "and .../sites, default ~/.cache/nilmbuild/).",
 )
-@click.option("--clear-cache", is_flag=True, help="Empty the capture cache first (only its *.pkl entries).")
+@click.option("--clear-cache", is_flag=True, help="Empty the capture and site caches first (only their *.pkl entries).")
 @unit_option
 def site(checkpoint, source, house, seed, out, pages_opt, quiet, no_cache, clear_cache) -> None:
     """Build the static site: one self-contained HTML page per view (no network needed to view it).
 
     Loads the checkpoint, prepares the data with the checkpoint's scalers, runs the fixed example batch
     (32 windows of 480 minutes from the test split) through the model, captures every intermediate tensor
-    and renders the pages from them. The capture is cached, keyed by a content hash of the checkpoint, the
-    example batch and the capture code: a rebuild with all three unchanged skips it (--no-cache redoes it).
+    and renders the pages from them. Two caches make rebuilds fast: the capture, keyed by a content hash of
+    the checkpoint, the example batch and the capture code; and the built files, keyed by the checkpoint,
+    these options, the data files' sizes and times and all of nilmbuild's code: a rebuild with nothing
+    changed only writes them again (--no-cache redoes everything).
 
     \b
     Examples:
@@ -56,8 +57,10 @@ def site(checkpoint, source, house, seed, out, pages_opt, quiet, no_cache, clear
     import time
 
     from nilmbuild.errors import UserError
-    from nilmbuild.site.context import make_context
-    from nilmbuild.site.pages import NAV_ORDER, build_all
+    from nilmbuild.site import site_cache
+    from nilmbuild.site.build import write_site
+    from nilmbuild.site.pages import NAV_ORDER
+    from nilmbuild.units import default_unit
 
     def say(msg):
         if not quiet:
@@ -69,12 +72,26 @@ def site(checkpoint, source, house, seed, out, pages_opt, quiet, no_cache, clear
         raise UserError(f"unknown page(s) {', '.join(unknown)}; available: {', '.join(NAV_ORDER)}")
     t0 = time.perf_counter()
     if clear_cache:
-        from nilmbuild.capture.cache import cache_dir, clear
+        from nilmbuild.capture.cache import clear
 
-        say(f"removed {clear()} cached capture(s) from {cache_dir()}")
-    say("loading checkpoint and data, capturing the example batch ...")
-    ctx = make_context(checkpoint, source, seed=seed, house=house, cache=not no_cache)
-    result = build_all(ctx, out, build_only=only, progress=not quiet)
+        say(f"removed {clear() + site_cache.clear()} cached capture(s) and site(s)")
+    args = {"source": source, "house": house, "seed": seed, "unit": default_unit.get(), "pages": only}
+    key = None if no_cache else site_cache.site_key(checkpoint, args)
+    files = site_cache.load(key) if key else None
+    if files is not None:
+        say(
+            "checkpoint, data and code unchanged since a build: its files come from the site cache (--no-cache redoes it)"
+        )
+        result = write_site(out, files, partial=only is not None)
+    else:
+        from nilmbuild.site.context import make_context
+        from nilmbuild.site.pages import build_all
+
+        say("loading checkpoint and data, capturing the example batch ...")
+        ctx = make_context(checkpoint, source, seed=seed, house=house, cache=not no_cache)
+        result = build_all(ctx, out, build_only=only, progress=not quiet)
+        if key:
+            site_cache.save(key, result.files, ctx.source)
     say(
         f"wrote {len(result.written)} files to {result.out_dir}/"
         + (f", removed {len(result.removed)} stale" if result.removed else "")

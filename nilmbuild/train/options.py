@@ -8,8 +8,7 @@ import sys
 
 import click
 
-from nilmbuild.cli_options import house_option, source_option
-from nilmbuild.data.cli import unit_option
+from nilmbuild.cli_options import house_option, source_option, unit_option
 from nilmbuild.errors import UserError
 
 TRAIN_HELP = """Train NILMFormer and write a checkpoint (weights, scalers, device types, training log, provenance).
@@ -27,7 +26,9 @@ TRAIN_OPTIONS = [
     source_option("synthetic"),
     house_option,
     click.option("--days", type=int, default=60, show_default=True, help="Simulated days (synthetic only)."),
-    click.option("--epochs", type=int, default=10, show_default=True),
+    click.option(
+        "--epochs", type=int, default=None, help="Epochs to train [10; with --resume: the resumed run's, unless given]."
+    ),
     click.option(
         "--batch-size", type=int, default=16, show_default=True, help="Windows per step (per process under DDP)."
     ),
@@ -153,7 +154,9 @@ def config_from_options(
     """The parsed flags -> TrainConfig (`ddp` only chooses the launcher; it is not part of the config)."""
     from .trainer import TrainConfig
 
-    if epochs < 1 or batch_size < 1:
+    if epochs is None and not resume:
+        epochs = 10
+    if (epochs is not None and epochs < 1) or batch_size < 1:
         raise UserError("--epochs and --batch-size must be at least 1")
     return TrainConfig(
         source=source,

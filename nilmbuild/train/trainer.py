@@ -52,7 +52,7 @@ class TrainConfig:
     house: int | None = None
     days: int = 60  # simulator only
     seed: int = 0
-    epochs: int = 10
+    epochs: int | None = 10  # None only with resume: the resumed run's
     batch_size: int = 16  # per process under DDP
     lr: float = 2e-3  # peak; warm-up + cosine (lr_factor)
     weight_decay: float = 1e-2
@@ -356,7 +356,7 @@ def read_resume(tc: TrainConfig) -> tuple[TrainConfig, object, RunState]:
         "threads": tc.threads,
         "command": tc.command,
     }
-    if tc.epochs != saved["epochs"]:
+    if tc.epochs is not None and tc.epochs != saved["epochs"]:
         keep["epochs"] = tc.epochs
     tc = TrainConfig(**{**saved, **keep, "devices": tuple(saved["devices"]) if saved.get("devices") else None})
     return tc, loaded, RunState.from_dict(resume)
