@@ -6,9 +6,18 @@ from nilmbuild.bench.timing import median_time
 
 
 def test_size_rows_on_the_real_site(site_context, built_site, capsys):
+    from nilmbuild.live.page import MODEL_FILE
+    from nilmbuild.live.runtime import RUNTIME_FILE
+
     rows = size_rows(site_context, built_site)
     pages = {r["name"] for r in rows if r["group"] == "bytes per page"}
-    assert {"index.html", "attention.html", "total site"} <= pages
+    assert {"index.html", "attention.html", "playground.html", "total site (pages + shared files)"} <= pages
+    by = {r["name"]: r["bytes"] for r in rows}
+    shared = {r["name"] for r in rows if r["group"].startswith("shared sibling files")}
+    assert shared == {RUNTIME_FILE, MODEL_FILE}  # the live model's, counted once, not as pages
+    html = sum(f.stat().st_size for f in built_site.glob("*.html"))
+    assert by["total pages (the page budget)"] == html < by["total site (pages + shared files)"]
+    assert by["playground.html"] < by[MODEL_FILE] / 10  # the Playground loads the graph, carries none
     (att,) = [r for r in rows if r.get("ratio")]
     assert att["ratio"] > 10  # q + k + lse vs the float16 attention weights: the point of the derived encoding
     print_table(rows)

@@ -230,6 +230,27 @@ def test_site_command_end_to_end(tmp_path):
     assert (out / ".nojekyll").exists() and (out / "mine.txt").read_text() == "not nilmbuild's"
 
 
+@pytest.mark.slow
+def test_partial_build_of_the_playground_writes_the_shared_files_it_loads(tmp_path):
+    """`nilmbuild site --pages playground` alone: the page and the two sibling files it loads (the runtime and the
+    graph, one copy per site), no other page; the page itself carries no graph."""
+    from nilmbuild.cli import main
+    from nilmbuild.live.page import MODEL_FILE
+    from nilmbuild.live.runtime import RUNTIME_FILE
+
+    out = tmp_path / "public"
+    args = ["site", "--out", str(out), "--pages", "playground", "--quiet"]
+    if os.environ.get("NILMBUILD_TEST_CHECKPOINT"):
+        args += ["--checkpoint", os.environ["NILMBUILD_TEST_CHECKPOINT"]]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    assert sorted(p.name for p in out.glob("*") if not p.name.startswith(".")) == sorted(
+        ["playground.html", MODEL_FILE, RUNTIME_FILE]
+    )
+    assert set(json.loads((out / MANIFEST).read_text())["files"]) >= {MODEL_FILE, RUNTIME_FILE}
+    assert (out / "playground.html").stat().st_size < (out / MODEL_FILE).stat().st_size / 10
+
+
 def test_serve(tmp_path):
     from nilmbuild.site.serve import make_server, url_of
 

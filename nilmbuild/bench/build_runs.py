@@ -1,6 +1,7 @@
 """`nilmbuild site` as a user runs it: a cold build, a rebuild with nothing changed (the site cache) and a
 rebuild after a page-code change (the capture cache only: the site cache emptied), each in its own
-process (wall time, peak RSS from /proc/self/status VmHWM), and the size of the site; compared with
+process (wall time, peak RSS from /proc/self/status VmHWM), and the size of the site (all of it, its HTML pages,
+and the shared sibling files the pages load on demand: bench/site.py site_sizes); compared with
 bench/baseline.json, which records the same figures with the machine they were measured on."""
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ def site_bytes(site_dir: Path) -> int:
 def measure(repeats: int = 2) -> tuple[dict, Path]:
     """Median over `repeats` of: cold build (empty caches), rebuild (caches filled by the cold one), rebuild with
     only the capture cache (as after an edit to a page's code, which changes the site cache's key)."""
+    from nilmbuild.bench.site import site_sizes
+
     work = Path(tempfile.mkdtemp(prefix="nilmbuild-bench-build-"))
     cold, warm, code = [], [], []
     for i in range(repeats):
@@ -66,6 +69,7 @@ def measure(repeats: int = 2) -> tuple[dict, Path]:
         "rebuild_peak_rss_mb": max(r["peak_rss_mb"] for r in warm),
         "rebuild_code_changed_peak_rss_mb": max(r["peak_rss_mb"] for r in code),
         "site_mb": site_bytes(work / "site") / 1e6,
+        **{f"{k}_mb": sum(v.values()) / 1e6 for k, v in site_sizes(work / "site").items() if k != "bookkeeping"},
     }
     return figures, work / "site"
 

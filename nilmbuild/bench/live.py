@@ -106,6 +106,7 @@ def bench_whatif(browser, site_dir: Path, repeats: int) -> list[dict]:
 def bench_live(site_dir: Path, repeats: int = 7) -> list[dict]:
     from playwright.sync_api import sync_playwright
 
+    from nilmbuild.live.page import MODEL_FILE
     from nilmbuild.live.runtime import RUNTIME_FILE
     from nilmbuild.site.browser import launch
 
@@ -142,11 +143,10 @@ def bench_live(site_dir: Path, repeats: int = 7) -> list[dict]:
             "long_tasks": len(r["long"]),
         },
         {"group": group, "name": "bytes: playground.html", "bytes": page_file.stat().st_size},
-        {
-            "group": group,
-            "name": f"bytes: {RUNTIME_FILE} (shared, loaded once)",
-            "bytes": (site_dir / RUNTIME_FILE).stat().st_size,
-        },
+        *[
+            {"group": group, "name": f"bytes: {f} (shared, loaded once)", "bytes": (site_dir / f).stat().st_size}
+            for f in (RUNTIME_FILE, MODEL_FILE)
+        ],
         *whatif,
     ]
 

@@ -1,11 +1,12 @@
-"""What a page needs to carry the live model: its page data, its blob (the ONNX graph) and the shared runtime.
+"""What a page needs to carry the live model: its page data and the two shared sibling files (runtime, graph).
 
-    data, blobs, files = live_parts(ctx.loaded)
-    PageSpec(..., entry="page_playground.js", data={"live": data, ...}, blobs=blobs, files=files)
+    data, files = live_parts(ctx.loaded)
+    PageSpec(..., entry="page_playground.js", data={"live": data, ...}, files=files)
 
-The page's JS hands `data` and `blob("model")` to createLiveModel (static/js/live_model.js). Everything the JS
-needs to know about the model (devices, window, channels, time step, the aggregate scaler, output names and
-which Trace record each equals, heads, layers, gate thresholds) is written here, never typed into JS.
+The page's JS hands `data` to createLiveModel (static/js/live_model.js), which loads the runtime and the graph
+from the sibling files named in it on first use. Everything the JS needs to know about the model (devices,
+window, channels, time step, the aggregate scaler, output names and which Trace record each equals, heads,
+layers, gate thresholds) is written here, never typed into JS.
 """
 
 from __future__ import annotations
@@ -13,8 +14,7 @@ from __future__ import annotations
 from nilmbuild.live.export import INPUTS, OUTPUTS, STAGES, inverse_affine, onnx_bytes, what_if_defaults
 from nilmbuild.live.runtime import RUNTIME_FILE, runtime_script
 
-MODEL_BLOB = "model"
-MODEL_FILE = "nilmbuild-model.js"  # the graph as a shared sibling script, for the what-if pages (whatif_parts)
+MODEL_FILE = "nilmbuild-model.js"  # the graph as a shared sibling script: one copy per site (live_parts)
 
 
 def what_if_inputs(cfg) -> dict:
@@ -38,7 +38,7 @@ def live_data(loaded) -> dict:
     a, b = inverse_affine(loaded.scalers["aggregate"])
     return {
         "runtime": RUNTIME_FILE,
-        "blob": MODEL_BLOB,
+        "modelFile": MODEL_FILE,
         "devices": list(loaded.devices),
         "window": int(cfg.window),
         "channels": int(cfg.c_in + cfg.n_exo),
@@ -54,13 +54,6 @@ def live_data(loaded) -> dict:
     }
 
 
-def live_parts(loaded) -> tuple[dict, dict[str, bytes], dict[str, bytes]]:
-    """(page data, blobs, site files) for a page that runs the model."""
-    from nilmbuild.site.assets import ROOT
-
-    return live_data(loaded), {MODEL_BLOB: onnx_bytes(loaded)}, {RUNTIME_FILE: runtime_script(ROOT)}
-
-
 def model_script(onnx: bytes) -> bytes:
     """The graph as a classic script that sets self.nilmbuildModel (base64), loaded like the runtime file."""
     import base64
@@ -68,19 +61,18 @@ def model_script(onnx: bytes) -> bytes:
 
     key = hashlib.sha256(onnx).hexdigest()[:16]
     b64 = base64.b64encode(onnx).decode("ascii")
-    head = "/* nilmbuild live model: the checkpoint's ONNX graph (docs/live-model.md), shared by the what-if pages */\n"
+    head = "/* nilmbuild live model: the checkpoint's ONNX graph (docs/live-model.md), shared by the pages that run it */\n"
     return (head + f'self.nilmbuildModel = {{sha256: "{key}", base64: "{b64}"}};\n').encode("ascii")
 
 
-def whatif_parts(loaded) -> tuple[dict, dict[str, bytes]]:
-    """(page data, site files) for a page that runs the model for its what-ifs: the graph comes from the shared
-    sibling file MODEL_FILE, loaded on first use, so each page stays small (one copy per site, not per page)."""
+def live_parts(loaded) -> tuple[dict, dict[str, bytes]]:
+    """(page data, site files) for a page that runs the model (the Playground, the what-if pages): the runtime and
+    the graph are the shared sibling files RUNTIME_FILE and MODEL_FILE, loaded on first use, so each page stays
+    small (one copy per site, not per page) and a build of any one such page writes both."""
     from nilmbuild.site.assets import ROOT
 
-    data = {k: v for k, v in live_data(loaded).items() if k != "blob"}
-    data["modelFile"] = MODEL_FILE
     files = {RUNTIME_FILE: runtime_script(ROOT), MODEL_FILE: model_script(onnx_bytes(loaded))}
-    return data, files
+    return live_data(loaded), files
 
 
 WHATIF_BLOB = "whatif_x"
@@ -105,7 +97,7 @@ def whatif_page(ctx, samples: list[int]) -> tuple[dict, dict[str, bytes], dict[s
 
     from nilmbuild.model.names import ABLATIONS, OUTPUT_POWER, ablation
 
-    spec, files = whatif_parts(ctx.loaded)
+    spec, files = live_parts(ctx.loaded)
     power = OUTPUT_POWER
     data = {
         "live": spec,

@@ -1,12 +1,12 @@
 /* live_model.js: NILMFormer running live in the page (issue 11, docs/live-model.md).
  *
- * The ONNX graph (nilmbuild/live/export.py) rides in the page's own blob (the playground) or in the site's shared
- * nilmbuild-model.js (the what-if pages, loaded like the runtime); onnxruntime-web comes from the
- * site's shared nilmbuild-runtime.js, loaded once on first use with a classic <script src> (file://, iframe,
- * no network), and runs in a Web Worker made from a Blob URL. `spec` is the page data Python wrote
- * (nilmbuild/live/page.py: devices, window, channels, step, aggregate scaler, output names, runtime file).
+ * The ONNX graph (nilmbuild/live/export.py) comes from the site's shared nilmbuild-model.js and onnxruntime-web
+ * from the site's shared nilmbuild-runtime.js: sibling files written once per site, each loaded once on first use
+ * with a classic <script src> (file://, iframe, no network); the model runs in a Web Worker made from a Blob URL.
+ * `spec` is the page data Python wrote (nilmbuild/live/page.py: devices, window, channels, step, aggregate scaler,
+ * output names, the runtime and model files).
  *
- *   var live = createLiveModel(spec, modelBytes);   // modelBytes null: the graph from spec.modelFile
+ *   var live = createLiveModel(spec);
  *   live.runWindow(aggregateW, "2024-04-12T08:00", whatIf?)  -> Promise<{device: Float32Array watts}>
  *   live.run(x, head, ["watts", "gate_prob", "attention"], whatIf?) -> Promise<{outputs: {name: {data, dims}}, ms}>
  *
@@ -35,14 +35,13 @@ function loadScript(src, name) {
   return scripts[src];
 }
 
-// The graph: the page's own bytes, or the shared model file's base64 (decoded in the worker).
-function modelMessage(spec, modelBytes) {
-  if (modelBytes) return Promise.resolve({ model: modelBytes });
+// The graph: the shared model file's base64 (decoded in the worker).
+function modelMessage(spec) {
   return loadScript(spec.modelFile, "nilmbuildModel").then(function (m) { return { modelBase64: m.base64 }; });
 }
 
-function startWorker(spec, modelBytes) {
-  return Promise.all([loadRuntime(spec.runtime), modelMessage(spec, modelBytes)]).then(function (both) {
+function startWorker(spec) {
+  return Promise.all([loadRuntime(spec.runtime), modelMessage(spec)]).then(function (both) {
     var rt = both[0], model = both[1];
     var url = URL.createObjectURL(new Blob([rt.worker], { type: "text/javascript" }));
     var worker = new Worker(url);
@@ -107,12 +106,12 @@ export function whatIfFeeds(spec, whatIf) {
   return feeds;
 }
 
-export function createLiveModel(spec, modelBytes) {
+export function createLiveModel(spec) {
   var workerPromise = null, nextId = 1, pending = new Map();
 
   function worker() {
     if (!workerPromise) {
-      workerPromise = startWorker(spec, modelBytes).then(function (w) {
+      workerPromise = startWorker(spec).then(function (w) {
         w.onmessage = function (ev) {
           var m = ev.data, p = pending.get(m.id);
           if (!p) return;

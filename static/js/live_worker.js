@@ -2,7 +2,7 @@
  *
  * nilmbuild/live/runtime.py prepends onnxruntime-web's ort.wasm.min.js (global `ort`) and ships the result as
  * text inside nilmbuild-runtime.js; live_model.js starts it from a Blob URL, so file:// works.
- * Messages in:  {type: "init", wasmGzipBase64, glue, model: Uint8Array | modelBase64: string}
+ * Messages in:  {type: "init", wasmGzipBase64, glue, modelBase64: string (the ONNX graph)}
  *               {type: "run", id, x: Float32Array (1 x channels x window), dims, head, fetch: [output names],
  *                whatIf: {input name: {data: Float32Array, dims}} (every what-if input of the graph)}
  * Messages out: {type: "ready"} | {type: "result", id, outputs: {name: {data: Float32Array, dims}}, ms}
@@ -29,8 +29,7 @@ async function init(msg) {
   ort.env.wasm.proxy = false;
   ort.env.wasm.wasmBinary = await gunzip(base64Bytes(msg.wasmGzipBase64));
   ort.env.wasm.wasmPaths = { mjs: URL.createObjectURL(new Blob([msg.glue], { type: "text/javascript" })) };
-  var model = msg.model || base64Bytes(msg.modelBase64);
-  session = await ort.InferenceSession.create(model, {
+  session = await ort.InferenceSession.create(base64Bytes(msg.modelBase64), {
     executionProviders: ["wasm"], logSeverityLevel: 3, graphOptimizationLevel: "all",
   });
 }

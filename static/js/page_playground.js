@@ -2,7 +2,7 @@
  * NILMFormer live (live_model.js, in a Web Worker), debounced, and the lanes show the per-device watts, the gate
  * probabilities and one head's attention row for the edited signal. */
 import { palette } from "./colormaps.js";
-import { blob, fail, ready } from "./core.js";
+import { fail, ready } from "./core.js";
 import { createLiveModel, exposeLiveModel } from "./live_model.js";
 import { parseStart } from "./live_time.js";
 import { registerPage, testHook } from "./register.js";
@@ -74,7 +74,7 @@ function keep() {
 
 function start(p) {
   data = p.data; spec = data.live; W = spec.window;
-  live = exposeLiveModel(createLiveModel(spec, blob(spec.blob)));
+  live = exposeLiveModel(createLiveModel(spec)); // the graph: the shared sibling nilmbuild-model.js
   S = { startIdx: 0, signal: createSignal(data.starts[0].aggregate), result: null, runs: 0, ms: [],
         head: 0, layer: 0, query: Math.floor(W / 2), geo: null, busy: false, dirty: false, timer: 0 };
   legend(spec, colors);

@@ -92,7 +92,7 @@ function drawPlot(ui, data, live, captured, title, refLabel) {
 
 export function whatIfPanel(opts) {
   var data = page().data.whatif, cap = opts.cap, spec = data.live;
-  var ui = build(opts.after, spec.devices), live = createLiveModel(spec, null);
+  var ui = build(opts.after, spec.devices), live = createLiveModel(spec);
   var S = { visible: false, busy: false, dirty: false, timer: 0, runs: 0, last: null }, X = null;
 
   function captured(sample, record) {

@@ -18,7 +18,7 @@ export function yourSignal(spec) {
     if (!sig) return Promise.reject(new Error(NO_SIGNAL));
     var key = [sig.savedAt, head, fetch.join(","), JSON.stringify(whatIf || {})].join("|");
     if (cache.key === key) return cache.value;
-    live = live || createLiveModel(spec, null);
+    live = live || createLiveModel(spec);
     var p = live.run(live.modelInput(sig.aggregate, sig.start), head, fetch, whatIf).then(function (r) {
       return { signal: sig, outputs: r.outputs, watts: r.outputs.watts ? live.perDevice(r.outputs.watts) : null, ms: r.ms };
     });

@@ -51,6 +51,20 @@ def site(tmp_path_factory, model, windows):
     return out
 
 
+def test_the_graph_is_the_shared_sibling_file_not_in_the_page(site, model):
+    """One copy of the graph per site: nilmbuild-model.js holds the exported bytes, the page only names it."""
+    import base64
+    import re
+
+    from nilmbuild.live.export import onnx_bytes
+    from nilmbuild.live.page import MODEL_FILE
+
+    onnx = onnx_bytes(model.loaded)
+    script = (site / MODEL_FILE).read_text()
+    assert base64.b64decode(re.search(r'base64: "([^"]+)"', script).group(1)) == onnx
+    assert (site / "playground.html").stat().st_size < len(onnx) / 10
+
+
 @pytest.fixture
 def open_playground(page_at, site, nb):
     def open_():

@@ -12,7 +12,7 @@ from __future__ import annotations
 import msgpack
 import numpy as np
 
-from nilmbuild.live.page import whatif_parts
+from nilmbuild.live.page import live_parts
 from nilmbuild.site.build import PageSpec
 
 from ._common import clean, f32, io_names, u8, view_page
@@ -79,7 +79,7 @@ def build(ctx) -> PageSpec:
         blobs["day"] = day_blob(ctx.disaggregation)
     except UserError as e:  # e.g. a development checkpoint without scalers: no stitched day
         day_error = str(e)
-    live, files = whatif_parts(ctx.loaded)  # "your signal": the Playground's edit through the live model
+    live, files = live_parts(ctx.loaded)  # "your signal": the Playground's edit through the live model
     return view_page(
         __name__,
         data={"names": io_names(), "live": live},

@@ -53,13 +53,12 @@ def nav_spec() -> PageSpec:
 
 
 def build(ctx) -> PageSpec:
-    live, blobs, files = live_parts(ctx.loaded)
+    live, files = live_parts(ctx.loaded)  # the graph and the runtime: shared sibling files, not in the page
     samples = pick_device_samples(ctx, min(N_STARTS, int(ctx.x.shape[0])))
     data = {"live": live, "starts": start_windows(ctx, samples), "palette": palette(live["stepS"])}
     return view_page(
         __name__,
         data=data,
-        blobs=blobs,
         files=files,
         context={"notes": ctx.notes_for(SLUG)},
     )
