@@ -1,7 +1,6 @@
 """Nothing private in published pages: a site built from a CSV in a local folder, with a checkpoint whose
 provenance names local paths, shows folder/file names + content hashes, never the absolute paths."""
 
-import base64
 import re
 
 import numpy as np
@@ -52,9 +51,10 @@ def test_source_label_and_scrub(tmp_path):
 
 
 def _page_text(html: str) -> str:
-    """The page plus its decoded base64 blobs (msgpack keeps strings as UTF-8 bytes)."""
-    blobs = re.findall(r'<script type="application/octet-stream" id="nb-blob-[^"]+">([^<]*)</script>', html)
-    return html + "".join(base64.b64decode(b).decode("latin-1") for b in blobs)
+    """The page plus its decoded (inflated) blobs (msgpack keeps strings as UTF-8 bytes)."""
+    from nilmbuild.site.assets import read_blobs
+
+    return html + "".join(b.decode("latin-1") for b in read_blobs(html).values())
 
 
 def test_no_page_contains_the_absolute_paths_of_its_inputs(tmp_path):

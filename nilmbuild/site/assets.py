@@ -10,6 +10,7 @@ import base64
 import json
 import os
 import re
+import zlib
 from pathlib import Path
 
 from nilmbuild.errors import UserError
@@ -74,9 +75,33 @@ def read_css(root: Path | None = None) -> str:
     return ((root or ROOT) / "static" / "css" / "site.css").read_text(encoding="utf-8")
 
 
+#: A blob is deflated (zlib format) when that saves at least this share of its bytes; pages inflate it before
+#: they start (core.js inflateBlobs, the browser's native DecompressionStream), so blob(name) stays synchronous.
+DEFLATE_MIN_SAVING = 0.05
+_BLOB_ELEMENT = re.compile(
+    r'<script type="application/octet-stream" id="nb-blob-([A-Za-z0-9_.-]+)"( data-encoding="deflate")?>([^<]*)</script>'
+)
+
+
 def blob_html(name: str, payload: bytes) -> str:
-    """``<script type="application/octet-stream" id="nb-blob-NAME">BASE64</script>`` (base64 never contains '<')."""
+    """``<script type="application/octet-stream" id="nb-blob-NAME" [data-encoding="deflate"]>BASE64</script>``:
+    the bytes, deflated when that makes them DEFLATE_MIN_SAVING smaller (float16 records barely shrink; bit masks,
+    sparse and repetitive records do), as base64 (which never contains '<')."""
     if not _BLOB_NAME.match(name):
         raise UserError(f"blob name {name!r}: use letters, digits, '.', '_' or '-' only")
-    b64 = base64.b64encode(bytes(payload)).decode("ascii")
-    return f'<script type="application/octet-stream" id="nb-blob-{name}">{b64}</script>'
+    raw = bytes(payload)
+    packed = zlib.compress(raw, 9)
+    attr = ""
+    if len(packed) <= (1.0 - DEFLATE_MIN_SAVING) * len(raw):
+        raw, attr = packed, ' data-encoding="deflate"'
+    b64 = base64.b64encode(raw).decode("ascii")
+    return f'<script type="application/octet-stream" id="nb-blob-{name}"{attr}>{b64}</script>'
+
+
+def read_blobs(html: str) -> dict[str, bytes]:
+    """name -> bytes of every blob in a built page (inflated): what core.js blob(name) returns."""
+    out = {}
+    for name, deflated, b64 in _BLOB_ELEMENT.findall(html):
+        raw = base64.b64decode(b64)
+        out[name] = zlib.decompress(raw) if deflated else raw
+    return out

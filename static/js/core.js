@@ -3,6 +3,7 @@
  *                      slug, title, section, blobs (names) and data (the view's JSON for its JS)
  * registerPage({slug, start})   the one way a page starts: see register.js
  * blob(name)           -> Uint8Array of the page's inlined blob (base64 in the script element #nb-blob-NAME)
+ * inflateBlobs()       -> Promise: the deflated blobs inflated (registerPage awaits it before start)
  * ready()              first frame drawn: <html data-ready="true"> + "nilmbuild:ready" event (once)
  * fail(err)            readable message in #nb-error, <html data-ready="error">
  * isEmbed()            the page was opened with #embed (only the visual is shown)
@@ -36,7 +37,19 @@ export const blob = function (name) {
   if (blobCache[name]) return blobCache[name];
   var el = document.getElementById("nb-blob-" + name);
   if (!el) throw new Error("blob '" + name + "' is not part of this page");
+  if (el.dataset.encoding) throw new Error("blob '" + name + "' is still " + el.dataset.encoding + "d: read it after inflateBlobs()");
   return (blobCache[name] = base64Bytes(el.textContent));
+};
+// Inflate every deflated blob (data-encoding="deflate", see assets.blob_html) with the browser's own
+// DecompressionStream, so that blob(name) can stay synchronous; registerPage starts the page when this resolves.
+export const inflateBlobs = function () {
+  var els = document.querySelectorAll('script[type="application/octet-stream"][data-encoding="deflate"]');
+  return Promise.all(Array.prototype.map.call(els, function (el) {
+    var name = el.id.slice("nb-blob-".length);
+    if (blobCache[name]) return null;
+    var stream = new Blob([base64Bytes(el.textContent)]).stream().pipeThrough(new DecompressionStream("deflate"));
+    return new Response(stream).arrayBuffer().then(function (buf) { blobCache[name] = new Uint8Array(buf); });
+  }));
 };
 // Native Uint8Array.fromBase64 where the browser has it (Chromium 140+: ~10x faster than atob + a per-byte loop).
 export const base64Bytes = function (text) {

@@ -4,7 +4,7 @@
  *   registerPage({ slug: "attention", start: function (page) { ...; return { state: S }; } });
  *
  * registerPage checks that the payload is this page's, routes uncaught errors to #nb-error, follows #embed,
- * then calls start(page()) inside try/catch (an exception becomes the page's error message). What start
+ * inflates the page's deflated blobs, then calls start(page()) (an exception becomes the page's error message). What start
  * returns (and whatever testHook(obj) adds later) lands on window.nilmbuild.test, next to a few shared
  * helpers (page, fmt, colormaps, decode, blob, msgpack) that the browser tests use to compute expected values.
  * Pages call ready() themselves once the first frame is drawn.
@@ -12,7 +12,7 @@
 import { decode as msgpackDecode } from "@msgpack/msgpack";
 
 import { colormaps } from "./colormaps.js";
-import { blob, catchErrors, fail, fmt, followEmbed, page } from "./core.js";
+import { blob, catchErrors, fail, fmt, followEmbed, inflateBlobs, page } from "./core.js";
 import { decode } from "./decode.js";
 
 // window.nilmbuild.test: the browser tests' only way into a page.
@@ -29,10 +29,8 @@ export function registerPage(spec) {
   followEmbed();
   testHook();
   var p = page();
-  try {
+  inflateBlobs().then(function () {
     if (p.slug !== spec.slug) throw new Error("page '" + p.slug + "' runs the script of page '" + spec.slug + "'");
     testHook(spec.start(p));
-  } catch (e) {
-    fail(e);
-  }
+  }).catch(fail);
 }
