@@ -4,6 +4,7 @@
  * registerPage({slug, start})   the one way a page starts: see register.js
  * blob(name)           -> Uint8Array of the page's inlined blob (base64 in the script element #nb-blob-NAME)
  * inflateBlobs()       -> Promise: the deflated blobs inflated (registerPage awaits it before start)
+ * inTasks([f, g, ...])  run a page's start steps one macrotask each (no single long load task)
  * ready()              first frame drawn: <html data-ready="true"> + "nilmbuild:ready" event (once)
  * fail(err)            readable message in #nb-error, <html data-ready="error">
  * isEmbed()            the page was opened with #embed (only the visual is shown)
@@ -58,6 +59,18 @@ export const base64Bytes = function (text) {
   var out = new Uint8Array(bin.length);
   for (var i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
   return out;
+};
+
+/* ---- start in several tasks ---- */
+// Run steps one task each (a macrotask between them: the browser may paint and handle input, and no single
+// task of a page's start grows past its slowest step, e.g. one WebGL context in software GL). Resolves after
+// the last step; the first exception goes to fail() and stops the rest.
+export const inTasks = function (steps) {
+  return steps.reduce(function (prev, step) {
+    return prev.then(function () {
+      return new Promise(function (resolve) { setTimeout(resolve, 0); }).then(step);
+    });
+  }, Promise.resolve()).catch(fail);
 };
 
 /* ---- ready / fail ---- */

@@ -11,7 +11,7 @@ import attWeightsVert from "../glsl/attention_weights.vert";
 import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
 import { colormaps, legend, palette } from "./colormaps.js";
-import { blob, context2d, controls, fmt, font, onResize, overlay2d, ready, saveButton } from "./core.js";
+import { blob, context2d, controls, fmt, font, inTasks, onResize, overlay2d, ready, saveButton } from "./core.js";
 import { decode } from "./decode.js";
 import { watts } from "./disaggregation_watts.js";
 import { gl } from "./gl.js";
@@ -417,11 +417,11 @@ function start(pg) {
   affine = watts.of("aggregate");
   S = { sample: 0, layer: 0, head: 0, query: Math.min(L - 1, Math.floor(L / 2)), masked: true, mode: "log", cmap: "viridis" };
   if (!buildGL()) return;
-  buildHeatmaps();
-  buildLayers();
-  buildControls();
-  buildPointer();
-  buildHeadMatrix();
+  // one task per WebGL context (each takes 0.1-0.5 s in software GL): no single long task while loading
+  inTasks([buildHeatmaps, buildLayers, function () { buildControls(); buildPointer(); }, buildHeadMatrix, finish]);
+}
+
+function finish() {
   wi = attentionWhatIf({ after: document.getElementById("att-readout"), cap: cap, state: S, sampleLabel: function (i) { return "batch sample " + P.samples[i]; } });
   stateInUrl([["sample", "#att-sample"], ["layer", "#att-layer"], ["head", ui.head], ["mask", "#att-mask"], ["source", "#att-source"],
               ["t", ui.query], ["scale", "#att-scale"], ["cmap", "#att-cmap"]]);

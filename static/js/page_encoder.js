@@ -8,7 +8,7 @@
 import { registerPage, testHook } from "./register.js";
 import { chooseOption, stateInUrl } from "./url_state.js";
 import { colormaps, legend, palette } from "./colormaps.js";
-import { blob, context2d, controls, fmt, font, onResize, overlay2d, ready, saveButton } from "./core.js";
+import { blob, context2d, controls, fmt, font, inTasks, onResize, overlay2d, ready, saveButton } from "./core.js";
 import { decode } from "./decode.js";
 import { gl } from "./gl.js";
 import { plot2d } from "./plot2d.js";
@@ -300,15 +300,12 @@ function start(pg) {
   gl.fitCanvas(canvas);
   regl = gl.create(canvas);
   if (!regl) return;
-  buildTabs();
-  buildControls();
-  syncTabs();
-  buildHeatmaps();
-  buildPointer();
-  bindUrl();
-  frame();
-  drawLegend();
-  drawFFN(); drawFiLM();
+  // a few tasks instead of one long one while loading (see core.inTasks)
+  inTasks([function () { buildTabs(); buildControls(); syncTabs(); }, buildHeatmaps,
+           function () { buildPointer(); bindUrl(); frame(); drawLegend(); }, function () { drawFFN(); drawFiLM(); }, finish]);
+}
+
+function finish() {
   setTimeout(drawEvo, 0);   // needs every layer's output: rebuilt one task after the first frame
   onResize(canvas, function () { frame(); panels(); });
   testHook({ pending: function () { return pending.some(Boolean); }, state: S, capture: cap, heatmaps: function () { return hms; }, steps: steps, setPos: setPos, setLayer: setLayer });
