@@ -12,7 +12,7 @@ import boxVert from "../glsl/forward_box.vert";
 import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
 import { colormaps, legend } from "./colormaps.js";
-import { animationsOff, blob, controls, fail, fmt, font, onResize, overlay2d, ready, saveButton, tooltip } from "./core.js";
+import { animationsOff, blob, controls, fail, fmt, font, inTasks, onResize, overlay2d, ready, saveButton, tooltip } from "./core.js";
 import { decode, decodeF16 } from "./decode.js";
 import { createForwardAnim } from "./forward_anim.js";
 import { animData } from "./forward_anim_data.js";
@@ -26,7 +26,7 @@ var YAW = -0.17, PITCH = 0.5, GAP = 0.9, ZGAP = 6.2, LIFT = 0.3;   // camera ang
 var TINT = [0.74, 0.78, 0.82];
 
 /* ---------- the page's state (one page per document; set by start) ---------- */
-var P, cap, stages, S, urlState = null, anim = null;   // payload data, capture, stages, selection, URL sync, animation
+var P, PG, cap, stages, S, urlState = null, anim = null;   // payload data, the whole payload, capture, stages, selection, URL sync, animation
 var canvas, overlay, regl, drawBox, lut, texCache = {}; // the 3D view
 var VP = null, VIEW = null, ROT = null;                  // camera: view-projection (GLSL), row-major view, rotation
 var zc, zo, zregl, zhm = {}, ZB = null;                  // the zoom panel: canvas, overlay, regl, heatmaps, plot box
@@ -397,17 +397,36 @@ function listen() {
 }
 
 /* ---------- start: data, the two regl contexts, controls, animation; false where WebGL is missing ---------- */
-function buildViews() {
+// One WebGL context per task (each takes 0.1-0.5 s in software GL; see core.inTasks). A step that cannot go on
+// throws: fail() already shows the first (root-cause) message, and inTasks stops there.
+function buildMainView() {
   canvas = document.getElementById("fwd-3d"); overlay = document.getElementById("fwd-3d-overlay");
   gl.fitCanvas(canvas);
   regl = gl.create(canvas);
-  if (!regl) return false;
+  if (!regl) throw new Error("no WebGL context for the 3D view");
   drawBox = buildBoxCommand();
   lut = colormaps.lut(CMAP);
+}
+function buildZoomView() {
   zc = document.getElementById("fwd-zoom"); zo = document.getElementById("fwd-zoom-overlay");
   gl.fitCanvas(zc);
   zregl = gl.create(zc);
-  return !!zregl;
+  if (!zregl) throw new Error("no WebGL context for the zoom view");
+  listen();
+  buildControls();
+}
+function buildAnimation() {
+  anim = startAnim(PG, function () { return S.sample; }, onAnimStage);
+  if (!anim) throw new Error("the animation could not start");
+  document.getElementById("fwd-sample").addEventListener("change", function () { anim.draw(); });
+}
+function finish() {
+  select(0);
+  urlState = stateInUrl([["sample", "#fwd-sample"], ["stage", stageSel], ["alayer", "#fwd-anim-layer"], ["ahead", "#fwd-anim-head"]]);
+  onResize(canvas, function () { frame3d(); frameZoom(); });
+  testHook({ state: S, stages: stages, capture: cap, select: select, screenBox: screenBox, anim: anim,
+             zoomBox: function () { return ZB; }, zoomHeatmap: function () { return zhm[S.stage]; } });
+  ready();
 }
 function start(pg) {
   P = pg.data; cap = decode(blob("capture"));
@@ -415,18 +434,8 @@ function start(pg) {
   stages = P.stages.map(function (st) { return makeStage(st, cap, binned); });
   S = { sample: 0, stage: 0, playing: null };
   layoutStages(pg.model.window);
-  if (!buildViews()) return;
-  listen();
-  buildControls();
-  anim = startAnim(pg, function () { return S.sample; }, onAnimStage);
-  if (!anim) return;
-  document.getElementById("fwd-sample").addEventListener("change", function () { anim.draw(); });
-  select(0);
-  urlState = stateInUrl([["sample", "#fwd-sample"], ["stage", stageSel], ["alayer", "#fwd-anim-layer"], ["ahead", "#fwd-anim-head"]]);
-  onResize(canvas, function () { frame3d(); frameZoom(); });
-  testHook({ state: S, stages: stages, capture: cap, select: select, screenBox: screenBox, anim: anim,
-             zoomBox: function () { return ZB; }, zoomHeatmap: function () { return zhm[S.stage]; } });
-  ready();
+  PG = pg;
+  inTasks([buildMainView, buildZoomView, buildAnimation, finish]);
 }
 
 registerPage({ slug: "forward", start: start });

@@ -3,12 +3,11 @@ import { decode as unpack } from "@msgpack/msgpack";
 import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
 import { legend } from "./colormaps.js";
-import { blob, controls, fmt, ready, saveButton } from "./core.js";
+import { blob, controls, fmt, inTasks, ready, saveButton, tooltip } from "./core.js";
 import { deviceColors } from "./disaggregation_watts.js";
 import { gl } from "./gl.js";
 import { plot2d } from "./plot2d.js";
 import { landscapeMap } from "./landscape_map.js";
-import { tooltip } from "./core.js";
 
 var COMP_COLORS = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#882255", "#999999", "#117733", "#000000"];
 function pretty(s) { return s.replace(/_/g, " "); }
@@ -150,16 +149,20 @@ function start(pg) {
   if (!pg.data.has_log) { ready(); return; }
   T = unpack(blob("train"));
   E = T.epochs; devs = T.devices; ep = E.map(function (r) { return r.epoch; });
-  buildLossFigure();
-  var pc = buildPcgradFigure();
-  if (!pc) return;
-  buildScheduleFigure();
-  buildValidationFigure();
-  // ---- 5. loss landscape (stored by `nilmbuild landscape`; absent: the template says how to compute it) ----
-  var land = T.landscape ? landscape(T.landscape) : null;
-  testHook({ pc: pc, landscape: land });
-  stateInUrl([["component", "#loss-component"], ["epoch", "#pc-epoch"]]);
-  ready();
+  var pc = null, land = null;
+  // a few tasks instead of one long one while loading (core.inTasks); the landscape creates a WebGL context
+  inTasks([
+    buildLossFigure,
+    function () { pc = buildPcgradFigure(); if (!pc) throw new Error("the PCGrad figure could not be drawn"); },
+    function () { buildScheduleFigure(); buildValidationFigure(); },
+    // ---- 5. loss landscape (stored by `nilmbuild landscape`; absent: the template says how to compute it) ----
+    function () { land = T.landscape ? landscape(T.landscape) : null; },
+    function () {
+      testHook({ pc: pc, landscape: land });
+      stateInUrl([["component", "#loss-component"], ["epoch", "#pc-epoch"]]);
+      ready();
+    },
+  ]);
 }
 
 function landscape(L) {
