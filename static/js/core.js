@@ -62,13 +62,13 @@ export const base64Bytes = function (text) {
 };
 
 /* ---- start in several tasks ---- */
-// Run steps one task each (a macrotask between them: the browser may paint and handle input, and no single
-// task of a page's start grows past its slowest step, e.g. one WebGL context in software GL). Resolves after
-// the last step; the first exception goes to fail() and stops the rest.
+// Run steps one macrotask each (the first in the current task): between them the browser may paint and handle
+// input, and no single task of a page's start grows past its slowest step, e.g. one WebGL context in software
+// GL. Resolves after the last step; the first exception goes to fail() and stops the rest.
 export const inTasks = function (steps) {
-  return steps.reduce(function (prev, step) {
+  return steps.reduce(function (prev, step, i) {
     return prev.then(function () {
-      return new Promise(function (resolve) { setTimeout(resolve, 0); }).then(step);
+      return i === 0 ? step() : new Promise(function (resolve) { setTimeout(resolve, 0); }).then(step);
     });
   }, Promise.resolve()).catch(fail);
 };

@@ -9,7 +9,7 @@
  * kit.saveView(section, getCanvas, name)  a "Save PNG" button in a view's header
  */
 import { decode as unpack } from "@msgpack/msgpack";
-import { blob, context2d, controls, fail, fmt, font, onResize, ready, saveButton } from "./core.js";
+import { blob, context2d, controls, fmt, font, onResize, saveButton } from "./core.js";
 import { decode } from "./decode.js";
 import { watts } from "./disaggregation_watts.js";
 
@@ -116,19 +116,6 @@ kit.ctx2d = function (canvas) {
   g.font = font(12);
   g.textBaseline = "middle";
   return { g: g, W: W, H: H };
-};
-
-// Run fns one per task (setTimeout 0) so no single task blocks the main thread for long; then done().
-// Errors go to fail. The page calls ready() in done, so "ready" still means every view is drawn.
-kit.steps = function (fns, done) {
-  var k = 0;
-  function next() {
-    try {
-      var t0 = performance.now();
-      if (k < fns.length) { fns[k++](); (kit.timings = kit.timings || []).push(Math.round(performance.now() - t0)); setTimeout(next, 0); } else if (done) done();
-    } catch (e) { fail(e); }
-  }
-  next();
 };
 
 // Like onResize, but only when the element's width really changed (no redraw on the observer's first call).

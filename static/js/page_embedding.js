@@ -8,7 +8,7 @@
 import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
 import { legend, palette } from "./colormaps.js";
-import { controls, fmt, ready } from "./core.js";
+import { controls, fmt, inTasks, ready } from "./core.js";
 import { kit } from "./film_kit.js";
 import { gl } from "./gl.js";
 import { plot2d } from "./plot2d.js";
@@ -319,7 +319,7 @@ function run(pg) {
   buildViews();
   mapDefs = buildMapDefs();
   kit.onResize(el.stack, function () { if (hms.length) drawMaps(); drawRF(); if (inputPlot) inputPlot.draw(); });
-  kit.steps([drawRF, drawInput, function () { regl = gl.create(el.maps); if (!regl) throw new Error("WebGL is not available"); }, initMaps, readout], finish);
+  inTasks([drawRF, drawInput, function () { regl = gl.create(el.maps); if (!regl) throw new Error("WebGL is not available"); }, initMaps, readout, finish]);
 }
 
 registerPage({ slug: "embedding", start: run });

@@ -9,7 +9,7 @@
 import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
 import { colormaps, legend, palette } from "./colormaps.js";
-import { controls, fmt, ready, tooltip } from "./core.js";
+import { controls, fmt, inTasks, ready, tooltip } from "./core.js";
 import { kit } from "./film_kit.js";
 import { gl } from "./gl.js";
 import { plot2d } from "./plot2d.js";
@@ -452,8 +452,8 @@ function run(pg) {
   buildControls();
   buildViews();
   kit.onResize(params.stack, onResizeAll);
-  kit.steps([initParams, drawCond, drawMLP, liveData, function () { if (!lv.regl) lv.regl = gl.create(lv.canvas); }, live,
-             bindLiveHover, drawAblation], finish);
+  inTasks([initParams, drawCond, drawMLP, liveData, function () { if (!lv.regl) lv.regl = gl.create(lv.canvas); }, live,
+           bindLiveHover, drawAblation, finish]);
 }
 
 registerPage({ slug: "film", start: run });

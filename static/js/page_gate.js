@@ -11,7 +11,7 @@
 import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
 import { palette } from "./colormaps.js";
-import { controls, fmt, page, ready } from "./core.js";
+import { controls, fmt, inTasks, page, ready } from "./core.js";
 import { kit } from "./film_kit.js";
 import { plot2d } from "./plot2d.js";
 import { gateWhatIf } from "./whatif_gate.js";
@@ -286,7 +286,7 @@ function run(pg) {
   aggW = kit.watts(extra, "aggregate");
   buildControls();
   kit.onResize(document.getElementById("gate-time"), function () { if (plot) plot.draw(); if (cur) drawCurve(); });
-  kit.steps([recomputeCurrent, buildPlot, drawCurve, function () { updateReadout(); updateCheck(); }, updateTable], finish);
+  inTasks([recomputeCurrent, buildPlot, drawCurve, function () { updateReadout(); updateCheck(); }, updateTable, finish]);
 }
 
 registerPage({ slug: "gate", start: run });

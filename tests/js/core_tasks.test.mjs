@@ -7,14 +7,18 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const C = await import(pathToFileURL(path.join(ROOT, "static", "js", "core.js")).href);
 
-test("inTasks: steps in order, each in its own macrotask", async () => {
+test("inTasks: steps in order, the first in the current task, each later one in a macrotask of its own", async () => {
   const order = [];
-  await C.inTasks([
+  setTimeout(() => order.push("timer queued before"), 0);
+  const done = C.inTasks([
     () => { order.push(1); setTimeout(() => order.push("timer queued by step 1"), 0); },
     () => order.push(2),
     () => order.push(3),
   ]);
-  assert.deepEqual(order, [1, "timer queued by step 1", 2, 3]);
+  await Promise.resolve();
+  assert.deepEqual(order, [1]);  // step 1 ran before any queued task
+  await done;
+  assert.deepEqual(order, [1, "timer queued before", "timer queued by step 1", 2, 3]);
 });
 
 test("inTasks: the first exception goes to fail() and the later steps do not run", async () => {
