@@ -606,8 +606,6 @@ def _ablation_compares(cfg) -> set[str]:
 
 
 def _ablations(planner: _Planner, model, x) -> None:
-    cfg = model.cfg
-    devs = cfg.device_names
     scale = model.layers[0].attn.scale
 
     def out_power(prefix, trace):
@@ -617,7 +615,34 @@ def _ablations(planner: _Planner, model, x) -> None:
         )
         return r
 
-    # FiLM off: encoder outputs, final power, per-device power
+    _ablation_no_film(planner, model, x, out_power)
+
+    # diagonal mask off: q, k, lse and rebuilt weights for every layer, final power
+    P = "ablation.no_mask"
+    trace = _run(
+        model,
+        x,
+        keep=lambda n: n == names.OUTPUT_POWER or n.endswith((".q", ".k", ".lse", ".weights")),
+        attention=lambda l, parts: planner.attention(
+            f"{P}.encoder.{l}.attn", parts, scale, False, main_prefix=f"encoder.{l}.attn", include_scores=False
+        ),
+        gate_mode="hard",
+        mask_diagonal=False,
+    )
+    out_power(P, trace)
+    del trace
+    release_freed_memory()
+
+    # soft gate: final power
+    trace = _run(model, x, keep=lambda n: n == names.OUTPUT_POWER, gate_mode="soft")
+    out_power("ablation.soft_gate", trace)
+    del trace
+
+
+def _ablation_no_film(planner: _Planner, model, x, out_power) -> None:
+    """FiLM off: encoder outputs, final power, per-device power."""
+    cfg = model.cfg
+    devs = cfg.device_names
     trace = _run(
         model,
         x,
@@ -665,27 +690,6 @@ def _ablations(planner: _Planner, model, x) -> None:
         )
     del trace
     release_freed_memory()
-
-    # diagonal mask off: q, k, lse and rebuilt weights for every layer, final power
-    P = "ablation.no_mask"
-    trace = _run(
-        model,
-        x,
-        keep=lambda n: n == names.OUTPUT_POWER or n.endswith((".q", ".k", ".lse", ".weights")),
-        attention=lambda l, parts: planner.attention(
-            f"{P}.encoder.{l}.attn", parts, scale, False, main_prefix=f"encoder.{l}.attn", include_scores=False
-        ),
-        gate_mode="hard",
-        mask_diagonal=False,
-    )
-    out_power(P, trace)
-    del trace
-    release_freed_memory()
-
-    # soft gate: final power
-    trace = _run(model, x, keep=lambda n: n == names.OUTPUT_POWER, gate_mode="soft")
-    out_power("ablation.soft_gate", trace)
-    del trace
 
 
 # ---------------------------------------------------------------------------------------------- sizes

@@ -40,6 +40,12 @@ def _overwritable(trace, recorded_as: str, t: torch.Tensor) -> bool:
     return not (torch.is_grad_enabled() and t.requires_grad)
 
 
+def _row_logsumexp(scores: torch.Tensor) -> torch.Tensor:
+    """(B, H, L, S) -> (B, H, L) log-sum-exp over keys, a few samples at a time: logsumexp holds two temporaries
+    of its input's size (rows are independent, so this is bit-identical to one call)."""
+    return torch.cat([torch.logsumexp(part, dim=-1) for part in scores.split(4)])
+
+
 def _mask_flag(mask_diagonal) -> tuple[bool, torch.Tensor | None]:
     """mask_diagonal (bool, or a () bool tensor decided at run time) -> (mask at all?, run-time flag or None)."""
     if isinstance(mask_diagonal, torch.Tensor):
@@ -144,10 +150,8 @@ class DiagonallyMaskedSelfAttention(nn.Module):
         qk = (f"{name}.q", f"{name}.k")
         if masked:
             diag = diagonal_mask(scores.shape[-1], scores.device, flag)
-            if _overwritable(trace, f"{name}.scores", scores):
-                scores = scores.masked_fill_(diag, MASK_VALUE)
-            else:
-                scores = scores.masked_fill(diag, MASK_VALUE)
+            fill = scores.masked_fill_ if _overwritable(trace, f"{name}.scores", scores) else scores.masked_fill
+            scores = fill(diag, MASK_VALUE)
             put(
                 trace,
                 f"{name}.masked_scores",
@@ -172,9 +176,7 @@ class DiagonallyMaskedSelfAttention(nn.Module):
             derive=_static(flag, attention_weights(*qk, f"{name}.lse", self.scale, masked, MASK_VALUE)),
         )
         if trace is not None:
-            # (B, H, L), a few samples at a time: logsumexp holds two (b, H, L, L) temporaries (rows are independent,
-            # so this is bit-identical to one call)
-            lse = torch.cat([torch.logsumexp(part, dim=-1) for part in scores.split(4)])
+            lse = _row_logsumexp(scores)  # (B, H, L)
             put(
                 trace,
                 f"{name}.lse",
