@@ -16,6 +16,7 @@
  * animate              requestAnimationFrame loop that can be skipped (reduced motion / tests)
  * onResize             ResizeObserver wrapper
  * overlay2d(el, W, H)  a 2D canvas laid over another, sized W x H CSS px at devicePixelRatio -> its context
+ * element(tag, attrs, text)  a new element with attributes and text (what-if panels build theirs with it)
  * sizeBacking(el, w, h) canvas backing store w x h, reallocated only when it changes
  * context2d(canvas)    a chart canvas' 2D context, rastered on the CPU (see there why)
  * In #embed mode inside a frame, ready() starts the nilmbuild:height messages (embed_height.js, docs/embedding.md).
@@ -332,6 +333,14 @@ export function overlay2d(el, W, H) {
   g.clearRect(0, 0, W, H);
   return g;
 }
+// A new element: element("p", {class: "x", id: "y"}, "text"); attributes as given, text (if any) as textContent.
+export function element(tag, attrs, text) {
+  var e = document.createElement(tag);
+  Object.keys(attrs || {}).forEach(function (k) { e.setAttribute(k, attrs[k]); });
+  if (text != null) e.textContent = text;
+  return e;
+}
+
 // Size a 2D canvas' backing store as `el.width = w; el.height = h` does (cleared, context state reset), but
 // reallocate it only when the size changes: every assignment reallocates, even to the same size.
 export function sizeBacking(el, w, h) {

@@ -15,7 +15,7 @@
  * `tie` of the threshold in use (the hard gate may legitimately flip there). The model loads when the panel first
  * comes into view; in #embed mode the panel is hidden (kit-secondary), so an embed never loads it.
  */
-import { blob, fmt, page } from "./core.js";
+import { blob, element as el, fmt, page } from "./core.js";
 import { palette } from "./colormaps.js";
 import { createLiveModel, modelInputScaled } from "./live_model.js";
 import { plot2d } from "./plot2d.js";
@@ -23,13 +23,6 @@ import { watts } from "./disaggregation_watts.js";
 
 var DEBOUNCE_MS = 150;
 var LANE_PX = 78;
-
-function el(tag, attrs, text) {
-  var e = document.createElement(tag);
-  Object.keys(attrs || {}).forEach(function (k) { e.setAttribute(k, attrs[k]); });
-  if (text != null) e.textContent = text;
-  return e;
-}
 
 function build(after, devices) {
   var sec = el("section", { class: "kit-view kit-secondary whatif", id: "whatif-panel", "aria-labelledby": "whatif-h", "data-state": "idle", "data-runs": "0" });

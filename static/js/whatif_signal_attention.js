@@ -5,19 +5,12 @@
  *   var ys = attentionSignal({spec, state, controlsEl, before, hide: [elements]}); ys.update() after a change.
  * state: the page's {layer, head, query, masked} (the mask toggle applies to your signal too). */
 import { colormaps, legend, palette } from "./colormaps.js";
-import { context2d, controls, fmt, sizeBacking } from "./core.js";
+import { context2d, controls, element as el, fmt, sizeBacking } from "./core.js";
 import { plot2d } from "./plot2d.js";
 import { yourSignal } from "./whatif_signal.js";
 
 var LOG_LO = -4, LOG_HI = 0;  // colour scale: log10 weight from 1e-4 to 1
 var MAP_PX = 520;
-
-function el(tag, attrs, text) {
-  var e = document.createElement(tag);
-  Object.keys(attrs || {}).forEach(function (k) { e.setAttribute(k, attrs[k]); });
-  if (text != null) e.textContent = text;
-  return e;
-}
 
 function drawMap(canvas, att, L, layer, head, query, title) {
   var dpr = window.devicePixelRatio || 1, W = canvas.clientWidth, H = canvas.clientHeight;

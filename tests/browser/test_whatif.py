@@ -93,15 +93,37 @@ def captured_watts(ctx, record, batch_index) -> np.ndarray:
     )
 
 
+def at_rest(ctx, page, samples_js: str):
+    """The panel's first run, at the checkpoint's own settings, equals the captured output.power within the
+    bound -> (run, batch index, thresholds). samples_js: where the page keeps its samples' batch indices."""
+    r = last(page)
+    b = page.evaluate(samples_js)[r["sample"]]
+    thr = [d.gate_threshold for d in ctx.loaded.cfg.devices]
+    _, gate = torch_watts(ctx, b)
+    assert_close(ctx, r["live"], captured_watts(ctx, "output.power", b), gate, thr)
+    return r, b, thr
+
+
+def ablation_run(ctx, page, b, thr, runs: int, ablation: str, **switch):
+    """After a switch that has a captured ablation run: the panel's run number `runs` compares with that run and
+    equals it within the bound (gates from PyTorch with the same switch) -> the run."""
+    wait_runs(page, runs)
+    r = last(page)
+    assert r["reference"] == f"ablation.{ablation}.output.power"
+    _, gate = torch_watts(ctx, b, **switch)
+    assert_close(ctx, r["live"], captured_watts(ctx, r["reference"], b), gate, thr)
+    return r
+
+
+def largest_change(live_a: dict, live_b: dict) -> float:
+    """Largest |a - b| in watts over every device and step of two runs' live outputs."""
+    return max(np.abs(np.asarray(live_a[d]) - np.asarray(live_b[d])).max() for d in live_a)
+
+
 def test_gate_at_rest_equals_the_capture_and_the_threshold_moves_the_answer(nb, page_at, site, site_context):
     ctx = site_context
     page = open_panel(nb, page_at, site, "gate")
-    r = last(page)
-    b = page.evaluate("nilmbuild.test.extra.samples")[r["sample"]]
-    thr = [d.gate_threshold for d in ctx.loaded.cfg.devices]
-    want = captured_watts(ctx, "output.power", b)
-    _, gate = torch_watts(ctx, b)
-    assert_close(ctx, r["live"], want, gate, thr)
+    r, b, thr = at_rest(ctx, page, "nilmbuild.test.extra.samples")
     assert all(row["within"] for row in r["rows"])
     assert page.locator("#whatif-panel").get_attribute("data-within") == "true"
 
@@ -129,19 +151,11 @@ def test_gate_at_rest_equals_the_capture_and_the_threshold_moves_the_answer(nb, 
 def test_film_off_reproduces_the_captured_ablation_and_sliders_match_pytorch(nb, page_at, site, site_context):
     ctx = site_context
     page = open_panel(nb, page_at, site, "film")
-    r = last(page)
-    b = page.evaluate("nilmbuild.test.extra.samples")[r["sample"]]
-    thr = [d.gate_threshold for d in ctx.loaded.cfg.devices]
-    _, gate = torch_watts(ctx, b)
-    assert_close(ctx, r["live"], captured_watts(ctx, "output.power", b), gate, thr)
+    r, b, thr = at_rest(ctx, page, "nilmbuild.test.extra.samples")
 
     page.locator("#whatif-film-on").uncheck()
-    wait_runs(page, 2)
-    r2 = last(page)
-    assert r2["reference"] == "ablation.no_film.output.power"
-    _, gate_off = torch_watts(ctx, b, film_on=0.0)
-    assert_close(ctx, r2["live"], captured_watts(ctx, "ablation.no_film.output.power", b), gate_off, thr)
-    assert max(np.abs(np.asarray(r2["live"][d]) - np.asarray(r["live"][d])).max() for d in r["live"]) > 1.0
+    r2 = ablation_run(ctx, page, b, thr, 2, "no_film", film_on=0.0)
+    assert largest_change(r2["live"], r["live"]) > 1.0
     assert page.locator("#whatif-panel").get_attribute("data-within") == "true"
 
     page.locator("#whatif-film-on").check()
@@ -156,27 +170,19 @@ def test_film_off_reproduces_the_captured_ablation_and_sliders_match_pytorch(nb,
     affine[layer, 0] = 2.0
     want3, gate3 = torch_watts(ctx, b, film_enc_affine=affine)
     assert_close(ctx, r3["live"], want3, gate3, thr)
-    assert max(np.abs(np.asarray(r3["live"][d]) - np.asarray(r["live"][d])).max() for d in r["live"]) > 1.0
+    assert largest_change(r3["live"], r["live"]) > 1.0
     assert page.nb_requests == []
 
 
 def test_mask_toggle_reproduces_the_captured_unmasked_run(nb, page_at, site, site_context):
     ctx = site_context
     page = open_panel(nb, page_at, site, "attention")
-    r = last(page)
-    b = page.evaluate("nilmbuild.test.page().data.samples")[r["sample"]]
-    thr = [d.gate_threshold for d in ctx.loaded.cfg.devices]
-    _, gate = torch_watts(ctx, b)
-    assert_close(ctx, r["live"], captured_watts(ctx, "output.power", b), gate, thr)
+    r, b, thr = at_rest(ctx, page, "nilmbuild.test.page().data.samples")
 
     page.locator("#att-mask").uncheck()
     page.locator("#whatif-panel").scroll_into_view_if_needed()
-    wait_runs(page, 2)
-    r2 = last(page)
-    assert r2["reference"] == "ablation.no_mask.output.power"
-    _, gate_off = torch_watts(ctx, b, mask_diagonal=0.0)
-    assert_close(ctx, r2["live"], captured_watts(ctx, "ablation.no_mask.output.power", b), gate_off, thr)
-    assert max(np.abs(np.asarray(r2["live"][d]) - np.asarray(r["live"][d])).max() for d in r["live"]) > 1.0
+    r2 = ablation_run(ctx, page, b, thr, 2, "no_mask", mask_diagonal=0.0)
+    assert largest_change(r2["live"], r["live"]) > 1.0
     assert page.nb_requests == []
 
 
