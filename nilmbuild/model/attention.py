@@ -32,10 +32,10 @@ def _static(flag: torch.Tensor | None, derive: dict) -> dict | None:
     return derive if flag is None else None
 
 
-def _overwritable(trace, recorded_as: str, t: torch.Tensor) -> bool:
-    """Whether `t` may be changed in place: no trace record keeps it (as `recorded_as`) and no autograd graph
-    needs it. Saves a (B, H, L, L) copy per step of a traced run."""
-    if trace is not None and trace.wants(recorded_as):
+def _overwritable(t: torch.Tensor, trace=None, recorded_as: str | None = None) -> bool:
+    """Whether `t` may be changed in place: no trace record keeps it (as `recorded_as`, if it is recorded) and no
+    autograd graph needs it. Saves a (B, H, L, L) copy per step of a traced run."""
+    if trace is not None and recorded_as is not None and trace.wants(recorded_as):
         return False
     return not (torch.is_grad_enabled() and t.requires_grad)
 
@@ -150,7 +150,7 @@ class DiagonallyMaskedSelfAttention(nn.Module):
         qk = (f"{name}.q", f"{name}.k")
         if masked:
             diag = diagonal_mask(scores.shape[-1], scores.device, flag)
-            fill = scores.masked_fill_ if _overwritable(trace, f"{name}.scores", scores) else scores.masked_fill
+            fill = scores.masked_fill_ if _overwritable(scores, trace, f"{name}.scores") else scores.masked_fill
             scores = fill(diag, MASK_VALUE)
             put(
                 trace,
@@ -164,7 +164,7 @@ class DiagonallyMaskedSelfAttention(nn.Module):
             )
         attn = torch.softmax(scores, dim=-1)  # (B, H, L, L)
         if masked:  # the softmax output is never recorded: in place unless autograd needs it
-            attn = attn.masked_fill_(diag, 0.0) if _overwritable(None, "", attn) else attn.masked_fill(diag, 0.0)
+            attn = attn.masked_fill_(diag, 0.0) if _overwritable(attn) else attn.masked_fill(diag, 0.0)
         put(
             trace,
             f"{name}.weights",
