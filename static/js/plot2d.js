@@ -8,7 +8,8 @@
  *              series: [{name: "input", y: Float32Array, kind: "line"}]}]});
  *   p.draw(); p.setCursor(42); plot2d.hover(p);
  * Series: {name, y, x (optional; default 0..n-1), kind: line|area|step|bar, color, width, dash}.
- * Axes: {label, unit, min, max} (min/max default to the data range; y includes 0 for area/bar).
+ * Axes: {label, unit, min, max, zero} (min/max default to the data range; y includes 0 for area/bar, and for any
+ *   series with zero: true, so that a nearly constant lane is drawn near its zero line, not stretched edge to edge).
  */
 import { palette } from "./colormaps.js";
 import { context2d, fmt, font, tooltip } from "./core.js";
@@ -36,6 +37,7 @@ function extent(lane, key, xs) {
     for (var i = 0; i < arr.length; i++) { var v = arr[i]; if (v < lo) lo = v; if (v > hi) hi = v; }
     if (key === "y" && (s.kind === "area" || s.kind === "bar")) { lo = Math.min(lo, 0); hi = Math.max(hi, 0); }
   });
+  if (key === "y" && lane.y && lane.y.zero) { lo = Math.min(lo, 0); hi = Math.max(hi, 0); }
   if (!isFinite(lo)) { lo = 0; hi = 1; }
   if (lo === hi) { lo -= 0.5; hi += 0.5; }
   if (key === "y") { var pad = 0.05 * (hi - lo); if (hi !== 0) hi += pad; if (lo !== 0) lo -= pad; } // headroom

@@ -74,7 +74,7 @@ function drawTable(table, rows, refLabel) {
 function drawPlot(ui, data, live, captured, title, refLabel) {
   var W = data.live.window, stepMin = data.live.stepS / 60;
   var lanes = data.live.devices.map(function (d, i) {
-    return { title: d.replace(/_/g, " "), y: { label: "power", unit: "W" }, series: [
+    return { title: d.replace(/_/g, " "), y: { label: "power", unit: "W", zero: true }, series: [
       { name: refLabel, y: captured[d], kind: "line", color: "#1b1f24", width: 1, dash: [4, 3] },
       { name: "live, these settings", y: live[d], kind: "line", color: palette[i % palette.length], width: 1.5 }] };
   });
