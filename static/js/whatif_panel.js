@@ -134,10 +134,12 @@ export function whatIfPanel(opts) {
     S.timer = setTimeout(run, DEBOUNCE_MS);
   }
 
+  // Start when the panel is on screen, not before: loading the runtime compiles ~10 MB of WebAssembly on
+  // background threads for seconds, which on a 2-core machine halves the frame rate of the view above it.
   var io = new IntersectionObserver(function (entries) {
     if (!entries.some(function (e) { return e.isIntersecting; })) return;
     io.disconnect(); S.visible = true; run();
-  }, { rootMargin: "200px" });
+  });
   io.observe(ui.sec);
   return { update: update, state: S, element: ui.sec, controls: ui.controls, live: live, data: data };
 }
