@@ -3,6 +3,7 @@
  * cost when they grow (graceful degradation on software WebGL), and prefers-reduced-motion (no motion: Play and
  * Step show each scene's end state, one per click).
  *   createForwardAnim({canvas, overlay, caption, status, controls, pg, data, sample(), onStage(stage)})
+ *   (regl: optional, a gl.create context on canvas made in an earlier task; else made here)
  *     -> {state, scenes, seek(scene, t) -> particles, renderAt(t), particles(), draw(), play(), pause(), step()}
  * Scenes: forward_anim_scenes.js; one frame: forward_anim_render.js; data: forward_anim_data.js; the frame-rate
  * policy: forward_anim_quality.js (checked every 30 frames, on the mean frame time of the last 30).
@@ -54,7 +55,7 @@ function addControls(ctl, m, A, h) {
 }
 
 export function createForwardAnim(o) {
-  var m = o.pg.model, regl = gl.create(o.canvas);
+  var m = o.pg.model, regl = o.regl || gl.create(o.canvas);
   if (!regl) return null;
   var scenes = makeScenes(m), P = o.data.table(0, 0, 0).P, raf = 0, last = null, skipNext = false, playBtn;
   var A = { scene: 0, t: 0, playing: false, speed: 1, layer: 0, head: 0, perQuery: P, maxPerQuery: P, resolution: 1,

@@ -1,8 +1,9 @@
 /* landscape_map.js: the loss landscape stored in the checkpoint by `nilmbuild landscape` (extra["landscape"]).
- * landscapeMap.create(canvas, overlay, L) draws log10(loss) on the (alpha, beta) plane as a WebGL height map
+ * landscapeMap.create(canvas, overlay, L, regl?) draws log10(loss) on the (alpha, beta) plane as a WebGL height map
  * with contours (landscape.vert/.frag), and on a 2D overlay the axes, the checkpoint (centre), the grid minimum
  * and the training trajectory projected onto the plane (one point per epoch). Returns
  * {draw, toPixel(alpha, beta) -> {x, y} CSS px, valueAt(px, py) -> {alpha, beta, loss} | null}.
+ * regl: a context already made on `canvas` with gl.create (a page may make it in an earlier task); else made here.
  */
 import landscapeFrag from "../glsl/landscape.frag";
 import landscapeVert from "../glsl/landscape.vert";
@@ -77,9 +78,9 @@ function trajectory(g, pts, toPixel, b) {
 }
 
 export const landscapeMap = {
-  create: function (canvas, overlay, L) {
+  create: function (canvas, overlay, L, regl) {
     gl.fitCanvas(canvas);
-    var regl = gl.create(canvas);
+    regl = regl || gl.create(canvas);
     if (!regl) return null;
     if (!regl.hasExtension("oes_texture_float")) throw new Error("the landscape needs WebGL float textures (OES_texture_float)");
     var n = L.grid, R = range(L), B = box(canvas);

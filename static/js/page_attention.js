@@ -90,14 +90,16 @@ function aggregateW() {   // the input aggregate of the sample in watts (channel
 function headColour(h) { return palette[h % palette.length]; }
 
 /* ---------- the WebGL heads: a draw command, layout, hover adapters ---------- */
-function buildGL() {
+function createGL() {   // the context alone: the longest single step of the page's start in software GL
   canvas = document.getElementById("att-main"); axes = document.getElementById("att-main-axes");
   gl.fitCanvas(canvas);
   regl = gl.create(canvas);
-  if (!regl) return false;
+  if (!regl) throw new Error("no WebGL context for the attention maps");
   if (!regl.hasExtension("oes_texture_float")) {
     throw new Error("this view needs WebGL float textures (OES_texture_float) to rebuild attention on the GPU");
   }
+}
+function buildGL() {   // the colour LUT, the map cache and the draw command (shaders compiled here)
   lutTex = regl.texture({ width: 256, height: 1, data: colormaps.lut(S.cmap), min: "nearest", mag: "nearest" });
   maps = mapCache(regl, 64e6);
   var T4 = Math.ceil(E / 4);
@@ -112,7 +114,6 @@ function buildGL() {
     },
     viewport: regl.prop("viewport"), scissor: { enable: true, box: regl.prop("viewport") }, depth: { enable: false },
   });
-  return true;
 }
 function layout() {   // large head left, one small multiple per head right
   var W = canvas.clientWidth, Hh = canvas.clientHeight;
@@ -203,8 +204,13 @@ function drawSmallLabels(g) {   // small-multiple labels, head colours, selectio
   }
   g.lineWidth = 1;
 }
-function drawAxes() {
-  var W = canvas.clientWidth, Hh = canvas.clientHeight, g = overlay2d(axes, W, Hh), b = LAY.big;
+var axesKey = null;
+function drawAxes() {   // skipped when nothing it draws changed (a sample switch): a 2D canvas redrawn is re-uploaded
+  var W = canvas.clientWidth, Hh = canvas.clientHeight, b = LAY.big;
+  var key = [W, Hh, window.devicePixelRatio, S.layer, S.head, S.masked, S.query, b.x, b.y, b.width].join("|");
+  if (key === axesKey) return;
+  axesKey = key;
+  var g = overlay2d(axes, W, Hh);
   g.font = font(12);
   g.fillStyle = "#1b1f24"; g.strokeStyle = "#57606a";
   drawTicks(g, b);
@@ -299,8 +305,11 @@ function drawReadout() {
     ", head " + S.head + ", query t = " + S.query + " min: strongest key s = " + best + " min (weight " + fmt(w[best], 4) +
     "); weight on itself " + fmt(w[S.query], 4) + (S.masked ? " (masked)" : " (mask off)") + ".";
 }
-function drawLegend() {
-  var el = document.getElementById("nb-legend");
+var legendKey = null;
+function drawLegend() {   // rebuilt only when its scale changes (not on a sample switch in the log scale)
+  var el = document.getElementById("nb-legend"), key = [S.mode, S.cmap, S.mode === "log" ? 0 : S.vmax].join("|");
+  if (key === legendKey && el.firstChild) return;
+  legendKey = key;
   el.textContent = "";
   if (S.mode === "log") legend(el, S.cmap, LOG_MIN, LOG_MAX, "log₁₀ attention weight (1e-4 … 1; masked diagonal = 0 → darkest)");
   else if (S.mode === "sqrt") legend(el, S.cmap, 0, S.vmax, "attention weight, square-root scale (colour ∝ √w, 0 … layer max)");
@@ -416,9 +425,13 @@ function start(pg) {
   H = q0.shape[1]; L = q0.shape[2]; E = q0.shape[3];
   affine = watts.of("aggregate");
   S = { sample: 0, layer: 0, head: 0, query: Math.min(L - 1, Math.floor(L / 2)), masked: true, mode: "log", cmap: "viridis" };
-  if (!buildGL()) return;
-  // one task per WebGL context (each takes 0.1-0.5 s in software GL): no single long task while loading
-  inTasks([buildHeatmaps, buildLayers, function () { buildControls(); buildPointer(); }, buildHeadMatrix, finish]);
+  // one task per WebGL context (each takes 0.05-0.5 s in software GL) and per first draw: no long task while loading
+  inTasks([createGL, function () { buildGL(); buildHeatmaps(); }, buildLayers, function () { if (layersView) layersView.draw(); },
+           function () { buildControls(); buildPointer(); }, buildHeadMatrix, prepare, finish]);
+}
+
+function prepare() {   // decode what the first frame reads (q, k, lse textures; the selected row) in a task of its own
+  current(); row(S.head, S.query); aggregateW();
 }
 
 function finish() {

@@ -268,9 +268,11 @@ function buildParams() {
   kit.saveView(document.getElementById("view-params"), function () { return kit.layered(params.canvas, params.overlay); }, "film-gamma-beta.png");
   params.defs = paramDefs();
 }
-function initParams() {
+function createParams() {   // a WebGL context is a task of its own (the longest single step in software GL)
   params.regl = gl.create(params.canvas);
   if (!params.regl) throw new Error("WebGL is not available");
+}
+function initParams() {
   pUpload(); pDraw();
   gl.hover(params.canvas, params.hms, { ariaLabel: "gamma and beta heatmaps", keyboardIndex: 2, label: paramLabel });
 }
@@ -449,10 +451,9 @@ function run(pg) {
   NL = gRec.shape[2]; F = gRec.shape[3]; L = cap.record(N.ffn_out[0]).shape[1];
   state = { sample: 0, dev: 0, layer: 0, feature: 0, t: Math.floor(L / 2), p: { gs: 1, go: 0, bs: 1, bo: 0 } };
   aggW = kit.watts(extra, "aggregate");
-  buildControls();
-  buildViews();
-  kit.onResize(params.stack, onResizeAll);
-  inTasks([initParams, drawCond, drawMLP, liveData, function () { if (!lv.regl) lv.regl = gl.create(lv.canvas); }, live,
+  // one macrotask per step (core.inTasks): the page's DOM first, then each WebGL context apart from its first draw
+  inTasks([function () { buildControls(); buildViews(); kit.onResize(params.stack, onResizeAll); }, createParams, initParams,
+           drawCond, drawMLP, liveData, function () { if (!lv.regl) lv.regl = gl.create(lv.canvas); }, live,
            bindLiveHover, drawAblation, finish]);
 }
 

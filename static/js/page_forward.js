@@ -99,7 +99,7 @@ function colMajor(m) { var o = new Float32Array(16); for (var r = 0; r < 4; r++)
 function apply(m, p) { return [0, 1, 2, 3].map(function (r) { return m[r * 4] * p[0] + m[r * 4 + 1] * p[1] + m[r * 4 + 2] * p[2] + m[r * 4 + 3]; }); }
 
 /* ---------- the animated forward pass (4.4): its data are the stages' tensors and the "anim" blob ---------- */
-function startAnim(pg, sample, onStage) {
+function startAnim(pg, sample, onStage, regl) {
   function matrix(name, i) {     // a one-record stage's (rows x cols) values for sample i, as the page shows them
     var s = stages.find(function (x) { return x.parts.length === 1 && x.parts[0].name === name; });
     return { values: s.values(i), rows: s.rows, cols: s.cols, range: s.range, shape: [s.B, s.rowsFull, s.colsFull], binned: s.binned };
@@ -109,7 +109,7 @@ function startAnim(pg, sample, onStage) {
   return createForwardAnim({
     canvas: cv, overlay: document.getElementById("fwd-anim-overlay"), caption: document.getElementById("fwd-anim-caption"),
     status: document.getElementById("fwd-anim-status"), controls: document.getElementById("fwd-anim-controls"), pg: pg,
-    data: animData(pg, cap, unpack(blob("anim")), matrix), sample: sample, onStage: onStage,
+    data: animData(pg, cap, unpack(blob("anim")), matrix), sample: sample, onStage: onStage, regl: regl,
   });
 }
 function onAnimStage(stage) {    // the animation reached a stage: select its block
@@ -397,26 +397,40 @@ function listen() {
 }
 
 /* ---------- start: data, the two regl contexts, controls, animation; false where WebGL is missing ---------- */
-// One WebGL context per task (each takes 0.1-0.5 s in software GL; see core.inTasks). A step that cannot go on
+// One WebGL context per task (each takes 0.05-0.5 s in software GL; see core.inTasks), apart from what uses it. A step that cannot go on
 // throws: fail() already shows the first (root-cause) message, and inTasks stops there.
-function buildMainView() {
+function createMainView() {
   canvas = document.getElementById("fwd-3d"); overlay = document.getElementById("fwd-3d-overlay");
   gl.fitCanvas(canvas);
   regl = gl.create(canvas);
   if (!regl) throw new Error("no WebGL context for the 3D view");
+}
+function buildMainView() {   // the box command (shaders compiled here) and the colour LUT
   drawBox = buildBoxCommand();
   lut = colormaps.lut(CMAP);
 }
-function buildZoomView() {
+function createZoomView() {
   zc = document.getElementById("fwd-zoom"); zo = document.getElementById("fwd-zoom-overlay");
   gl.fitCanvas(zc);
   zregl = gl.create(zc);
   if (!zregl) throw new Error("no WebGL context for the zoom view");
+}
+function buildZoomView() {
   listen();
   buildControls();
 }
+var animRegl = null;
+function createAnimView() {
+  var cv = document.getElementById("fwd-anim");
+  gl.fitCanvas(cv);
+  animRegl = gl.create(cv);
+  if (!animRegl) throw new Error("no WebGL context for the animation");
+}
+function faceTextures() {   // the first frame's block faces (box-averaged on the CPU), before the frame itself
+  stages.forEach(function (s, i) { faceTexture(i); });
+}
 function buildAnimation() {
-  anim = startAnim(PG, function () { return S.sample; }, onAnimStage);
+  anim = startAnim(PG, function () { return S.sample; }, onAnimStage, animRegl);
   if (!anim) throw new Error("the animation could not start");
   document.getElementById("fwd-sample").addEventListener("change", function () { anim.draw(); });
 }
@@ -435,7 +449,7 @@ function start(pg) {
   S = { sample: 0, stage: 0, playing: null };
   layoutStages(pg.model.window);
   PG = pg;
-  inTasks([buildMainView, buildZoomView, buildAnimation, finish]);
+  inTasks([createMainView, buildMainView, createZoomView, buildZoomView, createAnimView, buildAnimation, faceTextures, finish]);
 }
 
 registerPage({ slug: "forward", start: start });

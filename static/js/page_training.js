@@ -62,11 +62,9 @@ function pcEpochText(e) {
   return "epoch " + E[e].epoch + " of " + E.length + " · projections " + E[e].pcgrad.projections + " (" + fmt(E[e].pcgrad.projections_per_step, 4) + " per step)";
 }
 
-function buildPcgradFigure() {
+function buildPcgradFigure(regl) {   // regl: gl.create(#pc-canvas), made in the task before
   var pcCanvas = document.getElementById("pc-canvas"), D = devs.length, pc = { epoch: E.length - 1 };
   buildPcLabels();
-  var regl = gl.create(pcCanvas);
-  if (!regl) return null;
   gl.fitCanvas(pcCanvas);
   pc.hm = gl.heatmap(regl, { data: pcMatrix(pc.epoch), rows: D, cols: D, vmin: -1, vmax: 1, cmap: "burd", nanColor: [0.85, 0.85, 0.85, 1] });
   pc.draw = function () { gl.fitCanvas(pcCanvas); regl.poll(); regl.clear({ color: [1, 1, 1, 1] }); pc.hm.draw(); };
@@ -149,14 +147,17 @@ function start(pg) {
   if (!pg.data.has_log) { ready(); return; }
   T = unpack(blob("train"));
   E = T.epochs; devs = T.devices; ep = E.map(function (r) { return r.epoch; });
-  var pc = null, land = null;
-  // a few tasks instead of one long one while loading (core.inTasks); the landscape creates a WebGL context
+  var pc = null, land = null, regl = null;
+  // a few tasks instead of one long one while loading (core.inTasks); each WebGL context is a task of its own
+  // (the longest single step in software GL), apart from its first draw
   inTasks([
     buildLossFigure,
-    function () { pc = buildPcgradFigure(); if (!pc) throw new Error("the PCGrad figure could not be drawn"); },
+    function () { regl = gl.create(document.getElementById("pc-canvas")); if (!regl) throw new Error("no WebGL context for the PCGrad figure"); },
+    function () { pc = buildPcgradFigure(regl); },
     function () { buildScheduleFigure(); buildValidationFigure(); },
     // ---- 5. loss landscape (stored by `nilmbuild landscape`; absent: the template says how to compute it) ----
-    function () { land = T.landscape ? landscape(T.landscape) : null; },
+    function () { regl = T.landscape ? gl.create(document.getElementById("landscape")) : null; if (T.landscape && !regl) throw new Error("no WebGL context for the landscape"); },
+    function () { land = T.landscape ? landscape(T.landscape, regl) : null; },
     function () {
       testHook({ pc: pc, landscape: land });
       stateInUrl([["component", "#loss-component"], ["epoch", "#pc-epoch"]]);
@@ -165,8 +166,8 @@ function start(pg) {
   ]);
 }
 
-function landscape(L) {
-  var canvas = document.getElementById("landscape"), map = landscapeMap.create(canvas, document.getElementById("landscape-axes"), L);
+function landscape(L, regl) {
+  var canvas = document.getElementById("landscape"), map = landscapeMap.create(canvas, document.getElementById("landscape-axes"), L, regl);
   if (!map) return null;
   legend(document.getElementById("landscape-legend"), "viridis", map.range.lo, map.range.hi, "log₁₀ validation loss", 5);
   var out = document.getElementById("landscape-readout"), pts = L.trajectory || [];

@@ -1,11 +1,11 @@
-/* tex_cache.js: draw an expensive full-viewport pass once per key into an off-screen texture of the viewport's
- * size, then show it with a cheap 1:1 copy (blit.frag) while nothing it depends on changes.
+/* tex_cache.js: draw an expensive full-viewport pass once per key, keep the pixels it drew in a texture of the
+ * viewport's size, and show them again with a cheap 1:1 copy (blit.frag) while nothing it depends on changes.
  *   var maps = texCache(regl, 64e6);              // keep at most ~64 MB of RGBA8 textures (least recently used go)
- *   maps.draw(key, viewport, render)              // render(vp) draws into the texture on a miss, with
- *                                                 // vp = {x: 0, y: 0, width, height} of the viewport's size
- * The first request of a key draws straight into the viewport (a page's first frame allocates no textures);
- * a key asked for again is drawn into a texture and copied from then on.
- * The copy is pixel-exact: the texture has the viewport's size and the pass rasterises the same quad there.
+ *   maps.draw(key, viewport, render)              // render(vp) draws the pass into the viewport on a miss
+ * On a miss the pass draws straight into the viewport and those pixels are then copied into a new texture
+ * (copyTexImage2D, on the GPU: no read-back, no framebuffer to allocate and check), so every key is rendered
+ * once: the next request of the key (a sample shown again, a resize-free redraw) is a copy.
+ * The copy is pixel-exact: the texture holds the viewport's own pixels and the blit writes them back 1:1.
  * key must name everything the pass reads (data, head, colour scale, colormap ...); the size is added here.
  */
 import blitFrag from "../glsl/blit.frag";
@@ -22,33 +22,32 @@ export function texCache(regl, maxBytes) {
   function evict(need) {
     while (entries.size && bytes + need > maxBytes) {
       var k = entries.keys().next().value, e = entries.get(k);
-      entries.delete(k); bytes -= e.bytes; e.fbo.destroy();
+      entries.delete(k); bytes -= e.bytes; e.tex.destroy();
     }
   }
-  function texture(key, w, h, render) {
-    var e = entries.get(key);
-    if (e) { entries.delete(key); entries.set(key, e); return e.fbo; }
-    evict(w * h * 4);
-    var fbo = regl.framebuffer({ width: w, height: h, colorType: "uint8", depthStencil: false });
-    fbo.use(function () { render({ x: 0, y: 0, width: w, height: h }); });
-    entries.set(key, { fbo: fbo, bytes: w * h * 4 });
-    bytes += w * h * 4;
-    return fbo;
+  function keep(k, vp) {   // the viewport's pixels, just drawn into the drawing buffer, into a texture
+    var need = vp.width * vp.height * 4;
+    if (need > maxBytes) return;
+    evict(need);
+    // rgb: WebGL 1 copies only channels the drawing buffer has, and gl.create's canvases have no alpha
+    var tex = regl.texture({ copy: true, x: vp.x, y: vp.y, width: vp.width, height: vp.height, format: "rgb",
+                             min: "nearest", mag: "nearest" });
+    entries.set(k, { tex: tex, bytes: need });
+    bytes += need;
   }
-  var seen = new Set();                          // keys drawn once: the second request caches them
   return {
     draw: function (key, viewport, render) {
       if (viewport.width < 1 || viewport.height < 1) return;
-      var k = key + "|" + viewport.width + "x" + viewport.height;
-      if (!entries.has(k) && !seen.has(k)) {       // first time: straight into the canvas (no texture to allocate)
-        if (seen.size > 4096) seen.clear();
-        seen.add(k);
-        render(viewport);
+      var k = key + "|" + viewport.width + "x" + viewport.height, e = entries.get(k);
+      if (e) {
+        entries.delete(k); entries.set(k, e);      // most recently used
+        blit({ tex: e.tex, viewport: viewport });
         return;
       }
-      blit({ tex: texture(k, viewport.width, viewport.height, render).color[0], viewport: viewport });
+      render(viewport);
+      keep(k, viewport);
     },
     size: function () { return entries.size; },
-    clear: function () { entries.forEach(function (e) { e.fbo.destroy(); }); entries.clear(); bytes = 0; },
+    clear: function () { entries.forEach(function (e) { e.tex.destroy(); }); entries.clear(); bytes = 0; },
   };
 }
