@@ -17,6 +17,8 @@
  * onResize             ResizeObserver wrapper
  * overlay2d(el, W, H)  a 2D canvas laid over another, sized W x H CSS px at devicePixelRatio -> its context
  * element(tag, attrs, text)  a new element with attributes and text (what-if panels build theirs with it)
+ * onScreen(el)         -> later(fn): fn runs now while el is on screen, else when it scrolls into view (the
+ *                      latest fn only); flushDeferred() runs every pending one (tests, Save PNG)
  * sizeBacking(el, w, h) canvas backing store w x h, reallocated only when it changes
  * context2d(canvas)    a chart canvas' 2D context, rastered on the CPU (see there why)
  * In #embed mode inside a frame, ready() starts the nilmbuild:height messages (embed_height.js, docs/embedding.md).
@@ -73,6 +75,31 @@ export const inTasks = function (steps) {
     });
   }, Promise.resolve()).catch(fail);
 };
+
+/* ---- off-screen views: drawn when they scroll into view ---- */
+// A control change redraws every view it touches; views far off screen need not be drawn on every change (each
+// costs CPU raster or GPU passes while the user drives a control up the page). later(fn) runs fn at once while
+// the page is starting (until ready(): ready means every view drawn) or while `el` is within 200 px of the
+// viewport; otherwise it keeps fn (replacing an older one: only the latest state is drawn) until `el` comes
+// into view. flushDeferred() runs every kept fn now: the test hook and savePNG call it before reading a canvas.
+var pendingDraws = new Set();
+export function onScreen(el) {
+  var visible = true, pending = null;           // visible until the observer's first report says otherwise
+  var entry = { run: function () { var f = pending; pending = null; pendingDraws.delete(entry); if (f) f(); } };
+  if (typeof IntersectionObserver === "function") {
+    new IntersectionObserver(function (es) {
+      visible = es[es.length - 1].isIntersecting;
+      if (visible) entry.run();
+    }, { rootMargin: "200px" }).observe(el);
+  }
+  return function later(fn) {
+    if (visible || !readyDone) { pending = null; pendingDraws.delete(entry); fn(); return; }
+    pending = fn; pendingDraws.add(entry);
+  };
+}
+export function flushDeferred() {
+  Array.from(pendingDraws).forEach(function (e) { e.run(); });
+}
 
 /* ---- ready / fail ---- */
 var readyDone = false;
@@ -186,6 +213,7 @@ export const tooltip = {
 // Canvases made by gl.create keep their drawing buffer, so toBlob sees the last frame. `render`
 // (optional) redraws first, for canvases that do not.
 export const savePNG = function (canvas, filename, render) {
+  flushDeferred();
   if (render) render();
   filename = filename || page().slug + ".png";
   var url = canvas.toDataURL("image/png");

@@ -11,7 +11,7 @@ import attWeightsVert from "../glsl/attention_weights.vert";
 import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
 import { colormaps, legend, palette } from "./colormaps.js";
-import { blob, context2d, controls, fmt, font, inTasks, onResize, overlay2d, ready, saveButton } from "./core.js";
+import { blob, context2d, controls, flushDeferred, fmt, font, inTasks, onResize, onScreen, overlay2d, ready, saveButton } from "./core.js";
 import { decode } from "./decode.js";
 import { watts } from "./disaggregation_watts.js";
 import { gl } from "./gl.js";
@@ -321,16 +321,23 @@ function drawArcs() {   // arcs at the selected query
     unit: affine ? "W" : "(scaled)", colour: headColour(S.head),
     title: "layer " + S.layer + ", head " + S.head + (S.masked ? "" : " (mask off)") + ": the " + ARCS_K + " strongest keys of query t = " + S.query + " min" });
 }
+var later = {};   // the views below the heads, drawn when on screen (core.onScreen; set by buildLater)
+function buildLater() {
+  ["row", "split", "arcs", "layers"].forEach(function (k) { later[k] = onScreen(document.getElementById("att-" + k)); });
+}
+function drawBelow() {   // row chart, head split, arcs (what the query changes)
+  later.row(drawRow); later.split(drawSplit); later.arcs(drawArcs);
+}
 function redraw(all) {
   if (wi) wi.update();
   frame(); drawLegend();
-  if (all !== false) { drawRow(); drawSplit(); drawArcs(); if (layersView) layersView.draw(S.head, S.sample); }
+  if (all !== false) { drawBelow(); if (layersView) later.layers(function () { layersView.draw(S.head, S.sample); }); }
   drawReadout();
 }
 function setQuery(t) {
   S.query = Math.max(0, Math.min(L - 1, t | 0));
   ui.query.value = S.query;
-  drawAxes(); drawRow(); drawSplit(); drawArcs(); drawReadout(); if (wi) wi.update();
+  drawAxes(); drawBelow(); drawReadout(); if (wi) wi.update();
 }
 
 /* ---------- controls ---------- */
@@ -413,8 +420,8 @@ function buildHeadMatrix() {
 function exposeForTests() {
   testHook({
     state: S, capture: cap, heatmaps: heatmaps, layout: function () { return LAY; }, row: row,
-    frame: frame, rowPlot: function () { return rowPlot; }, headMatrix: headMatrix,
-    arcs: function () { return arcs.map(function (a) { return { query: S.query, key: a.key, weight: a.weight }; }); },
+    frame: frame, rowPlot: function () { flushDeferred(); return rowPlot; }, headMatrix: headMatrix,
+    arcs: function () { flushDeferred(); return arcs.map(function (a) { return { query: S.query, key: a.key, weight: a.weight }; }); },
     layers: layersView, whatif: wi,
   });
 }
@@ -427,7 +434,7 @@ function start(pg) {
   S = { sample: 0, layer: 0, head: 0, query: Math.min(L - 1, Math.floor(L / 2)), masked: true, mode: "log", cmap: "viridis" };
   // one task per WebGL context (each takes 0.05-0.5 s in software GL) and per first draw: no long task while loading
   inTasks([createGL, function () { buildGL(); buildHeatmaps(); }, buildLayers, function () { if (layersView) layersView.draw(); },
-           function () { buildControls(); buildPointer(); }, buildHeadMatrix, prepare, finish]);
+           function () { buildControls(); buildPointer(); buildLater(); }, buildHeadMatrix, prepare, finish]);
 }
 
 function prepare() {   // decode what the first frame reads (q, k, lse textures; the selected row) in a task of its own

@@ -191,12 +191,19 @@ def scrolled_pixel(page, selector, x, y):
     return pixel(page, selector, x, y)
 
 
+def flush(page):
+    """Draw the views a page left for later while they were off screen (core.flushDeferred), if it has any."""
+    page.evaluate("window.nilmbuild && nilmbuild.test && nilmbuild.test.flush && nilmbuild.test.flush()")
+
+
 def canvas_pixel(page, selector, x, y):
     """(r, g, b) of the canvas' own pixel (x, y) (device pixel ratio 1: CSS px = canvas px), read back from the
-    WebGL drawing buffer: exact even when the canvas sits at a fractional page position."""
+    WebGL drawing buffer: exact even when the canvas sits at a fractional page position. Views left for later
+    while off screen (core.onScreen) are drawn first."""
     return tuple(
         page.evaluate(
             """([sel, x, y]) => {
+        if (window.nilmbuild && nilmbuild.test && nilmbuild.test.flush) nilmbuild.test.flush();
         const c = document.querySelector(sel), t = document.createElement("canvas");
         t.width = c.width; t.height = c.height;
         const g = t.getContext("2d"); g.drawImage(c, 0, 0);
@@ -224,6 +231,7 @@ def screenshot_matches(page, name, tolerance=3, selector=None):
     """Compare a screenshot (of `selector`, else the viewport) with goldens/NAME.png: every channel of every
     pixel within `tolerance`. NILMBUILD_UPDATE_GOLDENS=1 rewrites the golden. On mismatch the actual image
     is written to tests/artifacts/NAME.actual.png."""
+    flush(page)
     shot = page.locator(selector).screenshot() if selector else page.screenshot()
     golden = GOLDENS / f"{name}.png"
     if os.environ.get("NILMBUILD_UPDATE_GOLDENS") == "1":
