@@ -9,7 +9,7 @@
 import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
 import { colormaps, legend, palette } from "./colormaps.js";
-import { controls, fmt, inTasks, ready, tooltip } from "./core.js";
+import { controls, flushDeferred, fmt, inTasks, onScreen, ready, tooltip } from "./core.js";
 import { kit } from "./film_kit.js";
 import { gl } from "./gl.js";
 import { plot2d } from "./plot2d.js";
@@ -210,18 +210,29 @@ function pLayout() {
   params.stack.style.height = (y + 4) + "px";
   return boxes;
 }
-function pUpload() {
-  var gb = 0, em = 0, hms = params.hms;
-  params.defs.forEach(function (def) { var m = kit.absmax(pData(def).data); if (def.kind === "gb") gb = Math.max(gb, m); else em = Math.max(em, m); });
+function pScale() {   // the colour scales: largest |γ|, |β| and |embedding| of the sample
+  var sc = { gb: 0, em: 0 };
+  params.defs.forEach(function (def) { var m = kit.absmax(pData(def).data); if (def.kind === "gb") sc.gb = Math.max(sc.gb, m); else sc.em = Math.max(sc.em, m); });
+  return sc;
+}
+function pLegends(sc) {
+  var leg = document.getElementById("film-legends"); leg.textContent = "";
+  legend(leg, "burd", -sc.gb, sc.gb, "γ and β (tanh-bounded to ±0.5)", 3);
+  legend(leg, "burd", -sc.em, sc.em, "device embeddings (value)", 3);
+}
+function pUpload(sc) {
+  var hms = params.hms;
   params.defs.forEach(function (def, k) {
-    var pd = pData(def), v = def.kind === "gb" ? gb : em;
+    var pd = pData(def), v = def.kind === "gb" ? sc.gb : sc.em;
     if (!hms[k]) hms[k] = gl.heatmap(params.regl, { data: pd.data, rows: pd.rows, cols: pd.cols, vmin: -v, vmax: v, cmap: "burd" });
     else hms[k].update(pd.data, -v, v);
     hms[k].def = def;
   });
-  var leg = document.getElementById("film-legends"); leg.textContent = "";
-  legend(leg, "burd", -gb, gb, "γ and β (tanh-bounded to ±0.5)", 3);
-  legend(leg, "burd", -em, em, "device embeddings (value)", 3);
+}
+function drawParams() {   // legends now; the heatmaps when their view is on screen (core.onScreen)
+  var sc = pScale();
+  pLegends(sc);
+  later.params(function () { pUpload(sc); pDraw(); });
 }
 function drawParamLabels(g, hm, k) {
   var b = params.boxes[k], def = hm.def;
@@ -273,7 +284,7 @@ function createParams() {   // a WebGL context is a task of its own (the longest
   if (!params.regl) throw new Error("WebGL is not available");
 }
 function initParams() {
-  pUpload(); pDraw();
+  drawParams();
   gl.hover(params.canvas, params.hms, { ariaLabel: "gamma and beta heatmaps", keyboardIndex: 2, label: paramLabel });
 }
 
@@ -314,16 +325,20 @@ function modulated() {
   for (var t = 0; t < L; t++) for (var f = 0; f < F; f++) out[f * L + t] = filmValue(x[t * F + f], live0.g[f], live0.b[f], p);
   return out;
 }
-function live() {
+function live() {   // readout and check now, the heatmaps and the plot when on screen (core.onScreen)
   if (!lv.regl) { lv.regl = gl.create(lv.canvas); if (!lv.regl) throw new Error("WebGL is not available"); }
-  var mod = modulated(), v = Math.max(live0.range, kit.absmax(mod)), hms = lv.hms;
+  var mod = modulated(), v = Math.max(live0.range, kit.absmax(mod));
+  state.range = v;
+  later.live(function () { liveUpload(mod, v); liveDraw(); livePlot(mod); });
+  liveReadout(); liveCheck(mod); if (wi) wi.update();
+}
+function liveUpload(mod, v) {
+  var hms = lv.hms;
   if (!hms[0]) {
     hms[0] = gl.heatmap(lv.regl, { data: live0.xT, rows: F, cols: L, vmin: -v, vmax: v, cmap: "burd" });
     hms[1] = gl.heatmap(lv.regl, { data: mod, rows: F, cols: L, vmin: -v, vmax: v, cmap: "burd" });
   } else { hms[0].update(live0.xT, -v, v); hms[1].update(mod, -v, v); }
   hms[0].title = N.ffn_out[state.layer]; hms[1].title = "(1 + γ′)·ffn_out + β′";
-  state.range = v;
-  liveDraw(); livePlot(mod); liveReadout(); liveCheck(mod); if (wi) wi.update();
 }
 function drawLiveLabels(g, hm, k) {
   var b = lv.boxes[k];
@@ -411,7 +426,13 @@ function drawAblation() {
 }
 
 /* ---------------- set-up ---------------- */
-function drawAll() { drawCond(); drawMLP(); pUpload(); pDraw(); liveData(); live(); drawAblation(); }
+var later = {};   // views drawn when on screen (core.onScreen), one per view below the condition features
+function buildLater() {
+  [["mlp", "film-mlp"], ["params", "film-stack"], ["live", "film-live-stack"], ["ablation", "film-ablation"]].forEach(function (v) {
+    later[v[0]] = onScreen(document.getElementById(v[1]));
+  });
+}
+function drawAll() { drawCond(); later.mlp(drawMLP); drawParams(); liveData(); live(); later.ablation(drawAblation); }
 function onResizeAll() {
   if (params.hms.length) pDraw();
   liveDraw(); drawCond(); drawMLP();
@@ -421,7 +442,7 @@ function onResizeAll() {
 function buildControls() {
   var controlsEl = document.getElementById("nb-controls");
   kit.sampleSelect(controlsEl, extra, function (v) { state.sample = v; drawAll(); });
-  kit.deviceSelect(controlsEl, devs, function (v) { state.dev = v; drawMLP(); });
+  kit.deviceSelect(controlsEl, devs, function (v) { state.dev = v; later.mlp(drawMLP); });
   var layerOpts = []; for (var l = 0; l < NL; l++) layerOpts.push({ value: String(l), label: "layer " + l });
   layerSel = controls.select(controlsEl, "Layer", layerOpts, "0", function (v) { state.layer = Number(v); liveData(); live(); });
   layerSel.id = "ctl-layer";
@@ -438,7 +459,7 @@ function finish() {
   var s = lv.sliders;
   wi = filmWhatIf({ after: document.getElementById("view-live"), cap: cap, state: state, sampleLabel: function (i) { return kit.sampleLabel(extra, i); } });
   testHook({ whatif: wi, state: state, cap: cap, extra: extra, live: live0, setCell: function (f, t) { state.feature = f; state.t = t; live(); },
-             sliders: s, liveHeatmaps: lv.hms, liveBoxes: function () { return lv.boxes; }, filmValue: filmValue });
+             sliders: s, liveHeatmaps: lv.hms, liveBoxes: function () { flushDeferred(); return lv.boxes; }, filmValue: filmValue });
   stateInUrl([["sample", "#ctl-sample"], ["device", "#ctl-device"], ["layer", layerSel],
               ["gscale", s.gs], ["goffset", s.go], ["bscale", s.bs], ["boffset", s.bo], ["filmon", "#whatif-film-on"]]);
   ready();
@@ -452,7 +473,7 @@ function run(pg) {
   state = { sample: 0, dev: 0, layer: 0, feature: 0, t: Math.floor(L / 2), p: { gs: 1, go: 0, bs: 1, bo: 0 } };
   aggW = kit.watts(extra, "aggregate");
   // one macrotask per step (core.inTasks): the page's DOM first, then each WebGL context apart from its first draw
-  inTasks([function () { buildControls(); buildViews(); kit.onResize(params.stack, onResizeAll); }, createParams, initParams,
+  inTasks([function () { buildControls(); buildViews(); buildLater(); kit.onResize(params.stack, onResizeAll); }, createParams, initParams,
            drawCond, drawMLP, liveData, function () { if (!lv.regl) lv.regl = gl.create(lv.canvas); }, live,
            bindLiveHover, drawAblation, finish]);
 }

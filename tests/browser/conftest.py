@@ -156,6 +156,7 @@ def _png(data: bytes):
 
 def pixel(page, selector, x, y):
     """(r, g, b) at CSS pixel (x, y) of the element, read from a 1x1 screenshot clip (what the user sees)."""
+    flush(page)
     box = page.locator(selector).bounding_box()
     assert box, f"{selector} not visible"
     img = _png(page.screenshot(clip={"x": box["x"] + x, "y": box["y"] + y, "width": 1, "height": 1}))
