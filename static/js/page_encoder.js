@@ -8,7 +8,7 @@
 import { registerPage, testHook } from "./register.js";
 import { chooseOption, stateInUrl } from "./url_state.js";
 import { colormaps, legend, palette } from "./colormaps.js";
-import { blob, context2d, controls, fmt, font, inTasks, onResize, overlay2d, ready, saveButton } from "./core.js";
+import { blob, context2d, controls, fmt, font, inTasks, onResize, onScreen, overlay2d, ready, saveButton } from "./core.js";
 import { decode } from "./decode.js";
 import { gl } from "./gl.js";
 import { plot2d } from "./plot2d.js";
@@ -215,7 +215,11 @@ function drawEvo() {
   g.textAlign = "center"; g.fillStyle = "#57606a";
   g.fillText("feature 0 … " + (D - 1), left + (W - left - right) / 2, Hh - 4);
 }
-function panels() { drawFFN(); drawFiLM(); drawEvo(); }
+var later = {};   // the panels below the strips, drawn when on screen (core.onScreen; set by buildLater)
+function buildLater() {
+  ["ffn", "film", "evo"].forEach(function (k) { later[k] = onScreen(document.getElementById("enc-" + k)); });
+}
+function panels() { later.ffn(drawFFN); later.film(drawFiLM); later.evo(drawEvo); }
 
 /* ---------- controls ---------- */
 function buildTab(tabs, layer) {
@@ -252,9 +256,12 @@ function buildControls() {
   saveButton(document.getElementById("enc-evo-controls"), document.getElementById("enc-evo"), "encoder-feature-evolution.png");
 }
 function setPos(t) { S.pos = Math.max(0, Math.min(T - 1, t | 0)); posIn.value = S.pos; drawOverlay(); panels(); }
-function drawLegend() {
+var legendKey = null;
+function drawLegend() {   // rebuilt only when its range or text changes (not on a sample switch per strip)
   var m = S.scale === "shared" ? hms[0].vmax : 1;
-  var el = document.getElementById("nb-legend");
+  var el = document.getElementById("nb-legend"), key = [S.scale, m, S.layer].join("|");
+  if (key === legendKey && el.firstChild) return;
+  legendKey = key;
   el.textContent = "";
   legend(el, CMAP, -m, m, S.scale === "shared" ? "value (shared range of layer " + S.layer + ")"
                                                    : "value relative to each strip max |value| (shown right of the strip)");
@@ -301,7 +308,7 @@ function start(pg) {
   regl = gl.create(canvas);
   if (!regl) return;
   // a few tasks instead of one long one while loading (see core.inTasks)
-  inTasks([function () { buildTabs(); buildControls(); syncTabs(); }, buildHeatmaps,
+  inTasks([function () { buildTabs(); buildControls(); syncTabs(); buildLater(); }, buildHeatmaps,
            function () { buildPointer(); bindUrl(); frame(); drawLegend(); }, function () { drawFFN(); drawFiLM(); }, finish]);
 }
 

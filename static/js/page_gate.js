@@ -11,7 +11,7 @@
 import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
 import { palette } from "./colormaps.js";
-import { controls, fmt, inTasks, page, ready } from "./core.js";
+import { controls, fmt, inTasks, onScreen, page, ready } from "./core.js";
 import { kit } from "./film_kit.js";
 import { plot2d } from "./plot2d.js";
 import { gateWhatIf } from "./whatif_gate.js";
@@ -242,9 +242,10 @@ function updateTable() {
   table.appendChild(cap1);
 }
 function recomputeCurrent() { cur = recompute(cap, devs, state.dev, state.sample, state.threshold, state.mode); }
+var laterPlot = null;   // the time view, drawn when on screen (core.onScreen; set in the first start step)
 function update() {
   recomputeCurrent();
-  buildPlot(); drawCurve(); updateReadout(); updateCheck(); updateTable(); if (wi) wi.update();
+  laterPlot(buildPlot); drawCurve(); updateReadout(); updateCheck(); updateTable(); if (wi) wi.update();
 }
 var wi = null;  // the live what-if panel (whatif_gate.js)
 
@@ -286,7 +287,7 @@ function run(pg) {
   aggW = kit.watts(extra, "aggregate");
   buildControls();
   kit.onResize(document.getElementById("gate-time"), function () { if (plot) plot.draw(); if (cur) drawCurve(); });
-  inTasks([recomputeCurrent, buildPlot, drawCurve, function () { updateReadout(); updateCheck(); }, updateTable, finish]);
+  inTasks([function () { recomputeCurrent(); laterPlot = onScreen(document.getElementById("gate-time")); }, buildPlot, drawCurve, function () { updateReadout(); updateCheck(); }, updateTable, finish]);
 }
 
 registerPage({ slug: "gate", start: run });
