@@ -17,6 +17,7 @@
  * onResize             ResizeObserver wrapper
  * overlay2d(el, W, H)  a 2D canvas laid over another, sized W x H CSS px at devicePixelRatio -> its context
  * element(tag, attrs, text)  a new element with attributes and text (what-if panels build theirs with it)
+ * afterReady(steps)   steps that build views far down the page, one macrotask each after ready()
  * onScreen(el)         -> later(fn): fn runs now while el is on screen, else when it scrolls into view (the
  *                      latest fn only); flushDeferred() runs every pending one (tests, Save PNG)
  * sizeBacking(el, w, h) canvas backing store w x h, reallocated only when it changes
@@ -97,6 +98,21 @@ export function onScreen(el) {
     pending = fn; pendingDraws.add(entry);
   };
 }
+// Steps that build views far down a page (their own WebGL context, say), one macrotask each after the page's
+// ready(): what is on screen is drawn first. flushDeferred() runs the steps not yet run, in order, at once.
+export const afterReady = function (steps) {
+  var i = 0, entry = { run: function () { pendingDraws.delete(entry); while (i < steps.length) steps[i++](); } };
+  pendingDraws.add(entry);
+  function next() {
+    if (i >= steps.length) { pendingDraws.delete(entry); return; }
+    setTimeout(function () {
+      if (i >= steps.length) return;                // flushDeferred ran them
+      try { steps[i++](); } catch (e) { i = steps.length; pendingDraws.delete(entry); fail(e); return; }
+      next();
+    }, 0);
+  }
+  next();
+};
 export function flushDeferred() {
   Array.from(pendingDraws).forEach(function (e) { e.run(); });
 }

@@ -2,7 +2,8 @@
  * headMatrix.create(canvas, cap, opts) draws the (layer x head) x device matrix of the mean |change in watts|
  * when one head's context is zeroed (opts.names = {delta, sample}: the records, from the view), with row/column
  * labels on a 2D overlay; opts.onPick(layer, head, sample)
- * is called on click / Enter with the batch sample where that cell's effect is largest.
+ * is called on click / Enter with the batch sample where that cell's effect is largest; opts.regl (optional): a
+ * gl.create context on canvas made in an earlier task.
  */
 import { context2d, fmt, font, onResize, sizeBacking } from "./core.js";
 import { gl } from "./gl.js";
@@ -44,7 +45,7 @@ export const headMatrix = {
     var m = matrixOf(cap, opts.names), devices = cap.meta.devices, vmax = 0;
     for (var i = 0; i < m.data.length; i++) vmax = Math.max(vmax, m.data[i]);
     gl.fitCanvas(canvas);
-    var regl = gl.create(canvas);
+    var regl = opts.regl || gl.create(canvas);
     if (!regl) return null;
     var hm = gl.heatmap(regl, { data: m.data, rows: m.layers * m.heads, cols: m.devices, vmin: 0, vmax: vmax || 1,
                                    cmap: "viridis" });

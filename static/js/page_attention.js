@@ -11,7 +11,7 @@ import attWeightsVert from "../glsl/attention_weights.vert";
 import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
 import { colormaps, legend, palette } from "./colormaps.js";
-import { blob, context2d, controls, flushDeferred, fmt, font, inTasks, onResize, onScreen, overlay2d, ready, saveButton } from "./core.js";
+import { afterReady, blob, context2d, controls, flushDeferred, fmt, font, inTasks, onResize, onScreen, overlay2d, ready, saveButton } from "./core.js";
 import { decode } from "./decode.js";
 import { watts } from "./disaggregation_watts.js";
 import { gl } from "./gl.js";
@@ -407,10 +407,17 @@ function onHeadPicked(layer, head, sample, c) {   // a matrix cell -> that head 
     sample + ": zeroing it changes " + c.deviceName + " by " + fmt(c.value, 4) + " W on average over the ablated samples.";
   canvas.scrollIntoView({ block: "nearest" });
 }
+function hasHeadMatrix() { return P.head_ablation && cap.has(N.head_delta); }
+var matrixRegl = null;
+function createHeadMatrix() {   // its context, a task before its first draw
+  if (!hasHeadMatrix()) return;
+  matrixRegl = gl.create(document.getElementById("att-heads"));
+  if (!matrixRegl) throw new Error("no WebGL context for the head ablation matrix");
+}
 function buildHeadMatrix() {
-  if (!P.head_ablation || !cap.has(N.head_delta)) return;
+  if (!hasHeadMatrix()) return;
   headMatrix = makeHeadMatrix.create(document.getElementById("att-heads"), document.getElementById("att-heads-axes"), cap, {
-    names: { delta: N.head_delta, sample: N.head_sample },
+    names: { delta: N.head_delta, sample: N.head_sample }, regl: matrixRegl,
     onPick: function (l, h, s, c) { c.deviceName = String(cap.meta.devices[c.device]).replace(/_/g, " "); onHeadPicked(l, h, s, c); },
   });
   if (headMatrix) legend(document.getElementById("att-heads-legend"), "viridis", 0, headMatrix.vmax,
@@ -432,9 +439,14 @@ function start(pg) {
   H = q0.shape[1]; L = q0.shape[2]; E = q0.shape[3];
   affine = watts.of("aggregate");
   S = { sample: 0, layer: 0, head: 0, query: Math.min(L - 1, Math.floor(L / 2)), masked: true, mode: "log", cmap: "viridis" };
-  // one task per WebGL context (each takes 0.05-0.5 s in software GL) and per first draw: no long task while loading
-  inTasks([createGL, function () { buildGL(); buildHeatmaps(); }, buildLayers, function () { if (layersView) layersView.draw(); },
-           function () { buildControls(); buildPointer(); buildLater(); }, buildHeadMatrix, prepare, finish]);
+  // one task per WebGL context (each takes 0.05-0.5 s in software GL) and per first draw: no long task while loading;
+  // the heads first (ready), then the views further down: the layers view and the head matrix (core.afterReady)
+  inTasks([createGL, function () { buildGL(); buildHeatmaps(); }, function () { buildControls(); buildPointer(); buildLater(); },
+           prepare, finish]);
+}
+function buildBelow() {
+  afterReady([buildLayers, function () { if (layersView) layersView.draw(S.head, S.sample); }, createHeadMatrix, buildHeadMatrix,
+              function () { testHook({ layers: layersView, headMatrix: headMatrix }); }]);
 }
 
 function prepare() {   // decode what the first frame reads (q, k, lse textures; the selected row) in a task of its own
@@ -449,6 +461,7 @@ function finish() {
   onResize(canvas, function () { frame(); drawRow(); drawSplit(); drawArcs(); });
   exposeForTests();
   ready();
+  buildBelow();
 }
 
 registerPage({ slug: "attention", start: start });

@@ -172,12 +172,14 @@ def open_page(page_at, site, slug, viewport=(1280, 900)):
 
 def element_rgb(page, selector, dtype=np.int16):
     """A screenshot of the element as an (H, W, 3) array of `dtype`."""
+    flush(page)
     return np.asarray(_png(page.locator(selector).screenshot()), dtype=dtype)
 
 
 def canvas_rgb(page, selector, dtype=np.int16):
     """A canvas's own pixels (its backing store via toDataURL) as an (H, W, 3) array: independent of page
     scroll and sub-pixel compositing, unlike an element screenshot."""
+    flush(page)
     url = page.evaluate("s => document.querySelector(s).toDataURL('image/png')", selector)
     return np.asarray(_png(base64.b64decode(url.split(",", 1)[1])), dtype=dtype)
 
@@ -266,6 +268,7 @@ class _Helpers:
     canvas_rgb = staticmethod(canvas_rgb)
     scrolled_pixel = staticmethod(scrolled_pixel)
     canvas_pixel = staticmethod(canvas_pixel)
+    flush = staticmethod(flush)
     client_point = staticmethod(client_point)
     fixture_matrix = staticmethod(fixture_matrix)
     NOTE_TEXT = NOTE_TEXT

@@ -221,6 +221,7 @@ def test_head_ablation_matrix_colours_and_click_opens_the_head(nb, page_at, buil
     delta, sample = reader.get("ablation.heads.delta_w"), reader.get("ablation.heads.sample")
     page = _open(nb, page_at, built_site)
     page.locator("#att-heads").scroll_into_view_if_needed()
+    nb.flush(page)  # the head matrix is built after ready (core.afterReady)
     hm = page.evaluate("(() => { const m = nilmbuild.test.headMatrix; return {box: m.box(), vmax: m.vmax}; })()")
     b, vmax = hm["box"], hm["vmax"]
     assert vmax == pytest.approx(float(delta.max()), rel=1e-6)
