@@ -280,7 +280,7 @@ function buildParams() {
   params.defs = paramDefs();
 }
 function createParams() {   // a WebGL context is a task of its own (the longest single step in software GL)
-  params.regl = gl.create(params.canvas);
+  params.regl = gl.create(document.getElementById("film-params"));
   if (!params.regl) throw new Error("WebGL is not available");
 }
 function initParams() {
@@ -472,8 +472,9 @@ function run(pg) {
   NL = gRec.shape[2]; F = gRec.shape[3]; L = cap.record(N.ffn_out[0]).shape[1];
   state = { sample: 0, dev: 0, layer: 0, feature: 0, t: Math.floor(L / 2), p: { gs: 1, go: 0, bs: 1, bo: 0 } };
   aggW = kit.watts(extra, "aggregate");
-  // one macrotask per step (core.inTasks): the page's DOM first, then each WebGL context apart from its first draw
-  inTasks([function () { buildControls(); buildViews(); buildLater(); kit.onResize(params.stack, onResizeAll); }, createParams, initParams,
+  // one macrotask per step (core.inTasks), each WebGL context apart from its first draw; the first context before
+  // the page's DOM changes: a context waits for the GPU thread, which each new frame keeps busy (50-300 ms here)
+  inTasks([createParams, function () { buildControls(); buildViews(); buildLater(); kit.onResize(params.stack, onResizeAll); }, initParams,
            drawCond, drawMLP, liveData, function () { if (!lv.regl) lv.regl = gl.create(lv.canvas); }, live,
            bindLiveHover, drawAblation, finish]);
 }

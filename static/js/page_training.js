@@ -150,9 +150,10 @@ function start(pg) {
   var pc = null, land = null, regl = null;
   // a few tasks instead of one long one while loading (core.inTasks); each WebGL context is a task of its own
   // (the longest single step in software GL), apart from its first draw
+  // the first context before the figures change the DOM: it waits for the GPU thread, which each new frame keeps busy
   inTasks([
-    buildLossFigure,
     function () { regl = gl.create(document.getElementById("pc-canvas")); if (!regl) throw new Error("no WebGL context for the PCGrad figure"); },
+    buildLossFigure,
     function () { pc = buildPcgradFigure(regl); },
     function () { buildScheduleFigure(); buildValidationFigure(); },
     // ---- 5. loss landscape (stored by `nilmbuild landscape`; absent: the template says how to compute it) ----
