@@ -80,7 +80,7 @@ export const inTasks = function (steps) {
 /* ---- off-screen views: drawn when they scroll into view ---- */
 // A control change redraws every view it touches; views far off screen need not be drawn on every change (each
 // costs CPU raster or GPU passes while the user drives a control up the page). later(fn) runs fn at once while
-// the page is starting (until ready(): ready means every view drawn) or while `el` is within 50 px of the
+// the page is starting (until ready(): a page's first state is drawn in full) or while `el` is within 50 px of the
 // viewport; otherwise it keeps fn (replacing an older one: only the latest state is drawn) until `el` comes
 // into view. flushDeferred() runs every kept fn now: the test hook and savePNG call it before reading a canvas.
 var pendingDraws = new Set();
