@@ -2,7 +2,7 @@
  * local vs global attention across depth). Its own regl context on `canvas`; each map is rebuilt in
  * attention_weights.frag from the captured q, k and lse of that layer (log10 colour scale, 1e-4 .. 1), once per
  * (layer, head, sample) and size: tex_cache.js keeps the drawn maps.
- * attentionLayers.create(canvas, overlay, cap, {layers, weights, head, sample}) -> {draw(head, sample), boxes()}
+ * attentionLayers.create(canvas, overlay, cap, {layers, weights, head, sample, later?}) -> {draw(head, sample), boxes()}
  * (nothing is drawn until the first draw());
  * weights: the attention-weights record of each layer (names from the view).
  */
@@ -84,7 +84,9 @@ export const attentionLayers = {
       }
       labels(overlay, canvas, B, L, state.head);
     }
-    onResize(canvas, function () { draw(); });   // the first draw is the caller's (draw(), a step of its own)
+    // the first draw is the caller's (draw(), a step of its own); a resize redraws through opts.later if given
+    // (core.onScreen: not while off screen)
+    onResize(canvas, function () { if (opts.later) opts.later(function () { draw(); }); else draw(); });
     return { draw: draw, boxes: function () { return B; }, state: state };
   },
 };

@@ -397,7 +397,7 @@ function buildPointer() {
 /* ---------- the head across layers, and the head ablation matrix ---------- */
 function buildLayers() {
   layersView = attentionLayers.create(document.getElementById("att-layers"), document.getElementById("att-layers-axes"), cap,
-                                      { layers: P.n_layers, weights: N.weights, head: S.head, sample: S.sample });
+                                      { layers: P.n_layers, weights: N.weights, head: S.head, sample: S.sample, later: later.layers });
 }
 function onHeadPicked(layer, head, sample, c) {   // a matrix cell -> that head on the sample where its effect is largest
   S.layer = layer; S.head = head; S.sample = Math.max(0, P.samples.indexOf(sample));
@@ -445,7 +445,8 @@ function start(pg) {
            prepare, finish]);
 }
 function buildBelow() {
-  afterReady([buildLayers, function () { if (layersView) layersView.draw(S.head, S.sample); }, createHeadMatrix, buildHeadMatrix,
+  afterReady([drawBelow, buildLayers, function () { if (layersView) later.layers(function () { layersView.draw(S.head, S.sample); }); },
+              createHeadMatrix, buildHeadMatrix,
               function () { testHook({ layers: layersView, headMatrix: headMatrix }); }]);
 }
 
@@ -457,8 +458,8 @@ function finish() {
   wi = attentionWhatIf({ after: document.getElementById("att-readout"), cap: cap, state: S, sampleLabel: function (i) { return "batch sample " + P.samples[i]; } });
   stateInUrl([["sample", "#att-sample"], ["layer", "#att-layer"], ["head", ui.head], ["mask", "#att-mask"], ["source", "#att-source"],
               ["t", ui.query], ["scale", "#att-scale"], ["cmap", "#att-cmap"]]);
-  redraw();
-  onResize(canvas, function () { frame(); drawRow(); drawSplit(); drawArcs(); });
+  redraw(false);   // the heads, legend and readout; the views below follow ready (buildBelow)
+  onResize(canvas, function () { frame(); drawBelow(); });
   exposeForTests();
   ready();
   buildBelow();
