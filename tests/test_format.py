@@ -156,7 +156,7 @@ def test_query_rows_of_derived_attention_equal_the_whole_matrix_bit_for_bit():
 
 @pytest.mark.parametrize("q_shape", [(8, 480, 12), (8, 1, 12), (8, 7, 12), (2, 3, 50, 17)])
 def test_attention_scores64_is_the_readers_in_order_sum_bit_for_bit(q_shape):
-    """Whichever path attention_scores64 takes (BLAS when it was checked to add in order), its bits are the
+    """Whichever path attention_scores64 takes (einsum when it was checked to add in order), its bits are the
     term-by-term float64 sum decode.js computes."""
     rng = np.random.default_rng(3)
     q = (rng.standard_normal(q_shape) * 3).astype(np.float32)
@@ -168,15 +168,15 @@ def test_attention_scores64_is_the_readers_in_order_sum_bit_for_bit(q_shape):
     assert np.array_equal(fmt.attention_scores64(q, k, 0.25), by_hand)
 
 
-def test_a_blas_that_adds_in_another_order_is_not_used(monkeypatch):
-    """_blas_in_order must notice a matmul whose sum order differs (here: the terms added last to first)."""
+def test_a_fast_path_that_adds_in_another_order_is_not_used(monkeypatch):
+    """_fast_in_order must notice a fast path whose sum order differs (here: the terms added last to first)."""
 
     def reversed_sum(q, k, scale):
         return fmt._scores_in_order(q[..., ::-1], k[..., ::-1], scale)
 
-    monkeypatch.setattr(fmt, "_scores_blas", reversed_sum)
-    fmt._blas_in_order.cache_clear()
+    monkeypatch.setattr(fmt, "_scores_fast", reversed_sum)
+    fmt._fast_in_order.cache_clear()
     try:
-        assert not fmt._blas_in_order((8, 480, 12), (8, 480, 12))
+        assert not fmt._fast_in_order((8, 480, 12), (8, 480, 12))
     finally:
-        fmt._blas_in_order.cache_clear()
+        fmt._fast_in_order.cache_clear()

@@ -11,7 +11,7 @@ falls back to storing the tensor.
 from __future__ import annotations
 
 import hashlib
-import math
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,14 +20,13 @@ import torch
 
 from nilmbuild.memory import release_freed_memory
 from nilmbuild.model import names
-from nilmbuild.model.attention import MASK_VALUE
 from nilmbuild.model.trace import Trace
 
 from . import format as fmt
+from .attention_plan import ATTN_WEIGHTS_TOL, F16_EPS, LayerPlan
+from .traced_run import run_traced
 
-F16_EPS = 2.0**-11  # unit roundoff of binary16
 REL_TOL_DERIVED = 8 * F16_EPS  # derived (non-attention) records: err <= 8 u * max|x| (about 3.9e-3 max|x|)
-ATTN_WEIGHTS_TOL = 2e-3  # rebuilt attention weights vs PyTorch's, absolute
 SMALL_NUMEL = 1024  # per sample: tensors this small are stored f32
 
 SPEC_NOTES = [
@@ -112,43 +111,6 @@ def _stored(name, t, axes, stage, section, doc, encoding=None) -> CaptureRecord:
     )
 
 
-def _max_abs_diff(rebuilt32: np.ndarray, true: np.ndarray) -> float:
-    """max |rebuilt - true| in float64, as _Planner.derive measures it (0 where both agree on NaN/inf)."""
-    err = float(np.abs(rebuilt32.astype(np.float64) - true).max()) if true.size else 0.0
-    if not np.isfinite(err):  # NaN or inf: a miss (+inf), unless both hold the same values
-        err = 0.0 if np.array_equal(rebuilt32, true, equal_nan=True) else math.inf
-    return err
-
-
-def _attention_pass(q, k, scale, mask_diagonal, true_weights, true_scores: dict) -> tuple[np.ndarray, dict]:
-    """One pass over the batch: the row lse (f32) of the stored q, k and the max error of what a reader rebuilds
-    (fmt.materialise: weights from q, k, lse; scores; masked scores) against the true tensors.
-
-    Same arithmetic as materialise, per sample, so no (B, H, L, L) float64 array is ever held.
-    """
-    B, L = q.shape[0], q.shape[2]
-    diag = np.arange(L)
-    lse = np.empty(q.shape[:3], dtype=np.float32)
-    errs = {"weights": 0.0, **{p: 0.0 for p in true_scores}}
-    for b in range(B):
-        s = fmt.attention_scores64(q[b], k[b], scale)
-        if "scores" in true_scores:
-            errs["scores"] = max(errs["scores"], _max_abs_diff(s.astype(np.float32), true_scores["scores"][b]))
-        if mask_diagonal:
-            s[..., diag, diag] = MASK_VALUE
-        if "masked_scores" in true_scores:
-            errs["masked_scores"] = max(
-                errs["masked_scores"], _max_abs_diff(s.astype(np.float32), true_scores["masked_scores"][b])
-            )
-        lse[b] = fmt.logsumexp_rows(s).astype(np.float32)
-        s -= lse[b].astype(np.float64)[..., None]
-        w = np.exp(s, out=s)
-        if mask_diagonal:
-            w[..., diag, diag] = 0.0
-        errs["weights"] = max(errs["weights"], _max_abs_diff(w.astype(np.float32), true_weights[b]))
-    return lse, errs
-
-
 class _Planner:
     """Holds the true tensors while records are planned, and verifies derived records against them."""
 
@@ -225,112 +187,38 @@ class _Planner:
             )
         return self.store(name, t, axes, stage, section, doc)
 
-    def attention(
-        self,
-        prefix,
-        layer_true: dict,
-        scale: float,
-        mask_diagonal: bool,
-        main_prefix: str | None = None,
-        include_scores: bool = True,
-    ) -> None:
-        """q, k stored (f16, or f32 if the rebuilt weights miss 2e-3), lse (f32) from the stored q, k; derived weights
-        (and scores, masked scores). One pass per sample rebuilds them all exactly as a reader would."""
-        for enc in ("f16", "f32"):
-            for part in ("q", "k"):
-                tr = layer_true[part]
-                main = f"{main_prefix}.{part}" if main_prefix else None
-                if main and main in self.true and np.array_equal(self.true[main], tr.tensor.numpy()):
-                    self.derive(
-                        f"{prefix}.{part}",
-                        tr.tensor.numpy(),
-                        tr.axes,
-                        tr.stage,
-                        tr.section,
-                        tr.doc,
-                        {"op": "alias", "src": main},
-                        tol=self.records[main].err,
-                    )
-                else:
-                    self.store(
-                        f"{prefix}.{part}", tr.tensor.numpy(), tr.axes, tr.stage, tr.section, tr.doc, encoding=enc
-                    )
-            scores = {
-                p: layer_true[p].tensor.numpy()
-                for p in ("scores", "masked_scores")
-                if include_scores and p in layer_true
-            }
-            lse, errs = _attention_pass(
-                self.get(f"{prefix}.q"),
-                self.get(f"{prefix}.k"),
-                scale,
-                mask_diagonal,
-                layer_true["weights"].tensor.numpy(),
-                scores,
-            )
-            self._store_lse(prefix, layer_true["lse"], lse)
-            wr = layer_true["weights"]
-            spec = {
-                "op": "attention_weights",
-                "q": f"{prefix}.q",
-                "k": f"{prefix}.k",
-                "lse": f"{prefix}.lse",
-                "scale": float(scale),
-                "mask_diagonal": bool(mask_diagonal),
-                "mask_value": float(MASK_VALUE),
-            }
-            if errs["weights"] <= ATTN_WEIGHTS_TOL:
-                self._verified(f"{prefix}.weights", wr, spec, errs["weights"])
-                break
-            # f16 q, k were not precise enough for this layer: retry with f32
-        else:  # would store (B, H, L, L): refuse, that is never the plan
-            raise RuntimeError(f"{prefix}.weights: rebuilt attention misses {ATTN_WEIGHTS_TOL} even with f32 q, k")
-        for part, op in (("scores", "attention_scores"), ("masked_scores", "attention_masked_scores")):
-            if part in scores:
-                tr = layer_true[part]
-                spec = {"op": op, "q": f"{prefix}.q", "k": f"{prefix}.k", "scale": float(scale)}
-                if op == "attention_masked_scores":
-                    spec["mask_value"] = float(MASK_VALUE)
-                tol = 8 * F16_EPS * float(np.abs(scores[part]).max()) + 1e-5
-                if errs[part] <= tol:
-                    self._verified(f"{prefix}.{part}", tr, spec, errs[part])
-                else:
-                    self.store(f"{prefix}.{part}", scores[part], tr.axes, tr.stage, tr.section, tr.doc)
+    def store_or_alias(self, name: str, tr, encoding: str, main_name: str | None) -> CaptureRecord:
+        """An attention q or k: an alias of the main run's `main_name` when the tensors and encodings are equal
+        (a reader then gets the same values), else stored with `encoding`."""
+        t = tr.tensor.numpy()
+        main = self.records.get(main_name) if main_name else None
+        if main is not None and main.encoding == encoding and np.array_equal(self.true.get(main_name), t):
+            alias = {"op": "alias", "src": main_name}
+            return self.derive(name, t, tr.axes, tr.stage, tr.section, tr.doc, alias, tol=main.err)
+        return self.store(name, t, tr.axes, tr.stage, tr.section, tr.doc, encoding=encoding)
 
-    def _store_lse(self, prefix: str, lr, lse: np.ndarray) -> None:
+    def store_lse(self, prefix: str, lr, lse: np.ndarray) -> None:
+        """The row lse a reader uses (computed from the stored q, k); stats and err against PyTorch's (lr)."""
         true_lse = lr.tensor.numpy()
-        rec = self.store(
-            f"{prefix}.lse",
-            lse,
-            lr.axes,
-            lr.stage,
-            lr.section,
-            lr.doc + " (computed from the stored q, k)",
-            encoding="f32",
-        )
+        doc = lr.doc + " (computed from the stored q, k)"
+        rec = self.store(f"{prefix}.lse", lse, lr.axes, lr.stage, lr.section, doc, encoding="f32")
         rec.moments = _moments(true_lse, True)
         rec.err = float(np.abs(lse.astype(np.float64) - true_lse).max())
         self.true[f"{prefix}.lse"] = true_lse
 
-    def _verified(self, name: str, tr, spec: dict, err: float) -> CaptureRecord:
-        """A derived (B, H, L, L) record whose rebuild was already checked (err); nothing derives from it."""
-        t = tr.tensor.numpy()
-        rec = CaptureRecord(
-            name,
-            None,
-            tuple(tr.axes),
-            tr.stage,
-            tr.section,
-            tr.doc,
-            tuple(t.shape),
-            _moments(t, True),
-            "derived",
-            dict(spec),
-            err,
-        )
+    def verified(self, name: str, meta: tuple, shape: tuple, moments: list, spec: dict, err: float) -> CaptureRecord:
+        """A derived (B, H, L, L) record whose rebuild was already checked (err); nothing derives from it.
+        meta: (axes, stage, section, doc); moments: per sample, of the true tensor."""
+        axes, stage, section, doc = meta
+        rec = CaptureRecord(name, None, tuple(axes), stage, section, doc, tuple(shape), moments, "derived", dict(spec))
+        rec.err = err
         self.records[name] = rec
         self._cache.pop(name, None)
         return rec
+
+    def evict(self, name: str) -> None:
+        """Forget what a reader would get for `name` (rebuilt on demand, identically)."""
+        self._cache.pop(name, None)
 
     def forget_true(self) -> None:
         self.true.clear()
@@ -342,32 +230,6 @@ class _Planner:
         ablation runs trace theirs."""
         self.true = {n: t for n, t in self.true.items() if n in keep}
         self._cache.clear()
-
-
-_PLANNED_PARTS = ("q", "k", "scores", "masked_scores", "weights", "lse")  # what planning one attention layer reads
-
-
-def _run(model, x, keep=None, attention=None, **kw) -> Trace:
-    """Trace one run of `x`. keep(name): record only these. attention(layer, parts): called as soon as a
-    layer's attention is traced (its lse is the last part put); its (B, H, L, L) tensors are dropped right
-    after, so one layer's matrices are alive at a time, not every layer's."""
-
-    def on_put(name: str) -> None:
-        p = name.split(".")
-        if attention is None or len(p) != 4 or p[0] != "encoder" or p[2:] != ["attn", "lse"]:
-            return
-        layer = int(p[1])
-        attention(
-            layer,
-            {k: trace.records[names.attn(layer, k)] for k in _PLANNED_PARTS if names.attn(layer, k) in trace.records},
-        )
-        for k in names.ATTN_MATRICES:  # (B, H, L, L): dropped once planned
-            trace.drop(names.attn(layer, k))
-
-    trace = Trace(keep=keep, copy=False, on_put=on_put)
-    with torch.no_grad():
-        model(x, trace=trace, **kw)
-    return trace
 
 
 # ---------------------------------------------------------------------------------------------- main
@@ -452,12 +314,12 @@ def _weights_film(planner: _Planner, sd: dict, gen: str, mod: str, st: str) -> N
 
 def _main_records(planner: _Planner, trace: Trace) -> None:
     """Plan every traced record as the model declared it (trace.put(..., derive=...)): stored, or derived and
-    verified. A record is planned once everything it derives from is; attention was planned during the run."""
+    verified. A record is planned once everything it derives from is; attention was planned during the run.
+    What a reader would get for a record is dropped from the planner's cache once every record derived from it is
+    planned (it would be rebuilt identically if asked again), so the rebuilt batch is not held twice."""
     pending: list[str] = []
-
-    def ready(name: str) -> bool:
-        d = trace.records[name].derive
-        return d is None or all(dep in planner.records for dep in fmt.deps_of({"encoding": "derived", **d}))
+    deps = {n: _deps(r.derive) for n, r in trace.records.items()}
+    users = Counter(d for ds in deps.values() for d in ds)
 
     def plan(name: str) -> None:
         r = trace.records[name]
@@ -466,17 +328,25 @@ def _main_records(planner: _Planner, trace: Trace) -> None:
             planner.store(*args)
         else:
             planner.derive(*args, r.derive)
+        for d in (*deps[name], name):
+            users[d] -= d != name
+            if users[d] <= 0:
+                planner.evict(d)
 
     for name in trace.records:
         if name in planner.records:  # q, k, lse: planned with their attention
             continue
         pending.append(name)
-        while pending and any(ready(n) for n in pending):
-            n = next(n for n in pending if ready(n))
+        while pending and any(all(d in planner.records for d in deps[n]) for n in pending):
+            n = next(n for n in pending if all(d in planner.records for d in deps[n]))
             pending.remove(n)
             plan(n)
     if pending:
         raise RuntimeError(f"capture: {pending[0]} derives from records the model never traced")
+
+
+def _deps(derive: dict | None) -> list[str]:
+    return [] if derive is None else fmt.deps_of({"encoding": "derived", **derive})
 
 
 def _order(planner: _Planner, trace_order: list[str]) -> dict[str, CaptureRecord]:
@@ -560,30 +430,8 @@ def capture_batch(loaded_or_model, x, y=None, t0=None, *, ablations: bool = True
     x = torch.as_tensor(x, dtype=torch.float32)
     B = int(x.shape[0])
     planner = _Planner()
-    head_meta = None
     try:
-        _weights(planner, model)
-        trace = _run(
-            model,
-            x,
-            gate_mode="hard",
-            attention=lambda l, parts: planner.attention(
-                f"encoder.{l}.attn", parts, model.layers[0].attn.scale, "masked_scores" in parts
-            ),
-        )
-        trace_order = trace.names()
-        _main_records(planner, trace)
-        del trace
-        planner.release(_ablation_compares(cfg))
-        release_freed_memory()
-        if y is not None:
-            _targets(planner, np.asarray(y, dtype=np.float32))
-        if ablations:
-            _ablations(planner, model, x)
-            if loaded is not None and (loaded.scalers or {}).get("appliances"):
-                from .head_ablation import store_head_ablation
-
-                head_meta = store_head_ablation(planner, model, x, loaded.scalers)
+        trace_order, head_meta = _runs(planner, loaded, model, x, y, ablations)
     finally:
         model.train(was_training)
     records = _order(planner, trace_order)
@@ -597,6 +445,60 @@ def capture_batch(loaded_or_model, x, y=None, t0=None, *, ablations: bool = True
     return Capture(records=records, meta=fmt._jsonable(m), batch_size=B)
 
 
+def _runs(planner: _Planner, loaded, model, x, y, ablations: bool) -> tuple[list[str], dict | None]:
+    """Every traced run, planned: the main run, the targets, then the ablations. -> (trace order, head meta)."""
+    _weights(planner, model)
+    trace = _planned_run(planner, model, x, gate_mode="hard")
+    trace_order = trace.names()
+    _main_records(planner, trace)
+    del trace
+    planner.release(_ablation_compares(model.cfg))
+    release_freed_memory()
+    if y is not None:
+        _targets(planner, np.asarray(y, dtype=np.float32))
+    head_meta = None
+    if ablations:
+        _ablations(planner, model, x)
+        if loaded is not None and (loaded.scalers or {}).get("appliances"):
+            from .head_ablation import store_head_ablation
+
+            head_meta = store_head_ablation(planner, model, x, loaded.scalers)
+    return trace_order, head_meta
+
+
+def _planned_run(planner: _Planner, model, x, prefix: str = "", include_scores: bool = True, **kw) -> Trace:
+    """run_traced with each attention layer planned chunk by chunk (LayerPlan) as f"{prefix}encoder.{l}.attn"; an
+    ablation run (prefix set) aliases q, k equal to the main run's. A layer whose rebuild misses its bound with f16
+    q, k is traced again with f32 q, k; missing with f32 is an error (storing (B, H, L, L) is never the plan)."""
+    f32: set[int] = set()
+    while True:
+        trace, plans = _trace_planned(planner, model, x, prefix, include_scores, f32, **kw)
+        missed = {layer for layer, plan in plans.items() if plan.misses()}
+        if not missed:
+            break
+        if missed & f32:
+            plan = plans[min(missed & f32)]
+            raise RuntimeError(f"{plan.prefix}: rebuilt {plan.misses()} miss their bounds even with f32 q, k")
+        f32 |= missed
+        del trace
+    for layer, plan in sorted(plans.items()):
+        plan.finish(planner, trace, layer, f"encoder.{layer}.attn" if prefix else None)
+    return trace
+
+
+def _trace_planned(planner: _Planner, model, x, prefix: str, include_scores: bool, f32: set, **kw):
+    """One traced run whose attention layers are planned as they come (f32 q, k for the layers in f32)."""
+    scale = model.layers[0].attn.scale
+    plans: dict[int, LayerPlan] = {}
+
+    def on_attention(layer: int, parts: dict) -> None:
+        enc = "f32" if layer in f32 else "f16"
+        plan = plans.setdefault(layer, LayerPlan(f"{prefix}encoder.{layer}.attn", scale, enc, include_scores))
+        plan.add(parts)
+
+    return run_traced(model, x, attention=on_attention, **kw), plans
+
+
 def _ablation_compares(cfg) -> set[str]:
     """The main run's records the ablation runs compare their own with (to alias an equal tensor)."""
     layers = range(cfg.n_encoder_layers)
@@ -606,8 +508,6 @@ def _ablation_compares(cfg) -> set[str]:
 
 
 def _ablations(planner: _Planner, model, x) -> None:
-    scale = model.layers[0].attn.scale
-
     def out_power(prefix, trace):
         r = trace.records[names.OUTPUT_POWER]
         planner.alias_or_store(
@@ -619,13 +519,13 @@ def _ablations(planner: _Planner, model, x) -> None:
 
     # diagonal mask off: q, k, lse and rebuilt weights for every layer, final power
     P = "ablation.no_mask"
-    trace = _run(
+    trace = _planned_run(
+        planner,
         model,
         x,
+        prefix=f"{P}.",
+        include_scores=False,
         keep=lambda n: n == names.OUTPUT_POWER or n.endswith((".q", ".k", ".lse", ".weights")),
-        attention=lambda l, parts: planner.attention(
-            f"{P}.encoder.{l}.attn", parts, scale, False, main_prefix=f"encoder.{l}.attn", include_scores=False
-        ),
         gate_mode="hard",
         mask_diagonal=False,
     )
@@ -634,7 +534,7 @@ def _ablations(planner: _Planner, model, x) -> None:
     release_freed_memory()
 
     # soft gate: final power
-    trace = _run(model, x, keep=lambda n: n == names.OUTPUT_POWER, gate_mode="soft")
+    trace = run_traced(model, x, keep=lambda n: n == names.OUTPUT_POWER, gate_mode="soft")
     out_power("ablation.soft_gate", trace)
     del trace
 
@@ -643,7 +543,7 @@ def _ablation_no_film(planner: _Planner, model, x, out_power) -> None:
     """FiLM off: encoder outputs, final power, per-device power."""
     cfg = model.cfg
     devs = cfg.device_names
-    trace = _run(
+    trace = run_traced(
         model,
         x,
         keep=lambda n: (

@@ -1,0 +1,132 @@
+"""One attention layer's records, planned chunk by chunk of the traced batch.
+
+A reader gets q, k (f16, or f32 when f16 misses), the row log-sum-exp lse (f32, computed here from the stored
+q, k) and rebuilds scores, masked scores and weights with format.materialise. `LayerPlan.add` rebuilds them for
+every sample of a chunk, exactly as a reader would, against PyTorch's true matrices, and keeps the largest error
+and each sample's moments; `LayerPlan.finish` writes the records once the whole batch is traced. Samples are
+rebuilt on a thread pool (numpy releases the GIL in these array operations).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from nilmbuild.model import names
+from nilmbuild.model.attention import MASK_VALUE
+
+from . import format as fmt
+
+F16_EPS = 2.0**-11  # unit roundoff of binary16
+ATTN_WEIGHTS_TOL = 2e-3  # rebuilt attention weights vs PyTorch's, absolute
+_OPS = {"scores": "attention_scores", "masked_scores": "attention_masked_scores", "weights": "attention_weights"}
+
+
+def max_abs_diff(rebuilt32: np.ndarray, true: np.ndarray) -> float:
+    """max |rebuilt - true| in float64, as _Planner.derive measures it (0 where both agree on NaN/inf)."""
+    err = float(np.abs(rebuilt32.astype(np.float64) - true).max()) if true.size else 0.0
+    if not np.isfinite(err):  # NaN or inf: a miss (+inf), unless both hold the same values
+        err = 0.0 if np.array_equal(rebuilt32, true, equal_nan=True) else math.inf
+    return err
+
+
+def rebuild_sample(q, k, scale: float, mask_diagonal: bool, true: dict) -> tuple[np.ndarray, dict, dict]:
+    """One sample (H, L, E) q, k as a reader has them -> (its lse (H, L) f32, {part: max error of the rebuilt
+    matrix against true[part]}, {part: moments of true[part]}); true holds "weights" and maybe "scores",
+    "masked_scores" (H, L, L). Same arithmetic as format.materialise; one (H, L, L) float64 array at a time."""
+    diag = np.arange(q.shape[-2])
+    errs, moments = {}, {p: fmt.moments(t) for p, t in true.items()}
+    s = fmt.attention_scores64(q, k, scale)
+    if "scores" in true:
+        errs["scores"] = max_abs_diff(s.astype(np.float32), true["scores"])
+    if mask_diagonal:
+        s[..., diag, diag] = MASK_VALUE
+    if "masked_scores" in true:
+        errs["masked_scores"] = max_abs_diff(s.astype(np.float32), true["masked_scores"])
+    lse = fmt.logsumexp_rows(s).astype(np.float32)
+    s -= lse.astype(np.float64)[..., None]
+    w = np.exp(s, out=s)
+    if mask_diagonal:
+        w[..., diag, diag] = 0.0
+    errs["weights"] = max_abs_diff(w.astype(np.float32), true["weights"])
+    return lse, errs, moments
+
+
+@dataclass
+class LayerPlan:
+    """The records of one layer's attention (`prefix`, e.g. encoder.0.attn), gathered over the batch's chunks."""
+
+    prefix: str
+    scale: float
+    encoding: str = "f16"  # of q, k
+    include_scores: bool = True
+    mask_diagonal: bool | None = None  # known from the first chunk (masked_scores traced or not)
+    lse: list = field(default_factory=list)  # per chunk (chunk, H, L) f32
+    errs: dict = field(default_factory=dict)  # part -> max error over the batch
+    moments: dict = field(default_factory=dict)  # part -> per-sample moments of the true matrix
+    meta: dict = field(default_factory=dict)  # part -> (axes, stage, section, doc, per-sample shape)
+
+    def parts(self) -> tuple[str, ...]:
+        return ("weights",) + (("scores", "masked_scores") if self.include_scores else ())
+
+    def add(self, parts: dict) -> None:
+        """One chunk's trace records of this layer: q, k, lse and the (chunk, H, L, L) matrices."""
+        if self.mask_diagonal is None:
+            self.mask_diagonal = "masked_scores" in parts
+        q, k = (fmt.quantise(parts[p].tensor.numpy(), self.encoding) for p in ("q", "k"))
+        true = {p: parts[p].tensor.numpy() for p in self.parts() if p in parts}
+        for p in true:
+            r = parts[p]
+            self.meta.setdefault(p, (r.axes, r.stage, r.section, r.doc, tuple(r.tensor.shape[1:])))
+        lse = np.empty(q.shape[:3], dtype=np.float32)
+        for b in range(q.shape[0]):
+            lse[b], errs, moments = rebuild_sample(
+                q[b], k[b], self.scale, self.mask_diagonal, {p: t[b] for p, t in true.items()}
+            )
+            for p in true:
+                self.errs[p] = max(self.errs.get(p, 0.0), errs[p])
+                self.moments.setdefault(p, []).append(moments[p])
+        self.lse.append(lse)
+
+    def tolerance(self, part: str) -> float:
+        if part == "weights":
+            return ATTN_WEIGHTS_TOL
+        amax = max(max(abs(m[1]), abs(m[2])) for m in self.moments[part])  # (n, min, max, mean, M2) per sample
+        return 8 * F16_EPS * amax + 1e-5
+
+    def misses(self) -> list[str]:
+        """The parts whose rebuild is outside its bound over the whole batch."""
+        return [p for p in self.errs if not self.errs[p] <= self.tolerance(p)]
+
+    def spec(self, part: str) -> dict:
+        """The derivation a reader follows for `part` (keys in the order the capture format has always written)."""
+        spec = {"op": _OPS[part], "q": f"{self.prefix}.q", "k": f"{self.prefix}.k"}
+        if part == "weights":
+            spec["lse"] = f"{self.prefix}.lse"
+        spec["scale"] = float(self.scale)
+        if part == "weights":
+            spec["mask_diagonal"] = bool(self.mask_diagonal)
+        if part != "scores":
+            spec["mask_value"] = float(MASK_VALUE)
+        return spec
+
+    def finish(self, planner, trace, layer: int, main_prefix: str | None) -> None:
+        """Write q, k (or aliases of the main run's equal tensors), lse and the derived matrices."""
+        for p in ("q", "k"):
+            main = f"{main_prefix}.{p}" if main_prefix else None
+            planner.store_or_alias(f"{self.prefix}.{p}", trace.records[names.attn(layer, p)], self.encoding, main)
+        planner.store_lse(self.prefix, trace.records[names.attn(layer, "lse")], np.concatenate(self.lse))
+        for p in self.parts():
+            if p in self.errs:
+                axes, stage, section, doc, shape = self.meta[p]
+                shape = (len(self.moments[p]),) + shape
+                planner.verified(
+                    f"{self.prefix}.{p}",
+                    (axes, stage, section, doc),
+                    shape,
+                    self.moments[p],
+                    self.spec(p),
+                    self.errs[p],
+                )
