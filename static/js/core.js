@@ -103,13 +103,14 @@ export function onScreen(el) {
 export const afterReady = function (steps) {
   var i = 0, entry = { run: function () { pendingDraws.delete(entry); while (i < steps.length) steps[i++](); } };
   pendingDraws.add(entry);
-  function next() {
+  function next() {   // each step two frames after the last: the GPU thread has then drawn what it queued, and a
+    // new context (which waits for that thread) is made without waiting behind a frame
     if (i >= steps.length) { pendingDraws.delete(entry); return; }
-    setTimeout(function () {
+    requestAnimationFrame(function () { requestAnimationFrame(function () { setTimeout(function () {
       if (i >= steps.length) return;                // flushDeferred ran them
       try { steps[i++](); } catch (e) { i = steps.length; pendingDraws.delete(entry); fail(e); return; }
       next();
-    }, 0);
+    }, 0); }); });
   }
   next();
 };
