@@ -309,8 +309,10 @@ def moments(a: np.ndarray) -> tuple[int, float, float, float, float]:
         a = np.asarray(a, dtype=np.float32).astype(np.float64).reshape(-1)
     if a.size == 0:
         return (0, math.nan, math.nan, math.nan, 0.0)
+    mn, mx = a.min(), a.max()
     mean = float(a.mean())
-    return (int(a.size), float(a.min()), float(a.max()), mean, float(((a - mean) ** 2).sum()))
+    d = np.subtract(a, mean, out=a)  # a is our own float64 copy: square the deviations in place
+    return (int(a.size), float(mn), float(mx), mean, float(np.square(d, out=d).sum()))
 
 
 def combine_moments(parts) -> dict:
