@@ -119,7 +119,10 @@ class LayerPlan:
         """Write q, k (or aliases of the main run's equal tensors), lse and the derived matrices."""
         for p in ("q", "k"):
             main = f"{main_prefix}.{p}" if main_prefix else None
-            planner.store_or_alias(f"{self.prefix}.{p}", trace.records[names.attn(layer, p)], self.encoding, main)
+            r = trace.records[names.attn(layer, p)]
+            planner.alias_or_store(
+                f"{self.prefix}.{p}", r.tensor.numpy(), r.axes, r.stage, r.section, r.doc, main, self.encoding
+            )
         planner.store_lse(self.prefix, trace.records[names.attn(layer, "lse")], np.concatenate(self.lse))
         for p in self.parts():
             if p in self.errs:

@@ -179,23 +179,18 @@ class _Planner:
             return None
         return self.store(name, true, axes, stage, section, doc)  # fall back: store it
 
-    def alias_or_store(self, name, t, axes, stage, section, doc, main_name: str | None) -> CaptureRecord:
+    def alias_or_store(
+        self, name, t, axes, stage, section, doc, main_name: str | None, encoding: str | None = None
+    ) -> CaptureRecord:
+        """An alias of the main run's `main_name` when the tensors are equal (and, if `encoding` is asked for, the
+        main record has it: a reader then gets the same values); else stored (with `encoding`, or the chosen one)."""
         t = np.asarray(t, dtype=np.float32)
-        if main_name is not None and main_name in self.true and np.array_equal(self.true[main_name], t):
-            return self.derive(
-                name, t, axes, stage, section, doc, {"op": "alias", "src": main_name}, tol=self.records[main_name].err
-            )
-        return self.store(name, t, axes, stage, section, doc)
-
-    def store_or_alias(self, name: str, tr, encoding: str, main_name: str | None) -> CaptureRecord:
-        """An attention q or k: an alias of the main run's `main_name` when the tensors and encodings are equal
-        (a reader then gets the same values), else stored with `encoding`."""
-        t = tr.tensor.numpy()
         main = self.records.get(main_name) if main_name else None
-        if main is not None and main.encoding == encoding and np.array_equal(self.true.get(main_name), t):
+        same_encoding = encoding is None or (main is not None and main.encoding == encoding)
+        if main is not None and same_encoding and main_name in self.true and np.array_equal(self.true[main_name], t):
             alias = {"op": "alias", "src": main_name}
-            return self.derive(name, t, tr.axes, tr.stage, tr.section, tr.doc, alias, tol=main.err)
-        return self.store(name, t, tr.axes, tr.stage, tr.section, tr.doc, encoding=encoding)
+            return self.derive(name, t, axes, stage, section, doc, alias, tol=main.err)
+        return self.store(name, t, axes, stage, section, doc, encoding)
 
     def store_lse(self, prefix: str, lr, lse: np.ndarray) -> None:
         """The row lse a reader uses (computed from the stored q, k); stats and err against PyTorch's (lr)."""
