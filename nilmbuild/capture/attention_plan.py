@@ -3,8 +3,7 @@
 A reader gets q, k (f16, or f32 when f16 misses), the row log-sum-exp lse (f32, computed here from the stored
 q, k) and rebuilds scores, masked scores and weights with format.materialise. `LayerPlan.add` rebuilds them for
 every sample of a chunk, exactly as a reader would, against PyTorch's true matrices, and keeps the largest error
-and each sample's moments; `LayerPlan.finish` writes the records once the whole batch is traced. Samples are
-rebuilt on a thread pool (numpy releases the GIL in these array operations).
+and each sample's moments; `LayerPlan.finish` writes the records once the whole batch is traced.
 """
 
 from __future__ import annotations
@@ -25,7 +24,8 @@ _OPS = {"scores": "attention_scores", "masked_scores": "attention_masked_scores"
 
 
 def max_abs_diff(rebuilt32: np.ndarray, true: np.ndarray) -> float:
-    """max |rebuilt - true| in float64, as _Planner.derive measures it (0 where both agree on NaN/inf)."""
+    """max |rebuilt - true| in float64, the capture's error of a rebuilt record (0 where both agree on NaN/inf,
+    +inf where they do not)."""
     if not true.size:
         return 0.0
     d = np.subtract(rebuilt32, true, dtype=np.float64)  # each value converted exactly: no float64 copies first

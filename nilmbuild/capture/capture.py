@@ -23,7 +23,7 @@ from nilmbuild.model import names
 from nilmbuild.model.trace import Trace
 
 from . import format as fmt
-from .attention_plan import ATTN_WEIGHTS_TOL, F16_EPS, LayerPlan
+from .attention_plan import ATTN_WEIGHTS_TOL, F16_EPS, LayerPlan, max_abs_diff
 from .traced_run import run_traced
 
 REL_TOL_DERIVED = 8 * F16_EPS  # derived (non-attention) records: err <= 8 u * max|x| (about 3.9e-3 max|x|)
@@ -159,10 +159,7 @@ class _Planner:
         )
         self.records[name] = rec
         self._cache.pop(name, None)
-        rebuilt = self.get(name)
-        err = float(np.abs(rebuilt.astype(np.float64) - true).max()) if true.size else 0.0
-        if not np.isfinite(err) and np.array_equal(rebuilt, true, equal_nan=True):
-            err = 0.0
+        err = max_abs_diff(self.get(name), true)
         if tol is None:
             tol = REL_TOL_DERIVED * float(np.abs(true).max()) + 1e-6
         big = derive["op"] in ("attention_scores", "attention_masked_scores", "attention_weights")
@@ -205,8 +202,9 @@ class _Planner:
         """A derived (B, H, L, L) record whose rebuild was already checked (err); nothing derives from it.
         meta: (axes, stage, section, doc); moments: per sample, of the true tensor."""
         axes, stage, section, doc = meta
-        rec = CaptureRecord(name, None, tuple(axes), stage, section, doc, tuple(shape), moments, "derived", dict(spec))
-        rec.err = err
+        rec = CaptureRecord(
+            name, None, tuple(axes), stage, section, doc, tuple(shape), moments, "derived", dict(spec), err
+        )
         self.records[name] = rec
         self._cache.pop(name, None)
         return rec
@@ -314,7 +312,10 @@ def _main_records(planner: _Planner, trace: Trace) -> None:
     planned (it would be rebuilt identically if asked again), so the rebuilt batch is not held twice."""
     pending: list[str] = []
     deps = {n: _deps(r.derive) for n, r in trace.records.items()}
-    users = Counter(d for ds in deps.values() for d in ds)
+    users = Counter(d for ds in deps.values() for d in ds)  # records not yet planned that derive from each name
+
+    def ready(name: str) -> bool:
+        return all(d in planner.records for d in deps[name])
 
     def plan(name: str) -> None:
         r = trace.records[name]
@@ -323,8 +324,9 @@ def _main_records(planner: _Planner, trace: Trace) -> None:
             planner.store(*args)
         else:
             planner.derive(*args, r.derive)
+        for d in deps[name]:
+            users[d] -= 1
         for d in (*deps[name], name):
-            users[d] -= d != name
             if users[d] <= 0:
                 planner.evict(d)
 
@@ -332,8 +334,8 @@ def _main_records(planner: _Planner, trace: Trace) -> None:
         if name in planner.records:  # q, k, lse: planned with their attention
             continue
         pending.append(name)
-        while pending and any(all(d in planner.records for d in deps[n]) for n in pending):
-            n = next(n for n in pending if all(d in planner.records for d in deps[n]))
+        while pending and any(ready(n) for n in pending):
+            n = next(n for n in pending if ready(n))
             pending.remove(n)
             plan(n)
     if pending:
@@ -467,7 +469,7 @@ def _planned_run(planner: _Planner, model, x, prefix: str = "", include_scores: 
     q, k is traced again with f32 q, k; missing with f32 is an error (storing (B, H, L, L) is never the plan)."""
     f32: set[int] = set()
     while True:
-        trace, plans = _trace_planned(planner, model, x, prefix, include_scores, f32, **kw)
+        trace, plans = _trace_planned(model, x, prefix, include_scores, f32, **kw)
         missed = {layer for layer, plan in plans.items() if plan.misses()}
         if not missed:
             break
@@ -481,7 +483,7 @@ def _planned_run(planner: _Planner, model, x, prefix: str = "", include_scores: 
     return trace
 
 
-def _trace_planned(planner: _Planner, model, x, prefix: str, include_scores: bool, f32: set, **kw):
+def _trace_planned(model, x, prefix: str, include_scores: bool, f32: set, **kw):
     """One traced run whose attention layers are planned as they come (f32 q, k for the layers in f32)."""
     scale = model.layers[0].attn.scale
     plans: dict[int, LayerPlan] = {}

@@ -117,7 +117,7 @@ def _scores_fast(q: np.ndarray, k: np.ndarray, scale: float) -> np.ndarray:
 
 
 def _scores_in_order(q: np.ndarray, k: np.ndarray, scale: float) -> np.ndarray:
-    """attention_scores64 summed explicitly term by term (the definition; the BLAS path must equal it)."""
+    """attention_scores64 summed explicitly term by term (the definition; the fast path must equal it)."""
     q64, k64 = q.astype(np.float64), k.astype(np.float64)
     lead, L, S = q.shape[:-2], q.shape[-2], k.shape[-2]
     out = np.zeros(q.shape[:-1] + (S,), dtype=np.float64)
