@@ -106,39 +106,76 @@ export const colormaps = {
 // Okabe-Ito categorical palette (black last: it is used for the cursor and axes).
 export const palette = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"];
 
+// The 256 x 1 PNG of a colormap's LUT, made once per colormap (a canvas + 2D context per legend took ~9 % of
+// the FiLM page's frames while a control moved).
+var barUrls = {};
+function barUrl(name) {
+  if (!barUrls[name]) {
+    var c = document.createElement("canvas");
+    c.width = 256; c.height = 1;
+    var ctx = context2d(c), img = ctx.createImageData(256, 1);
+    img.data.set(colormaps.lut(name));
+    ctx.putImageData(img, 0, 0);
+    barUrls[name] = c.toDataURL("image/png");
+  }
+  return barUrls[name];
+}
+
+function legendFigure() {   // figure > figcaption (label), img (bar), div (ticks)
+  var fig = document.createElement("figure");
+  fig.className = "nb-legend";
+  fig.style.margin = "0";
+  var cap = document.createElement("figcaption");
+  cap.className = "nb-legend-label";
+  var bar = document.createElement("img");
+  bar.className = "nb-legend-bar";
+  var ticks = document.createElement("div");
+  ticks.className = "nb-legend-ticks";
+  fig.appendChild(cap); fig.appendChild(bar); fig.appendChild(ticks);
+  return fig;
+}
+
+function setText(el, text) { if (el.textContent !== text) el.textContent = text; }
+
+function fillTicks(ticks, vmin, vmax, nticks) {
+  while (ticks.children.length > nticks) ticks.removeChild(ticks.lastChild);
+  while (ticks.children.length < nticks) ticks.appendChild(document.createElement("span"));
+  for (var k = 0; k < nticks; k++) {
+    var f = k / (nticks - 1), s = ticks.children[k];
+    s.style.left = f * 100 + "%";
+    setText(s, fmt(vmin + (vmax - vmin) * f));
+  }
+}
+
+// Writes a legend's colormap, range and label into `fig`, touching only what changed: pages redraw legends on
+// every sample switch, and a rebuilt legend cost the FiLM page ~10 frames/s while its sample select was held.
+function fillLegend(fig, name, vmin, vmax, label, nticks) {
+  var bar = fig.children[1], src = barUrl(name);
+  fig.dataset.cmapFor = label || "";
+  fig.dataset.cmap = name;
+  setText(fig.children[0], label || "value");
+  if (bar.getAttribute("src") !== src) bar.setAttribute("src", src);
+  bar.alt = "colour scale " + name + " from " + fmt(vmin) + " to " + fmt(vmax);
+  fillTicks(fig.children[2], vmin, vmax, nticks || 3);
+  return fig;
+}
+
 // A labelled horizontal colour bar in `container`: label (with units) above, vmin/mid/vmax ticks below.
-// Returns the legend element; call again to replace it.
+// Returns the legend element; call again with the same label to update it in place.
 export const legend = function (container, name, vmin, vmax, label, nticks) {
-  nticks = nticks || 3;
   var old = null;  // the legend this label drew before (compared as data, so any label text is safe)
   Array.prototype.forEach.call(container.querySelectorAll(".nb-legend"), function (el) {
     if (el.dataset.cmapFor === (label || "")) old = el;
   });
-  var fig = document.createElement("figure");
-  fig.className = "nb-legend";
-  fig.style.margin = "0";
-  fig.dataset.cmapFor = label || "";
-  fig.dataset.cmap = name;
-  var cap = document.createElement("figcaption");
-  cap.className = "nb-legend-label";
-  cap.textContent = label || "value";
-  var bar = document.createElement("canvas");
-  bar.className = "nb-legend-bar";
-  bar.width = 256; bar.height = 1;
-  var ctx = context2d(bar), img = ctx.createImageData(256, 1);
-  img.data.set(colormaps.lut(name));
-  ctx.putImageData(img, 0, 0);
-  bar.setAttribute("role", "img");
-  bar.setAttribute("aria-label", "colour scale " + name + " from " + fmt(vmin) + " to " + fmt(vmax));
-  var ticks = document.createElement("div");
-  ticks.className = "nb-legend-ticks";
-  for (var k = 0; k < nticks; k++) {
-    var f = k / (nticks - 1), s = document.createElement("span");
-    s.style.left = f * 100 + "%";
-    s.textContent = fmt(vmin + (vmax - vmin) * f);
-    ticks.appendChild(s);
-  }
-  fig.appendChild(cap); fig.appendChild(bar); fig.appendChild(ticks);
-  if (old) container.replaceChild(fig, old); else container.appendChild(fig);
-  return fig;
+  return fillLegend(old || container.appendChild(legendFigure()), name, vmin, vmax, label, nticks);
 };
+
+// Makes `container`'s legends exactly `specs` ([name, vmin, vmax, label, nticks?] each, in order), reusing the
+// legend elements already there (labels may change: the k-th spec updates the k-th legend). -> the legends.
+export function setLegends(container, specs) {
+  var figs = Array.prototype.filter.call(container.children, function (el) { return el.classList.contains("nb-legend"); });
+  for (var k = specs.length; k < figs.length; k++) container.removeChild(figs[k]);
+  return specs.map(function (s, k) {
+    return fillLegend(figs[k] || container.appendChild(legendFigure()), s[0], s[1], s[2], s[3], s[4]);
+  });
+}

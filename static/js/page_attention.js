@@ -10,7 +10,7 @@ import attWeightsFrag from "../glsl/attention_weights.frag";
 import attWeightsVert from "../glsl/attention_weights.vert";
 import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
-import { colormaps, legend, palette } from "./colormaps.js";
+import { colormaps, legend, palette, setLegends } from "./colormaps.js";
 import { afterReady, blob, context2d, controls, flushDeferred, fmt, font, inTasks, onResize, onScreen, overlay2d, ready, saveButton } from "./core.js";
 import { decode } from "./decode.js";
 import { watts } from "./disaggregation_watts.js";
@@ -310,11 +310,10 @@ function drawLegend() {   // rebuilt only when its scale changes (not on a sampl
   var el = document.getElementById("nb-legend"), key = [S.mode, S.cmap, S.mode === "log" ? 0 : S.vmax].join("|");
   if (key === legendKey && el.firstChild) return;
   legendKey = key;
-  el.textContent = "";
-  if (S.mode === "log") legend(el, S.cmap, LOG_MIN, LOG_MAX, "log₁₀ attention weight (1e-4 … 1; masked diagonal = 0 → darkest)");
-  else if (S.mode === "sqrt") legend(el, S.cmap, 0, S.vmax, "attention weight, square-root scale (colour ∝ √w, 0 … layer max)");
-  else legend(el, S.cmap, 0, S.vmax, "attention weight, linear (0 … layer max)");
-  var bar = el.querySelector(".nb-legend"); if (bar) bar.dataset.mode = S.mode;
+  var spec = S.mode === "log" ? [S.cmap, LOG_MIN, LOG_MAX, "log₁₀ attention weight (1e-4 … 1; masked diagonal = 0 → darkest)"]
+    : S.mode === "sqrt" ? [S.cmap, 0, S.vmax, "attention weight, square-root scale (colour ∝ √w, 0 … layer max)"]
+    : [S.cmap, 0, S.vmax, "attention weight, linear (0 … layer max)"];
+  setLegends(el, [spec])[0].dataset.mode = S.mode;
 }
 function drawArcs() {   // arcs at the selected query
   arcs = attentionArcs.draw(document.getElementById("att-arcs"), { query: S.query, weights: row(S.head, S.query), k: ARCS_K, agg: aggregateW(),

@@ -7,7 +7,7 @@
  */
 import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
-import { legend, palette } from "./colormaps.js";
+import { palette, setLegends } from "./colormaps.js";
 import { controls, fmt, inTasks, ready } from "./core.js";
 import { kit } from "./film_kit.js";
 import { gl } from "./gl.js";
@@ -208,9 +208,9 @@ function sampleMaps() {
     else hms[k].update(md.data, -v, v);
     hms[k].def = d; hms[k].axes = md.axes;
   });
-  var leg = document.getElementById("emb-legends");
-  leg.textContent = "";
-  ["embed", "pos", "proj"].forEach(function (gname) { legend(leg, "burd", -rg[gname], rg[gname], GROUP_LABEL[gname], 3); });
+  setLegends(document.getElementById("emb-legends"), ["embed", "pos", "proj"].map(function (gname) {
+    return ["burd", -rg[gname], rg[gname], GROUP_LABEL[gname], 3];
+  }));
 }
 function drawMapLabels(g, hm, k) {   // title, record and shape, axis ends, the t cursor, the unit's receptive field
   var b = boxes[k], d = hm.def, t = state.t;

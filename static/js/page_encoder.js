@@ -7,7 +7,7 @@
  */
 import { registerPage, testHook } from "./register.js";
 import { chooseOption, stateInUrl } from "./url_state.js";
-import { colormaps, legend, palette } from "./colormaps.js";
+import { colormaps, palette, setLegends } from "./colormaps.js";
 import { blob, context2d, controls, fmt, font, inTasks, onResize, onScreen, overlay2d, ready, saveButton } from "./core.js";
 import { decode } from "./decode.js";
 import { gl } from "./gl.js";
@@ -262,9 +262,8 @@ function drawLegend() {   // rebuilt only when its range or text changes (not on
   var el = document.getElementById("nb-legend"), key = [S.scale, m, S.layer].join("|");
   if (key === legendKey && el.firstChild) return;
   legendKey = key;
-  el.textContent = "";
-  legend(el, CMAP, -m, m, S.scale === "shared" ? "value (shared range of layer " + S.layer + ")"
-                                                   : "value relative to each strip max |value| (shown right of the strip)");
+  setLegends(el, [[CMAP, -m, m, S.scale === "shared" ? "value (shared range of layer " + S.layer + ")"
+                                                    : "value relative to each strip max |value| (shown right of the strip)"]]);
 }
 
 /* ---------- hover / click ---------- */

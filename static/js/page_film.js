@@ -8,7 +8,8 @@
  */
 import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
-import { colormaps, legend, palette } from "./colormaps.js";
+import { colormaps, palette, setLegends } from "./colormaps.js";
+import { patchHTML } from "./dom_patch.js";
 import { controls, flushDeferred, fmt, inTasks, onScreen, ready, tooltip } from "./core.js";
 import { kit } from "./film_kit.js";
 import { gl } from "./gl.js";
@@ -49,7 +50,7 @@ function condTable(elec, bands, edges) {
   for (var b = 0; b < bands.length; b++) {
     html += "<tr><td>band " + b + "</td><td>bins " + edges[b] + "–" + (edges[b + 1] - 1) + "</td><td class=num data-key='band-" + b + "' data-value='" + bands[b] + "'>" + fmt(bands[b], 5) + "</td></tr>";
   }
-  document.getElementById("film-cond-table").innerHTML = html + "</tbody>";
+  patchHTML(document.getElementById("film-cond-table"), html + "</tbody>");
 }
 function spectrumScales(spec, m, pw, ph) {   // log y (magnitudes span decades), x by frequency bin
   var n = spec.length, ymax = 0; for (var k = 1; k < n; k++) ymax = Math.max(ymax, spec[k]); ymax = ymax || 1;
@@ -216,9 +217,8 @@ function pScale() {   // the colour scales: largest |γ|, |β| and |embedding| o
   return sc;
 }
 function pLegends(sc) {
-  var leg = document.getElementById("film-legends"); leg.textContent = "";
-  legend(leg, "burd", -sc.gb, sc.gb, "γ and β (tanh-bounded to ±0.5)", 3);
-  legend(leg, "burd", -sc.em, sc.em, "device embeddings (value)", 3);
+  setLegends(document.getElementById("film-legends"), [["burd", -sc.gb, sc.gb, "γ and β (tanh-bounded to ±0.5)", 3],
+    ["burd", -sc.em, sc.em, "device embeddings (value)", 3]]);
 }
 function pUpload(sc) {
   var hms = params.hms;

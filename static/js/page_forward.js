@@ -11,7 +11,7 @@ import boxFrag from "../glsl/forward_box.frag";
 import boxVert from "../glsl/forward_box.vert";
 import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
-import { colormaps, legend } from "./colormaps.js";
+import { colormaps, setLegends } from "./colormaps.js";
 import { animationsOff, blob, controls, fail, fmt, font, inTasks, onResize, overlay2d, ready, saveButton, tooltip } from "./core.js";
 import { decode, decodeF16 } from "./decode.js";
 import { createForwardAnim } from "./forward_anim.js";
@@ -332,8 +332,7 @@ function drawInfo() {
   });
   row("shown", s.binned ? "mean over " + P.bin + "-minute bins of the exact tensor: " + s.rows + " × " + s.cols + " of " + s.rowsFull + " × " + s.colsFull
                         : "exact values, " + s.rows + " × " + s.cols + (s.parts.length > 1 ? " (records stacked as rows)" : ""));
-  var el = document.getElementById("nb-legend"); el.textContent = "";
-  legend(el, CMAP, -s.range, s.range, "value, stage " + s.st.stage + " (±largest |value| over the batch)");
+  setLegends(document.getElementById("nb-legend"), [[CMAP, -s.range, s.range, "value, stage " + s.st.stage + " (±largest |value| over the batch)"]]);
 }
 
 /* ---------- selection, play, controls and pointer / keyboard ---------- */

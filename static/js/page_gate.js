@@ -11,6 +11,7 @@
 import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
 import { palette } from "./colormaps.js";
+import { patchHTML } from "./dom_patch.js";
 import { controls, fmt, inTasks, onScreen, page, ready } from "./core.js";
 import { kit } from "./film_kit.js";
 import { plot2d } from "./plot2d.js";
@@ -232,14 +233,12 @@ function updateTable() {
   var html = "<thead><tr><th scope=col>device</th><th scope=col>ON (gate)</th><th scope=col>ON (truth)</th><th scope=col>energy kWh</th><th scope=col>truth kWh</th></tr></thead><tbody>";
   var ts = cap.slice(N.target_state, i), tp = cap.slice(N.target_power, i), hours = (extra.resample_s || 60) / 3600;
   devs.forEach(function (name, d) { html += tableRow(name, d, i, L, ts, tp, hours); });
-  table.innerHTML = html + "</tbody>";
-  var cap1 = document.createElement("caption");
-  cap1.style.cssText = "caption-side:bottom;text-align:left;color:var(--muted);font-size:0.78rem";
-  cap1.textContent = (state.threshold === extra.gate_thresholds[state.dev]
+  var caption = (state.threshold === extra.gate_thresholds[state.dev]
     ? "Each device at its own calibrated threshold (" + devs.map(function (n, d) { return extra.gate_thresholds[d]; }).join(", ") + ")"
     : "Every device at threshold " + state.threshold.toFixed(2)) +
     ", same gate mode; energy of the gated power after output FiLM over the " + page().model.window_hours + "-hour window.";
-  table.appendChild(cap1);
+  patchHTML(table, html + "</tbody><caption style='caption-side:bottom;text-align:left;color:var(--muted);font-size:0.78rem'>" +
+    caption + "</caption>");
 }
 function recomputeCurrent() { cur = recompute(cap, devs, state.dev, state.sample, state.threshold, state.mode); }
 var laterPlot = null;   // the time view, drawn when on screen (core.onScreen; set in the first start step)

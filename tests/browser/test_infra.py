@@ -219,3 +219,41 @@ def test_small_multiples_one_context(nb, page_at, infra_site):
         "col": 0,
         "value": 5,
     }
+
+
+def test_patch_html_rewrites_only_what_changed(nb, page_at, infra_site):
+    """dom_patch.patchHTML: same-shaped nodes are kept (the pages' tables repaint only changed cells)."""
+    page = _open(nb, page_at, infra_site)
+    got = page.evaluate("""() => {
+      const t = document.createElement("table"); document.body.appendChild(t);
+      const P = nilmbuild.test.patchHTML;
+      P(t, "<tbody><tr><td class=a>1</td><td>x</td></tr></tbody><caption>c1</caption>");
+      const td = t.querySelector("td.a"), cap = t.querySelector("caption");
+      P(t, "<tbody><tr><td data-v='2'>2</td><td>x</td></tr><tr><td>new</td></tr></tbody><caption>c2</caption>");
+      const kept = t.querySelector("td") === td && t.querySelector("caption") === cap;
+      const after = [td.textContent, td.className, td.dataset.v, t.rows.length, cap.textContent];
+      P(t, "<tbody><tr><th>h</th></tr></tbody>");   // another element in that place: replaced; extra nodes removed
+      return {kept, after, html: t.innerHTML, replaced: t.querySelector("td") === null};
+    }""")
+    assert got["kept"]
+    assert got["after"] == ["2", "", "2", 2, "c2"]
+    assert got["html"] == "<tbody><tr><th>h</th></tr></tbody>" and got["replaced"]
+
+
+def test_set_legends_updates_the_legends_in_place(nb, page_at, infra_site):
+    page = _open(nb, page_at, infra_site)
+    got = page.evaluate("""() => {
+      const el = document.createElement("div"); document.body.appendChild(el);
+      const S = nilmbuild.test.setLegends;
+      const first = S(el, [["viridis", 0, 1, "a"], ["burd", -2, 2, "b", 5]]);
+      const src = first[0].querySelector("img").getAttribute("src");
+      const again = S(el, [["cividis", 0, 4, "a2"]]);
+      const fig = el.querySelector(".nb-legend");
+      return {same: again[0] === first[0], n: el.querySelectorAll(".nb-legend").length, label: fig.querySelector("figcaption").textContent,
+              cmap: fig.dataset.cmap, ticks: Array.from(fig.querySelectorAll(".nb-legend-ticks span")).map(s => s.textContent),
+              ticks5: first[1].querySelectorAll(".nb-legend-ticks span").length,
+              srcChanged: fig.querySelector("img").getAttribute("src") !== src, alt: fig.querySelector("img").alt};
+    }""")
+    assert got["same"] and got["n"] == 1 and got["label"] == "a2" and got["cmap"] == "cividis"
+    assert got["ticks"] == ["0", "2", "4"] and got["ticks5"] == 5
+    assert got["srcChanged"] and got["alt"] == "colour scale cividis from 0 to 4"
