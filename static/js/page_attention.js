@@ -11,7 +11,7 @@ import attWeightsVert from "../glsl/attention_weights.vert";
 import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
 import { colormaps, legend, palette, setLegends } from "./colormaps.js";
-import { afterReady, blob, context2d, controls, flushDeferred, fmt, font, inTasks, onResize, onScreen, overlay2d, ready, saveButton } from "./core.js";
+import { afterReady, blob, context2d, controls, element, flushDeferred, fmt, font, inTasks, onResize, onScreen, overlay2d, ready, saveButton } from "./core.js";
 import { decode } from "./decode.js";
 import { watts } from "./disaggregation_watts.js";
 import { gl } from "./gl.js";
@@ -194,34 +194,51 @@ function drawTicks(g, b) {   // key ticks below the large head, query ticks left
   g.save(); g.translate(14, b.y + b.height / 2); g.rotate(-Math.PI / 2); g.textAlign = "center";
   g.fillText("query t (minutes)", 0, 0); g.restore();
 }
-function drawSmallLabels(g) {   // small-multiple labels, head colours, selection frame
+function drawSmallLabels(g) {   // small-multiple labels and head colours (the selection frame is a mark)
   for (var h = 0; h < H; h++) {
     var s = LAY.small[h];
-    g.fillStyle = "#1b1f24"; g.textBaseline = "bottom";
+    g.fillStyle = "#1b1f24"; g.textBaseline = "bottom"; g.textAlign = "left";
     g.fillText("head " + h, s.x + 12, s.y - 2);
     g.fillStyle = headColour(h); g.fillRect(s.x, s.y - 11, 8, 8);
-    if (h === S.head) { g.strokeStyle = "#D55E00"; g.lineWidth = 2.5; g.strokeRect(s.x - 2, s.y - 2, s.width + 4, s.height + 4); }
   }
   g.lineWidth = 1;
 }
 var axesKey = null;
-function drawAxes() {   // skipped when nothing it draws changed (a sample switch): a 2D canvas redrawn is re-uploaded
+function drawAxes() {   // what is drawn for a layout only: ticks and the small multiples' labels (a redrawn 2D
+  // canvas is re-uploaded whole); the title, query marks and the selected head's frame are DOM (placeMarks)
   var W = canvas.clientWidth, Hh = canvas.clientHeight, b = LAY.big;
-  var key = [W, Hh, window.devicePixelRatio, S.layer, S.head, S.masked, S.query, b.x, b.y, b.width].join("|");
+  placeMarks();
+  var key = [W, Hh, window.devicePixelRatio, b.x, b.y, b.width].join("|");
   if (key === axesKey) return;
   axesKey = key;
   var g = overlay2d(axes, W, Hh);
   g.font = font(12);
   g.fillStyle = "#1b1f24"; g.strokeStyle = "#57606a";
   drawTicks(g, b);
-  g.textAlign = "left"; g.textBaseline = "bottom"; g.font = font(13, 600);
-  g.fillText("layer " + S.layer + ", head " + S.head + (S.masked ? " (diagonal masked)" : " (mask off: ablation run)"), b.x, b.y - 6);
-  g.font = font(12);
-  // query marker on the large head
-  var qy = b.y + ((S.query + 0.5) / L) * b.height;
-  g.strokeStyle = "#D55E00"; g.lineWidth = 1.5;
-  g.beginPath(); g.moveTo(b.x - 10, qy); g.lineTo(b.x - 2, qy); g.moveTo(b.x + b.width + 2, qy); g.lineTo(b.x + b.width + 10, qy); g.stroke();
   drawSmallLabels(g);
+}
+
+// The marks that follow the controls, as elements over the axes canvas: moving one repaints a few pixels, where
+// redrawing the overlay cost ~20 % of a frame on a head, layer or query change (SwiftShader).
+var marks = null;
+function buildMarks() {
+  var wrap = document.getElementById("att-main-wrap");
+  marks = { title: element("div", { class: "att-mark att-title" }), qLeft: element("div", { class: "att-mark att-qmark" }),
+            qRight: element("div", { class: "att-mark att-qmark" }), frame: element("div", { class: "att-mark att-frame" }) };
+  Object.keys(marks).forEach(function (k) { wrap.appendChild(marks[k]); });
+}
+function place(el, x, y, w, h) {
+  el.style.left = x + "px"; el.style.top = y + "px";
+  if (w !== undefined) { el.style.width = w + "px"; el.style.height = h + "px"; }
+}
+function placeMarks() {
+  var b = LAY.big, s = LAY.small[S.head], qy = b.y + ((S.query + 0.5) / L) * b.height;
+  var title = "layer " + S.layer + ", head " + S.head + (S.masked ? " (diagonal masked)" : " (mask off: ablation run)");
+  if (marks.title.textContent !== title) marks.title.textContent = title;
+  place(marks.title, b.x, b.y - 6);
+  place(marks.qLeft, b.x - 10, qy);
+  place(marks.qRight, b.x + b.width + 2, qy);
+  place(marks.frame, s.x - 3.25, s.y - 3.25, s.width + 6.5, s.height + 6.5);
 }
 
 /* ---------- row chart (plot2d), head split (2D), readout, legend, arcs ---------- */
@@ -440,7 +457,7 @@ function start(pg) {
   S = { sample: 0, layer: 0, head: 0, query: Math.min(L - 1, Math.floor(L / 2)), masked: true, mode: "log", cmap: "viridis" };
   // one task per WebGL context (each takes 0.05-0.5 s in software GL) and per first draw: no long task while loading;
   // the heads first (ready), then the views further down: the layers view and the head matrix (core.afterReady)
-  inTasks([createGL, function () { buildGL(); buildHeatmaps(); }, function () { buildControls(); buildPointer(); buildLater(); },
+  inTasks([createGL, function () { buildMarks(); buildGL(); buildHeatmaps(); }, function () { buildControls(); buildPointer(); buildLater(); },
            prepare, finish]);
 }
 function buildBelow() {
