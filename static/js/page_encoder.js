@@ -8,7 +8,7 @@
 import { registerPage, testHook } from "./register.js";
 import { chooseOption, stateInUrl } from "./url_state.js";
 import { colormaps, palette, setLegends } from "./colormaps.js";
-import { blob, context2d, controls, fmt, font, inTasks, onResize, onScreen, overlay2d, ready, saveButton } from "./core.js";
+import { blob, context2d, controls, element, fmt, font, inTasks, onResize, onScreen, overlay2d, ready, saveButton } from "./core.js";
 import { decode } from "./decode.js";
 import { gl } from "./gl.js";
 import { plot2d } from "./plot2d.js";
@@ -86,30 +86,53 @@ function frame() {
   hms.forEach(function (h, i) { if (!pending[i]) h.draw(LAY[i]); });
   drawOverlay();
 }
-function drawOverlay() {
-  var W = canvas.clientWidth, Hh = canvas.clientHeight, g = overlay2d(overlay, W, Hh);
-  steps.forEach(function (s, i) {
-    var b = LAY[i], r = cap.record(name(S.layer, s.suffix));
-    g.fillStyle = "#1b1f24"; g.font = BOLD; g.textAlign = "right"; g.textBaseline = "middle";
-    g.fillText(s.label, b.x - 8, b.y + b.height / 2 - 7);
-    g.font = FONT; g.fillStyle = "#57606a";
-    g.fillText(r.shape[1] + " × " + r.shape[2] + " · " + r.stage, b.x - 8, b.y + b.height / 2 + 8);
-    g.textAlign = "left";
-    g.fillText(pending[i] ? "…" : "±" + fmt(hms[i].vmax, 3), b.x + b.width + 6, b.y + b.height / 2);
-    if (pending[i]) { g.textAlign = "center"; g.fillText("computing Linear(" + D + ", " + r.shape[2] + ") for every step…", b.x + b.width / 2, b.y + b.height / 2); }
-    g.strokeStyle = "#d0d7de"; g.strokeRect(b.x - 0.5, b.y - 0.5, b.width + 1, b.height + 1);
-    if (i < steps.length - 1) {   // flow arrow between strips
-      g.fillStyle = "#8c959f"; var ax = b.x - 100, ay = b.y + b.height + 2;
-      g.beginPath(); g.moveTo(ax, ay); g.lineTo(ax + 8, ay); g.lineTo(ax + 4, ay + 8); g.fill();
-    }
-  });
+var overlayKey = null;
+function drawOverlay() {   // labels, frames and time axis, redrawn only when they change (a redrawn 2D canvas is
+  // re-uploaded whole: ~20 % of a frame on a sample switch); each strip's range and the selected step are marks
+  var W = canvas.clientWidth, Hh = canvas.clientHeight;
+  placeMarks();
+  var key = [W, Hh, window.devicePixelRatio, S.layer, pending.join(",")].join("|");
+  if (key === overlayKey) return;
+  overlayKey = key;
+  var g = overlay2d(overlay, W, Hh);
+  steps.forEach(function (s, i) { drawStripLabels(g, s, i); });
   var last = LAY[LAY.length - 1], ticks = plot2d.ticks(0, T - 1, 8);
   g.fillStyle = "#1b1f24"; g.textAlign = "center"; g.textBaseline = "top"; g.font = FONT;
   ticks.forEach(function (t) { var x = last.x + ((t + 0.5) / T) * last.width; g.fillText(String(t), x, last.y + last.height + 3); });
   g.fillText("time (minutes from window start)", last.x + last.width / 2, last.y + last.height + 17);
-  var x = LAY[0].x + ((S.pos + 0.5) / T) * LAY[0].width;  // selected step
-  g.strokeStyle = "rgba(0,0,0,0.75)"; g.lineWidth = 1; g.setLineDash([3, 3]);
-  g.beginPath(); g.moveTo(x, LAY[0].y - 4); g.lineTo(x, last.y + last.height + 2); g.stroke(); g.setLineDash([]);
+}
+function drawStripLabels(g, s, i) {   // name, shape and stage left of strip i; its frame; the arrow to the next
+  var b = LAY[i], r = cap.record(name(S.layer, s.suffix));
+  g.fillStyle = "#1b1f24"; g.font = BOLD; g.textAlign = "right"; g.textBaseline = "middle";
+  g.fillText(s.label, b.x - 8, b.y + b.height / 2 - 7);
+  g.font = FONT; g.fillStyle = "#57606a";
+  g.fillText(r.shape[1] + " × " + r.shape[2] + " · " + r.stage, b.x - 8, b.y + b.height / 2 + 8);
+  if (pending[i]) { g.textAlign = "center"; g.fillText("computing Linear(" + D + ", " + r.shape[2] + ") for every step…", b.x + b.width / 2, b.y + b.height / 2); }
+  g.strokeStyle = "#d0d7de"; g.strokeRect(b.x - 0.5, b.y - 0.5, b.width + 1, b.height + 1);
+  if (i < steps.length - 1) {   // flow arrow between strips
+    g.fillStyle = "#8c959f"; var ax = b.x - 100, ay = b.y + b.height + 2;
+    g.beginPath(); g.moveTo(ax, ay); g.lineTo(ax + 8, ay); g.lineTo(ax + 4, ay + 8); g.fill();
+  }
+}
+
+// Each strip's colour range (right of it) and the selected step's dashed line, as elements over the overlay:
+// a sample switch or a position drag changes only their text or place.
+var marks = null;
+function buildMarks() {
+  var wrap = overlay.parentNode;
+  marks = { ranges: steps.map(function () { return wrap.appendChild(element("div", { class: "enc-mark enc-range" })); }),
+            step: wrap.appendChild(element("div", { class: "enc-mark enc-step" })) };
+}
+function placeMarks() {
+  if (!marks || !LAY.length) return;   // before the first frame (a deep link's position): placed by frame()
+  var last = LAY[LAY.length - 1], x = LAY[0].x + ((S.pos + 0.5) / T) * LAY[0].width;
+  marks.ranges.forEach(function (m, i) {
+    var b = LAY[i], text = pending[i] ? "…" : "±" + fmt(hms[i].vmax, 3);
+    if (m.textContent !== text) m.textContent = text;
+    m.style.left = (b.x + b.width + 6) + "px"; m.style.top = (b.y + b.height / 2) + "px";
+  });
+  marks.step.style.left = (x - 0.5) + "px"; marks.step.style.top = (LAY[0].y - 4) + "px";
+  marks.step.style.height = (last.y + last.height + 6 - LAY[0].y) + "px";
 }
 
 /* ---------- 2D panels ---------- */
@@ -255,7 +278,7 @@ function buildControls() {
   saveButton(document.getElementById("enc-film-controls"), document.getElementById("enc-film"), "encoder-film.png");
   saveButton(document.getElementById("enc-evo-controls"), document.getElementById("enc-evo"), "encoder-feature-evolution.png");
 }
-function setPos(t) { S.pos = Math.max(0, Math.min(T - 1, t | 0)); posIn.value = S.pos; drawOverlay(); panels(); }
+function setPos(t) { S.pos = Math.max(0, Math.min(T - 1, t | 0)); posIn.value = S.pos; placeMarks(); panels(); }
 var legendKey = null;
 function drawLegend() {   // rebuilt only when its range or text changes (not on a sample switch per strip)
   var m = S.scale === "shared" ? hms[0].vmax : 1;
@@ -307,7 +330,7 @@ function start(pg) {
   regl = gl.create(canvas);
   if (!regl) return;
   // a few tasks instead of one long one while loading (see core.inTasks)
-  inTasks([function () { buildTabs(); buildControls(); syncTabs(); buildLater(); }, buildHeatmaps,
+  inTasks([function () { buildTabs(); buildControls(); syncTabs(); buildLater(); buildMarks(); }, buildHeatmaps,
            function () { buildPointer(); bindUrl(); frame(); drawLegend(); }, function () { drawFFN(); drawFiLM(); }, finish]);
 }
 
