@@ -132,14 +132,16 @@ kit.absmax = function (a) { var m = 0; for (var i = 0; i < a.length; i++) { var 
 kit.extent = function (a) { var lo = Infinity, hi = -Infinity; for (var i = 0; i < a.length; i++) { if (a[i] < lo) lo = a[i]; if (a[i] > hi) hi = a[i]; } return [lo, hi]; };
 
 // readout: a <dl> whose <dd data-key> elements carry data-value (full precision) and formatted text
-kit.setReadout = function (el, rows) {
-  el.textContent = "";
-  rows.forEach(function (r) {
-    var dt = document.createElement("dt"), dd = document.createElement("dd");
-    dt.textContent = r[0];
-    dd.textContent = r[2] !== undefined ? r[2] : fmt(r[1], 6);
-    if (r[3]) dd.dataset.key = r[3];
-    if (typeof r[1] === "number") dd.dataset.value = String(r[1]);
-    el.appendChild(dt); el.appendChild(dd);
+kit.setReadout = function (el, rows) {   // the <dt>/<dd> pairs are reused: a control change rewrites only their text
+  while (el.children.length > 2 * rows.length) el.removeChild(el.lastChild);
+  rows.forEach(function (r, i) {
+    var dt = el.children[2 * i] || el.appendChild(document.createElement("dt"));
+    var dd = el.children[2 * i + 1] || el.appendChild(document.createElement("dd"));
+    setText(dt, r[0]);
+    setText(dd, r[2] !== undefined ? r[2] : fmt(r[1], 6));
+    setData(dd, "key", r[3] || null);
+    setData(dd, "value", typeof r[1] === "number" ? String(r[1]) : null);
   });
 };
+function setText(el, text) { if (el.textContent !== text) el.textContent = text; }
+function setData(el, k, v) { if (v === null) delete el.dataset[k]; else if (el.dataset[k] !== v) el.dataset[k] = v; }

@@ -358,6 +358,11 @@ function liveDraw() {
   lv.canvas.style.width = W + "px"; lv.canvas.style.height = lv.stack.clientHeight + "px";
   gl.fitCanvas(lv.canvas); if (lv.regl) { lv.regl.poll(); lv.regl.clear({ color: [1, 1, 1, 1] }); }
   if (lv.regl) lv.hms.forEach(function (hm, k) { hm.draw(lv.boxes[k]); });
+  // the labels change with the layout, the titles and the selected cell, not with a slider: a redrawn 2D canvas
+  // is re-uploaded whole, which cost a dragged γ/β slider a sixth of its frames
+  var key = [W, lv.stack.clientHeight, window.devicePixelRatio, state.feature, state.t].concat(lv.hms.map(function (hm) { return hm.title; })).join("|");
+  if (key === lv.labelsKey) return;
+  lv.labelsKey = key;
   var g = kit.ctx2d(lv.overlay).g;
   lv.hms.forEach(function (hm, k) { drawLiveLabels(g, hm, k); });
 }
