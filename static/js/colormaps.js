@@ -13,7 +13,7 @@
  *  - palette: Okabe & Ito (2008) categorical colours, for line plots.
  * Index rule (shared with heatmap.frag): value t in [0,1] -> entry round(t * 255).
  */
-import { context2d, fmt } from "./core.js";
+import { context2d, fmt, setText } from "./core.js";
 
 
 var VIRIDIS_POLY = [ // c0..c6 for r, g, b: colour(t) = sum c_k t^k
@@ -134,8 +134,6 @@ function legendFigure() {   // figure > figcaption (label), img (bar), div (tick
   fig.appendChild(cap); fig.appendChild(bar); fig.appendChild(ticks);
   return fig;
 }
-
-function setText(el, text) { if (el.textContent !== text) el.textContent = text; }
 
 function fillTicks(ticks, vmin, vmax, nticks) {
   while (ticks.children.length > nticks) ticks.removeChild(ticks.lastChild);

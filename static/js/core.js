@@ -378,6 +378,12 @@ export function overlay2d(el, W, H) {
   g.clearRect(0, 0, W, H);
   return g;
 }
+// Text and place of an element that follows a control, written only when they change (a write repaints).
+export function setText(el, text) { if (el.textContent !== text) el.textContent = text; }
+export function placeAt(el, x, y, w, h) {   // CSS pixels in its positioned parent; w, h optional
+  el.style.left = x + "px"; el.style.top = y + "px";
+  if (w !== undefined) { el.style.width = w + "px"; el.style.height = h + "px"; }
+}
 // A new element: element("p", {class: "x", id: "y"}, "text"); attributes as given, text (if any) as textContent.
 export function element(tag, attrs, text) {
   var e = document.createElement(tag);

@@ -9,7 +9,7 @@
  * kit.saveView(section, getCanvas, name)  a "Save PNG" button in a view's header
  */
 import { decode as unpack } from "@msgpack/msgpack";
-import { blob, context2d, controls, fmt, font, onResize, saveButton } from "./core.js";
+import { blob, context2d, controls, fmt, font, onResize, saveButton, setText } from "./core.js";
 import { decode } from "./decode.js";
 import { watts } from "./disaggregation_watts.js";
 
@@ -143,5 +143,4 @@ kit.setReadout = function (el, rows) {   // the <dt>/<dd> pairs are reused: a co
     setData(dd, "value", typeof r[1] === "number" ? String(r[1]) : null);
   });
 };
-function setText(el, text) { if (el.textContent !== text) el.textContent = text; }
 function setData(el, k, v) { if (v === null) delete el.dataset[k]; else if (el.dataset[k] !== v) el.dataset[k] = v; }

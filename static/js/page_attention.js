@@ -11,7 +11,7 @@ import attWeightsVert from "../glsl/attention_weights.vert";
 import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
 import { colormaps, legend, palette, setLegends } from "./colormaps.js";
-import { afterReady, blob, context2d, controls, element, flushDeferred, fmt, font, inTasks, onResize, onScreen, overlay2d, ready, saveButton } from "./core.js";
+import { afterReady, blob, context2d, controls, element, flushDeferred, fmt, font, inTasks, onResize, onScreen, overlay2d, placeAt, ready, saveButton, setText } from "./core.js";
 import { decode } from "./decode.js";
 import { watts } from "./disaggregation_watts.js";
 import { gl } from "./gl.js";
@@ -227,18 +227,14 @@ function buildMarks() {
             qRight: element("div", { class: "att-mark att-qmark" }), frame: element("div", { class: "att-mark att-frame" }) };
   Object.keys(marks).forEach(function (k) { wrap.appendChild(marks[k]); });
 }
-function place(el, x, y, w, h) {
-  el.style.left = x + "px"; el.style.top = y + "px";
-  if (w !== undefined) { el.style.width = w + "px"; el.style.height = h + "px"; }
-}
 function placeMarks() {
   var b = LAY.big, s = LAY.small[S.head], qy = b.y + ((S.query + 0.5) / L) * b.height;
   var title = "layer " + S.layer + ", head " + S.head + (S.masked ? " (diagonal masked)" : " (mask off: ablation run)");
-  if (marks.title.textContent !== title) marks.title.textContent = title;
-  place(marks.title, b.x, b.y - 6);
-  place(marks.qLeft, b.x - 10, qy);
-  place(marks.qRight, b.x + b.width + 2, qy);
-  place(marks.frame, s.x - 3.25, s.y - 3.25, s.width + 6.5, s.height + 6.5);
+  setText(marks.title, title);
+  placeAt(marks.title, b.x, b.y - 6);
+  placeAt(marks.qLeft, b.x - 10, qy);
+  placeAt(marks.qRight, b.x + b.width + 2, qy);
+  placeAt(marks.frame, s.x - 3.25, s.y - 3.25, s.width + 6.5, s.height + 6.5);
 }
 
 /* ---------- row chart (plot2d), head split (2D), readout, legend, arcs ---------- */

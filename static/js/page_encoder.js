@@ -8,7 +8,7 @@
 import { registerPage, testHook } from "./register.js";
 import { chooseOption, stateInUrl } from "./url_state.js";
 import { colormaps, palette, setLegends } from "./colormaps.js";
-import { blob, context2d, controls, element, fmt, font, inTasks, onResize, onScreen, overlay2d, ready, saveButton } from "./core.js";
+import { blob, context2d, controls, element, fmt, font, inTasks, onResize, onScreen, overlay2d, placeAt, ready, saveButton, setText } from "./core.js";
 import { decode } from "./decode.js";
 import { gl } from "./gl.js";
 import { plot2d } from "./plot2d.js";
@@ -127,12 +127,11 @@ function placeMarks() {
   if (!marks || !LAY.length) return;   // before the first frame (a deep link's position): placed by frame()
   var last = LAY[LAY.length - 1], x = LAY[0].x + ((S.pos + 0.5) / T) * LAY[0].width;
   marks.ranges.forEach(function (m, i) {
-    var b = LAY[i], text = pending[i] ? "…" : "±" + fmt(hms[i].vmax, 3);
-    if (m.textContent !== text) m.textContent = text;
-    m.style.left = (b.x + b.width + 6) + "px"; m.style.top = (b.y + b.height / 2) + "px";
+    var b = LAY[i];
+    setText(m, pending[i] ? "…" : "±" + fmt(hms[i].vmax, 3));
+    placeAt(m, b.x + b.width + 6, b.y + b.height / 2);
   });
-  marks.step.style.left = (x - 0.5) + "px"; marks.step.style.top = (LAY[0].y - 4) + "px";
-  marks.step.style.height = (last.y + last.height + 6 - LAY[0].y) + "px";
+  placeAt(marks.step, x - 0.5, LAY[0].y - 4, 0, last.y + last.height + 6 - LAY[0].y);
 }
 
 /* ---------- 2D panels ---------- */
