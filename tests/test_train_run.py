@@ -167,3 +167,27 @@ def test_resume_without_epochs_keeps_the_runs_epochs(tmp_path):
     fresh.update(batch_size=16, no_pcgrad=False, fixed_grid=False, quiet=True, threads=1)
     assert config_from_options(**fresh).epochs == 10
     assert config_from_options(**{**fresh, "resume": "x.resume.pt"}).epochs is None
+
+
+def test_ctrl_c_keeps_a_resume_file_and_says_how_to_calibrate_out(tmp_path, monkeypatch):
+    """Ctrl-C skips the end-of-run gate calibration: the message names `nilmbuild calibrate OUT`."""
+    import pytest
+
+    from nilmbuild.train import trainer as T
+
+    real = T.Trainer.run_epoch
+
+    def interrupt_second_epoch(self, epoch, *a):
+        if epoch == 1:
+            raise KeyboardInterrupt
+        return real(self, epoch, *a)
+
+    monkeypatch.setattr(T.Trainer, "run_epoch", interrupt_second_epoch)
+    lines = []
+    tc = tiny(tmp_path, pcgrad=False)
+    with pytest.raises(T.Interrupted):
+        train(tc, log=lambda *a: lines.append(" ".join(map(str, a))))
+    said = "\n".join(lines)
+    assert f"nilmbuild train --resume {resume_path(tc.out)}" in said
+    assert f"nilmbuild calibrate {tc.out}" in said
+    assert load_checkpoint(tc.out).train_log.get("gate_calibration") is None  # epoch 1's best, uncalibrated

@@ -695,7 +695,9 @@ class Trainer:
             if self.is_main:
                 self.log(
                     f"\ninterrupted at epoch {self.epoch + 1}, step {self.iter_num}: resumable state saved to "
-                    f"{resume_path(tc.out)}\nresume with:  nilmbuild train --resume {resume_path(tc.out)}"
+                    f"{resume_path(tc.out)}\nresume with:  nilmbuild train --resume {resume_path(tc.out)}\n"
+                    f"{tc.out} holds the best epoch so far with its gate thresholds not yet calibrated (that runs "
+                    f"at the end of a run); to use it as it is:  nilmbuild calibrate {tc.out}"
                 )
             raise Interrupted() from None
         self.group.finish(self.model)
