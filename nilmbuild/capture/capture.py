@@ -195,7 +195,7 @@ class _Planner:
         doc = lr.doc + " (computed from the stored q, k)"
         rec = self.store(f"{prefix}.lse", lse, lr.axes, lr.stage, lr.section, doc, encoding="f32")
         rec.moments = _moments(true_lse, True)
-        rec.err = float(np.abs(lse.astype(np.float64) - true_lse).max())
+        rec.err = max_abs_diff(lse, true_lse)
         self.true[f"{prefix}.lse"] = true_lse
 
     def verified(self, name: str, meta: tuple, shape: tuple, moments: list, spec: dict, err: float) -> CaptureRecord:
