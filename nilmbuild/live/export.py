@@ -160,7 +160,11 @@ def cache_key(loaded) -> str:
 
 
 def onnx_bytes(loaded) -> bytes:
-    """export_onnx, cached on disk by cache_key (the export takes ~30-90 s on 2 busy cores)."""
+    """export_onnx, cached on disk by cache_key (the export takes ~10 s of one idle core); waits first for a
+    background export of the same graph (nilmbuild/live/background.py), which fills the cache."""
+    from nilmbuild.live import background
     from nilmbuild.live.cache import cached
 
-    return cached(f"{cache_key(loaded)}.onnx", lambda: export_onnx(loaded))
+    key = cache_key(loaded)
+    background.wait(key)
+    return cached(f"{key}.onnx", lambda: export_onnx(loaded))

@@ -88,7 +88,7 @@ def site(checkpoint, source, house, seed, out, pages_opt, quiet, no_cache, clear
         from nilmbuild.site.pages import build_all
 
         say("loading checkpoint and data, capturing the example batch ...")
-        ctx = make_context(checkpoint, source, seed=seed, house=house, cache=not no_cache)
+        ctx = make_context(checkpoint, source, seed=seed, house=house, cache=not no_cache, export_live=True)
         result = build_all(ctx, out, build_only=only, progress=not quiet)
         if key:
             site_cache.save(key, result.files, ctx.source)
