@@ -86,3 +86,45 @@ def test_lse_is_computed_per_chunk_for_every_sample(monkeypatch):
     cap = _capture(monkeypatch, chunk=2)
     lse = cap.records["encoder.0.attn.lse"]
     assert lse.tensor.shape[0] == 5 and np.isfinite(lse.tensor).all() and len(lse.moments) == 5
+
+
+def _chunk_operands(n=5, H=2, L=9, E=3, seed=4):
+    """Random f32 q, k and PyTorch-like true matrices (each part off by a different small error per sample)."""
+    from nilmbuild.capture import format as fmt
+
+    rng = np.random.default_rng(seed)
+    q, k = (rng.standard_normal((n, H, L, E)).astype(np.float32) for _ in range(2))
+    s = np.stack([fmt.attention_scores64(q[b], k[b], 0.5) for b in range(n)])
+    noise = lambda: rng.normal(0, 1e-4, s.shape)  # noqa: E731
+    true = {"scores": s + noise(), "masked_scores": s + noise(), "weights": np.exp(s - s.max(-1, keepdims=True))}
+    return q, k, {p: t.astype(np.float32) for p, t in true.items()}
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_rebuilding_a_chunk_in_threads_gives_the_same_bits(monkeypatch, threads):
+    """Samples shared out between threads, each with its own reused workspace: lse, errors and moments equal
+    one thread's sample by sample, in sample order, and a fresh workspace per sample (rebuild_sample alone)."""
+    q, k, true = _chunk_operands()
+    monkeypatch.setattr(attention_plan, "REBUILD_THREADS", 1)
+    one = attention_plan.rebuild_chunk(q, k, 0.5, True, true)
+    monkeypatch.setattr(attention_plan, "REBUILD_THREADS", threads)
+    monkeypatch.setattr(attention_plan.os, "sched_getaffinity", lambda pid: set(range(threads)))
+    many = attention_plan.rebuild_chunk(q, k, 0.5, True, true)
+    alone = [attention_plan.rebuild_sample(q[b], k[b], 0.5, True, {p: t[b] for p, t in true.items()}) for b in range(5)]
+    for b in range(5):
+        for got in (many[b], alone[b]):
+            assert np.array_equal(got[0], one[b][0]) and got[1] == one[b][1] and got[2] == one[b][2], b
+    assert len({one[b][1]["scores"] for b in range(5)}) == 5  # the samples really differ
+
+
+def test_workspace_variants_of_the_format_maths_give_the_same_bits():
+    """attention_scores64(out=), logsumexp_rows(work), moments(work) against their allocating forms."""
+    from nilmbuild.capture import format as fmt
+
+    q, k, true = _chunk_operands(n=1)
+    s = fmt.attention_scores64(q[0], k[0], 0.5)
+    out = np.full_like(s, np.nan)
+    assert fmt.attention_scores64(q[0], k[0], 0.5, out=out) is out and np.array_equal(out, s)
+    assert np.array_equal(fmt.logsumexp_rows(s, np.empty_like(s)), fmt.logsumexp_rows(s))
+    work = np.full(s.size + 7, np.nan)  # larger than needed: moments uses the first a.size values
+    assert fmt.moments(true["weights"][0], work) == fmt.moments(true["weights"][0])

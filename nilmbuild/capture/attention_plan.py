@@ -9,6 +9,8 @@ and each sample's moments; `LayerPlan.finish` writes the records once the whole 
 from __future__ import annotations
 
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,41 +22,81 @@ from . import format as fmt
 
 F16_EPS = 2.0**-11  # unit roundoff of binary16
 ATTN_WEIGHTS_TOL = 2e-3  # rebuilt attention weights vs PyTorch's, absolute
+REBUILD_THREADS = 4  # at most, and no more than the CPUs this process may use
 _OPS = {"scores": "attention_scores", "masked_scores": "attention_masked_scores", "weights": "attention_weights"}
 
 
-def max_abs_diff(rebuilt32: np.ndarray, true: np.ndarray) -> float:
+def max_abs_diff(rebuilt32: np.ndarray, true: np.ndarray, work: np.ndarray | None = None) -> float:
     """max |rebuilt - true| in float64, the capture's error of a rebuilt record (0 where both agree on NaN/inf,
-    +inf where they do not)."""
+    +inf where they do not); work: a float64 array of their shape for the differences (no allocation)."""
     if not true.size:
         return 0.0
-    d = np.subtract(rebuilt32, true, dtype=np.float64)  # each value converted exactly: no float64 copies first
+    d = np.subtract(rebuilt32, true, dtype=np.float64, out=work)  # each value converted exactly: no float64 copies
     err = float(max(d.max(), -d.min()))  # max |d|, without an |d| array
     if not np.isfinite(err):  # NaN or inf: a miss (+inf), unless both hold the same values
         err = 0.0 if np.array_equal(rebuilt32, true, equal_nan=True) else math.inf
     return err
 
 
-def rebuild_sample(q, k, scale: float, mask_diagonal: bool, true: dict) -> tuple[np.ndarray, dict, dict]:
+class Workspace:
+    """Scratch arrays for rebuild_sample, reused from one sample to the next: a fresh (H, L, L) float64 array per
+    step (~15 MB) costs more in page faults than the arithmetic done in it."""
+
+    def __init__(self, shape: tuple) -> None:
+        self.scores = np.empty(shape, dtype=np.float64)
+        self.work = np.empty(shape, dtype=np.float64)
+        self.rebuilt32 = np.empty(shape, dtype=np.float32)
+
+    def as32(self, a: np.ndarray) -> np.ndarray:
+        """a rounded to float32 (as a.astype(np.float32)), in the workspace."""
+        np.copyto(self.rebuilt32, a, casting="same_kind")
+        return self.rebuilt32
+
+
+def rebuild_sample(q, k, scale: float, mask_diagonal: bool, true: dict, ws: Workspace | None = None):
     """One sample (H, L, E) q, k as a reader has them -> (its lse (H, L) f32, {part: max error of the rebuilt
     matrix against true[part]}, {part: moments of true[part]}); true holds "weights" and maybe "scores",
-    "masked_scores" (H, L, L). Same arithmetic as format.materialise; one (H, L, L) float64 array at a time."""
+    "masked_scores" (H, L, L). Same arithmetic as format.materialise, in the (H, L, L) arrays of `ws`."""
+    ws = ws or Workspace(q.shape[:-1] + (k.shape[-2],))
     diag = np.arange(q.shape[-2])
-    errs, moments = {}, {p: fmt.moments(t) for p, t in true.items()}
-    s = fmt.attention_scores64(q, k, scale)
+    errs, moments = {}, {p: fmt.moments(t, ws.work) for p, t in true.items()}
+    s = fmt.attention_scores64(q, k, scale, out=ws.scores)
     if "scores" in true:
-        errs["scores"] = max_abs_diff(s.astype(np.float32), true["scores"])
+        errs["scores"] = max_abs_diff(ws.as32(s), true["scores"], ws.work)
     if mask_diagonal:
         s[..., diag, diag] = MASK_VALUE
     if "masked_scores" in true:
-        errs["masked_scores"] = max_abs_diff(s.astype(np.float32), true["masked_scores"])
-    lse = fmt.logsumexp_rows(s).astype(np.float32)
+        errs["masked_scores"] = max_abs_diff(ws.as32(s), true["masked_scores"], ws.work)
+    lse = fmt.logsumexp_rows(s, ws.work).astype(np.float32)
     s -= lse.astype(np.float64)[..., None]
     w = np.exp(s, out=s)
     if mask_diagonal:
         w[..., diag, diag] = 0.0
-    errs["weights"] = max_abs_diff(w.astype(np.float32), true["weights"])
+    errs["weights"] = max_abs_diff(ws.as32(w), true["weights"], ws.work)
     return lse, errs, moments
+
+
+def rebuild_chunk(q, k, scale: float, mask_diagonal: bool, true: dict) -> list[tuple]:
+    """rebuild_sample for each sample of a chunk ((n, H, L, E) q, k; true: (n, H, L, L) arrays), in sample order.
+    numpy releases the GIL in each step, so the samples are shared out between up to REBUILD_THREADS threads, each
+    with its own workspace (each sample's arithmetic is unchanged: the same bits as one thread)."""
+    n = q.shape[0]
+    threads = max(1, min(REBUILD_THREADS, n, len(os.sched_getaffinity(0))))
+
+    spaces = [Workspace(q.shape[1:3] + (k.shape[2],)) for _ in range(threads)]  # in this thread's heap
+
+    def every(start: int) -> list[tuple]:
+        ws = spaces[start]
+        return [
+            rebuild_sample(q[b], k[b], scale, mask_diagonal, {p: t[b] for p, t in true.items()}, ws)
+            for b in range(start, n, threads)
+        ]
+
+    if threads == 1:
+        return every(0)
+    with ThreadPoolExecutor(threads) as pool:
+        parts = list(pool.map(every, range(threads)))
+    return [parts[b % threads][b // threads] for b in range(n)]
 
 
 @dataclass
@@ -84,10 +126,8 @@ class LayerPlan:
             r = parts[p]
             self.meta.setdefault(p, (r.axes, r.stage, r.section, r.doc, tuple(r.tensor.shape[1:])))
         lse = np.empty(q.shape[:3], dtype=np.float32)
-        for b in range(q.shape[0]):
-            lse[b], errs, moments = rebuild_sample(
-                q[b], k[b], self.scale, self.mask_diagonal, {p: t[b] for p, t in true.items()}
-            )
+        for b, (lse_b, errs, moments) in enumerate(rebuild_chunk(q, k, self.scale, self.mask_diagonal, true)):
+            lse[b] = lse_b
             for p in true:
                 self.errs[p] = max(self.errs.get(p, 0.0), errs[p])
                 self.moments.setdefault(p, []).append(moments[p])

@@ -95,8 +95,8 @@ def gelu(x: np.ndarray) -> np.ndarray:
     return out.reshape(x.shape)
 
 
-def attention_scores64(q: np.ndarray, k: np.ndarray, scale: float) -> np.ndarray:
-    """(..., L, E) x (..., S, E) -> (..., L, S) float64 scaled dot products.
+def attention_scores64(q: np.ndarray, k: np.ndarray, scale: float, out: np.ndarray | None = None) -> np.ndarray:
+    """(..., L, E) x (..., S, E) -> (..., L, S) float64 scaled dot products (into `out` if given).
 
     The readers' sum (decode.js does the same): term by term in order e = 0, 1, ... from 0, each product and sum
     rounded to float64. The product of two float32 values is exact in float64, so any loop that also adds the E
@@ -104,14 +104,18 @@ def attention_scores64(q: np.ndarray, k: np.ndarray, scale: float) -> np.ndarray
     3x faster than the explicit sum; `_fast_in_order` checks that once per shape, and only then is it used.
     """
     if _fast_in_order(q.shape, k.shape):
-        return _scores_fast(q, k, scale)
-    return _scores_in_order(q, k, scale)
+        return _scores_fast(q, k, scale, out)
+    scores = _scores_in_order(q, k, scale)
+    if out is None:
+        return scores
+    out[...] = scores
+    return out
 
 
-def _scores_fast(q: np.ndarray, k: np.ndarray, scale: float) -> np.ndarray:
+def _scores_fast(q: np.ndarray, k: np.ndarray, scale: float, out: np.ndarray | None = None) -> np.ndarray:
     q64 = np.ascontiguousarray(q, dtype=np.float64)
     kt64 = np.ascontiguousarray(np.swapaxes(k, -1, -2), dtype=np.float64)  # (..., E, S): one layout always
-    out = np.einsum("...le,...es->...ls", q64, kt64)
+    out = np.einsum("...le,...es->...ls", q64, kt64, out=out)
     out *= float(scale)
     return out
 
@@ -143,9 +147,12 @@ def _fast_in_order(q_shape: tuple, k_shape: tuple) -> bool:
     return bool(np.array_equal(_scores_fast(q, k, 0.5), _scores_in_order(q, k, 0.5)))
 
 
-def logsumexp_rows(s: np.ndarray) -> np.ndarray:
+def logsumexp_rows(s: np.ndarray, work: np.ndarray | None = None) -> np.ndarray:
+    """log sum exp over the last axis; work: an array of s's shape and dtype to hold exp(s - max) (same bits,
+    without allocating, and page-faulting in, an array of that size per call)."""
     m = s.max(axis=-1, keepdims=True)
-    return (m + np.log(np.exp(s - m).sum(axis=-1, keepdims=True)))[..., 0]
+    e = np.exp(np.subtract(s, m, out=work), out=work)
+    return (m + np.log(e.sum(axis=-1, keepdims=True)))[..., 0]
 
 
 def f16_round(a: np.ndarray) -> np.ndarray:
@@ -303,10 +310,14 @@ def quantise(arr: np.ndarray, encoding: str) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------------- stats
-def moments(a: np.ndarray) -> tuple[int, float, float, float, float]:
-    """(n, min, max, mean, M2) of a float32 array, in float64."""
+def moments(a: np.ndarray, work: np.ndarray | None = None) -> tuple[int, float, float, float, float]:
+    """(n, min, max, mean, M2) of a float32 array, in float64; work: a float64 array of a's size to use for the
+    copy (same bits, no allocation)."""
     with np.errstate(invalid="ignore"):
-        a = np.asarray(a, dtype=np.float32).astype(np.float64).reshape(-1)
+        a32 = np.asarray(a, dtype=np.float32).reshape(-1)
+        a = a32.astype(np.float64) if work is None else work.reshape(-1)[: a32.size]
+        if work is not None:
+            np.copyto(a, a32)
     if a.size == 0:
         return (0, math.nan, math.nan, math.nan, 0.0)
     mn, mx = a.min(), a.max()
