@@ -2,9 +2,9 @@
 
 `nilmbuild site` calls start(loaded) once the checkpoint is loaded: when the export cache (nilmbuild/live/cache.py)
 has no graph for the checkpoint, a child process (`python -m nilmbuild.live.background CHECKPOINT`, one torch
-thread) exports it into that cache while the parent captures the example batch. export.onnx_bytes calls wait(key)
-first, then reads the cache; a child that failed or was never started changes nothing but the timing: the parent
-exports in its own process, as it did before. The export costs ~10 s of one core and the capture ~12 s, so on two
+thread) exports it into that cache, and gzips the runtime's wasm into it if missing, while the parent captures
+the example batch. export.onnx_bytes calls wait(key) first, then reads the cache; a child that failed or was never
+started changes nothing but the timing: the parent exports in its own process, as it did before. The export costs ~10 s of one core and the capture ~12 s, so on two
 cores this takes the export off a cold build's critical path.
 """
 
@@ -59,10 +59,15 @@ def _main(checkpoint: str) -> None:
     import torch
 
     from nilmbuild.live.export import onnx_bytes
+    from nilmbuild.live.runtime import gzipped_wasm
     from nilmbuild.model.checkpoint import load_checkpoint
+    from nilmbuild.site.assets import ROOT
 
     torch.set_num_threads(1)  # the parent's capture uses the other threads
     onnx_bytes(load_checkpoint(checkpoint))
+    gzipped_wasm(
+        ROOT
+    )  # the runtime's other cached product (~1 s on a first build; a missing runtime: the parent says so)
 
 
 if __name__ == "__main__":

@@ -71,7 +71,8 @@ def live_parts(loaded) -> tuple[dict, dict[str, bytes]]:
     small (one copy per site, not per page) and a build of any one such page writes both."""
     from nilmbuild.site.assets import ROOT
 
-    files = {RUNTIME_FILE: runtime_script(ROOT), MODEL_FILE: model_script(onnx_bytes(loaded))}
+    model = model_script(onnx_bytes(loaded))  # first: it waits for a background export, which also gzips the wasm
+    files = {RUNTIME_FILE: runtime_script(ROOT), MODEL_FILE: model}
     return live_data(loaded), files
 
 
