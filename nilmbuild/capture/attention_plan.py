@@ -82,7 +82,6 @@ def rebuild_chunk(q, k, scale: float, mask_diagonal: bool, true: dict) -> list[t
     with its own workspace (each sample's arithmetic is unchanged: the same bits as one thread)."""
     n = q.shape[0]
     threads = max(1, min(REBUILD_THREADS, n, len(os.sched_getaffinity(0))))
-
     spaces = [Workspace(q.shape[1:3] + (k.shape[2],)) for _ in range(threads)]  # in this thread's heap
 
     def every(start: int) -> list[tuple]:

@@ -4,8 +4,8 @@
 has no graph for the checkpoint, a child process (`python -m nilmbuild.live.background CHECKPOINT`, one torch
 thread) exports it into that cache, and gzips the runtime's wasm into it if missing, while the parent captures
 the example batch. export.onnx_bytes calls wait(key) first, then reads the cache; a child that failed or was never
-started changes nothing but the timing: the parent exports in its own process, as it did before. The export costs ~10 s of one core and the capture ~12 s, so on two
-cores this takes the export off a cold build's critical path.
+started changes nothing but the timing: the parent exports in its own process, as it did before. The export costs
+~10 s of one core and the capture ~12 s, so on two cores this takes the export off a cold build's critical path.
 """
 
 from __future__ import annotations
@@ -65,9 +65,8 @@ def _main(checkpoint: str) -> None:
 
     torch.set_num_threads(1)  # the parent's capture uses the other threads
     onnx_bytes(load_checkpoint(checkpoint))
-    gzipped_wasm(
-        ROOT
-    )  # the runtime's other cached product (~1 s on a first build; a missing runtime: the parent says so)
+    # the runtime's other cached product (~1 s on a first build); a missing runtime: the parent says so
+    gzipped_wasm(ROOT)
 
 
 if __name__ == "__main__":
