@@ -89,6 +89,32 @@ def test_random_windows_are_valid_reproducible_and_fresh():
         assert hits
 
 
+def test_on_share_draws_windows_where_each_device_is_on():
+    """Balanced sampling: with on_share 1 every window holds an ON step of some device, and the rarest device is
+    ON in about 1/D of them (the fridge, ON in nearly every window, no longer drowns it); 0 is the uniform draw,
+    bit for bit (the same random numbers)."""
+    prep = load_prepared(TrainConfig(days=3, model=SMALL), 32)
+    ts = TrainSeries(prep, [8] * len(prep.devices), 32)
+    assert len(ts.active) == len(prep.devices)  # each simulated device is ON somewhere in 3 days
+    for d, starts in enumerate(ts.active):  # exactly the starts whose window holds an ON step of device d
+        assert {int(s) for s in starts} == {int(s) for s in ts.starts if ts.s[d, s : s + 32].max() > 0}
+    rare = int(np.argmin([len(a) for a in ts.active]))
+    on = lambda w, d: int((w["s"][:, d].amax(dim=1) > 0).sum())  # noqa: E731  windows where device d is ON
+    uniform, every = ts.draw(200, 3), ts.draw(200, 3, 1.0)
+    assert all(int((every["s"][i] > 0).sum()) > 0 for i in range(200))
+    assert on(every, rare) >= 200 // len(prep.devices) // 2 > on(uniform, rare)
+    assert all(torch.equal(uniform[k], ts.draw(200, 3, 0.0)[k]) for k in uniform)
+
+
+def test_on_share_needs_random_windows():
+    from click.testing import CliRunner
+
+    from nilmbuild.cli import main
+
+    r = CliRunner().invoke(main, ["train", "--days", "3", "--on-share", "0.5", "--fixed-grid"])
+    assert r.exit_code != 0 and "--on-share draws random windows" in r.output and "Traceback" not in r.output
+
+
 @pytest.mark.parametrize("elec,freq,film,mask", list(itertools.product([False, True], repeat=4)))
 def test_every_switch_combination_builds_runs_and_trains(elec, freq, film, mask):
     cfg = NILMFormerConfig(**SMALL, use_elec_features=elec, use_freq_features=freq, use_film=film, mask_diagonal=mask)

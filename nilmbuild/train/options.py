@@ -94,6 +94,14 @@ TRAIN_OPTIONS = [
         help="Windows drawn at random offsets per epoch [as many as the stride-240 grid has]; more = fewer validations.",
     ),
     click.option(
+        "--on-share",
+        type=click.FloatRange(0.0, 1.0),
+        default=0.0,
+        show_default=True,
+        help="Share of each epoch's random windows drawn among those where some device is ON (balanced sampling for "
+        "rarely used devices); 0 draws uniformly.",
+    ),
+    click.option(
         "--fixed-grid",
         is_flag=True,
         help="Train on the fixed stride grid of windows instead of fresh random offsets each epoch.",
@@ -146,6 +154,7 @@ def config_from_options(
     device,
     crop_len,
     windows_per_epoch,
+    on_share,
     fixed_grid,
     loss_weighting,
     scaler,
@@ -158,6 +167,8 @@ def config_from_options(
         epochs = 10
     if (epochs is not None and epochs < 1) or batch_size < 1:
         raise UserError("--epochs and --batch-size must be at least 1")
+    if on_share and fixed_grid:
+        raise UserError("--on-share draws random windows: leave out --fixed-grid")
     return TrainConfig(
         source=source,
         house=house,
@@ -182,6 +193,7 @@ def config_from_options(
         crop_len=crop_len,
         random_offsets=not fixed_grid,
         windows_per_epoch=windows_per_epoch,
+        on_share=on_share,
         loss_weighting=loss_weighting,
         scaler=scaler,
         command="nilmbuild train " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if len(sys.argv) > 1 else "",

@@ -77,6 +77,7 @@ class TrainConfig:
     crop_len: int | None = None  # after warm-up, crops of this many steps; None -> window // 2, 0 -> no crops
     random_offsets: bool = True  # fresh random window offsets every epoch (False: prepare()'s stride grid)
     windows_per_epoch: int | None = None  # with random offsets: windows drawn per epoch (None: as many as the grid has)
+    on_share: float = 0.0  # with random offsets: share of the windows drawn among those where some device is ON
     loss_weighting: str = "fixed"  # fixed (device-type weights) | uncertainty (learned, Kendall et al. 2018)
     lr_warmup_frac: float = 0.05  # linear learning-rate warm-up over this share of the steps, then cosine
     lr_min_ratio: float = 0.05  # ... down to lr * lr_min_ratio at the last step
@@ -605,7 +606,11 @@ class Trainer:
         self.batch = first
         self.sampler.set_epoch(epoch)
         order = torch.tensor(list(iter(self.sampler)))
-        data = self.series.draw(self.n_windows, tc.seed * 1_000_003 + epoch) if self.series is not None else self.tr
+        data = (
+            self.series.draw(self.n_windows, tc.seed * 1_000_003 + epoch, tc.on_share)
+            if self.series is not None
+            else self.tr
+        )
         if self.acc is None or first == 0:
             self.acc = Accumulator(len(self.devs))
         bar = _bar(tc, self.is_main, self.steps_per_epoch, first, epoch)
