@@ -98,8 +98,8 @@ TRAIN_OPTIONS = [
         type=click.FloatRange(0.0, 1.0),
         default=0.0,
         show_default=True,
-        help="Share of each epoch's random windows drawn among those where some device is ON (balanced sampling for "
-        "rarely used devices); 0 draws uniformly.",
+        help="Share of each epoch's random windows drawn where a device, picked at random, is ON (balanced sampling: "
+        "a rarely used device is seen as often as the fridge); 0 draws uniformly.",
     ),
     click.option(
         "--fixed-grid",
