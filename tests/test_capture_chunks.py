@@ -100,15 +100,18 @@ def _chunk_operands(n=5, H=2, L=9, E=3, seed=4):
     return q, k, {p: t.astype(np.float32) for p, t in true.items()}
 
 
-def test_rebuilding_a_chunk_in_one_workspace_gives_the_same_bits():
-    """The workspace reused from sample to sample: lse, errors and moments equal a fresh workspace per sample
-    (rebuild_sample alone), sample by sample, in sample order."""
+def test_a_reused_workspace_gives_the_same_bits():
+    """One workspace reused from sample to sample (as LayerPlan.add does): lse, errors and moments equal a fresh
+    workspace per sample, sample by sample."""
     q, k, true = _chunk_operands()
-    chunk = attention_plan.rebuild_chunk(q, k, 0.5, True, true)
-    alone = [attention_plan.rebuild_sample(q[b], k[b], 0.5, True, {p: t[b] for p, t in true.items()}) for b in range(5)]
+    ws = attention_plan.Workspace(q.shape[1:3] + (k.shape[2],))
+    errors = set()
     for b in range(5):
-        assert np.array_equal(chunk[b][0], alone[b][0]) and chunk[b][1] == alone[b][1] and chunk[b][2] == alone[b][2]
-    assert len({chunk[b][1]["scores"] for b in range(5)}) == 5  # the samples really differ
+        one = {p: t[b] for p, t in true.items()}
+        reused, fresh = (attention_plan.rebuild_sample(q[b], k[b], 0.5, True, one, w) for w in (ws, None))
+        assert np.array_equal(reused[0], fresh[0]) and reused[1] == fresh[1] and reused[2] == fresh[2], b
+        errors.add(fresh[1]["scores"])
+    assert len(errors) == 5  # the samples really differ
 
 
 def test_workspace_variants_of_the_format_maths_give_the_same_bits():

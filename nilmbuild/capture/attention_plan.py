@@ -73,17 +73,6 @@ def rebuild_sample(q, k, scale: float, mask_diagonal: bool, true: dict, ws: Work
     return lse, errs, moments
 
 
-def rebuild_chunk(q, k, scale: float, mask_diagonal: bool, true: dict) -> list[tuple]:
-    """rebuild_sample for each sample of a chunk ((n, H, L, E) q, k; true: (n, H, L, L) arrays), in sample order,
-    in one workspace. (Two threads, each with its own workspace, took a cold build ~4 % faster on 2 cores but its
-    peak RSS from 1.30 to 1.36-1.45 GB, too near the 1.5 GB target: measured and left out.)"""
-    ws = Workspace(q.shape[1:3] + (k.shape[2],))
-    return [
-        rebuild_sample(q[b], k[b], scale, mask_diagonal, {p: t[b] for p, t in true.items()}, ws)
-        for b in range(q.shape[0])
-    ]
-
-
 @dataclass
 class LayerPlan:
     """The records of one layer's attention (`prefix`, e.g. encoder.0.attn), gathered over the batch's chunks."""
@@ -111,8 +100,11 @@ class LayerPlan:
             r = parts[p]
             self.meta.setdefault(p, (r.axes, r.stage, r.section, r.doc, tuple(r.tensor.shape[1:])))
         lse = np.empty(q.shape[:3], dtype=np.float32)
-        for b, (lse_b, errs, moments) in enumerate(rebuild_chunk(q, k, self.scale, self.mask_diagonal, true)):
-            lse[b] = lse_b
+        ws = Workspace(q.shape[1:3] + (k.shape[2],))
+        for b in range(q.shape[0]):
+            lse[b], errs, moments = rebuild_sample(
+                q[b], k[b], self.scale, self.mask_diagonal, {p: t[b] for p, t in true.items()}, ws
+            )
             for p in true:
                 self.errs[p] = max(self.errs.get(p, 0.0), errs[p])
                 self.moments.setdefault(p, []).append(moments[p])
