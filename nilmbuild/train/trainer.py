@@ -77,7 +77,7 @@ class TrainConfig:
     crop_len: int | None = None  # after warm-up, crops of this many steps; None -> window // 2, 0 -> no crops
     random_offsets: bool = True  # fresh random window offsets every epoch (False: prepare()'s stride grid)
     windows_per_epoch: int | None = None  # with random offsets: windows drawn per epoch (None: as many as the grid has)
-    on_share: float = 0.0  # with random offsets: share of the windows drawn among those where some device is ON
+    on_share: float = 0.0  # with random offsets: share of the windows drawn where a device, picked at random, is ON
     loss_weighting: str = "fixed"  # fixed (device-type weights) | uncertainty (learned, Kendall et al. 2018)
     lr_warmup_frac: float = 0.05  # linear learning-rate warm-up over this share of the steps, then cosine
     lr_min_ratio: float = 0.05  # ... down to lr * lr_min_ratio at the last step
