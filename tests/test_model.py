@@ -265,3 +265,21 @@ def test_record_names_come_from_model_names_and_derivations_name_real_records(mo
         for dep in deps_of({"encoding": "derived", **d}):
             assert dep in traced_names or dep in weights, (n, dep)
     assert t.records[names.encoder(1, "resid1")].derive == {"op": "add", "a": "encoder.1.in", "b": "encoder.1.attn.out"}
+
+
+def test_diagonal_mask_is_the_identity_and_obeys_its_flag():
+    from nilmbuild.model.attention import diagonal_mask
+
+    assert torch.equal(diagonal_mask(5, torch.device("cpu")), torch.eye(5, dtype=torch.bool))
+    assert not diagonal_mask(5, torch.device("cpu"), torch.tensor(False)).any()
+
+
+def test_rfft_magnitude_traced_for_onnx_equals_torch():
+    """While traced (the ONNX export), film.rfft_magnitude goes through its DFT symbolic's autograd Function,
+    whose values must be torch's |rFFT|."""
+    from nilmbuild.model.film import rfft_magnitude
+
+    x = torch.randn(2, 480, generator=torch.Generator().manual_seed(0))
+    traced = torch.jit.trace(rfft_magnitude, (x,), check_trace=False)
+    assert "_OnnxRfftMagnitude" in str(traced.graph)
+    assert torch.equal(traced(x), torch.fft.rfft(x, dim=-1).abs())

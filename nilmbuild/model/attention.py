@@ -23,7 +23,8 @@ _EXPLICIT_PARTS = ("q", "k", "v", "scores", "masked_scores", "weights", "lse", "
 def diagonal_mask(L: int, device: torch.device, flag: torch.Tensor | None = None) -> torch.Tensor:
     """(L, L) bool, True on the diagonal: query t may not attend to key t. flag: a () bool tensor (the live
     graph's mask_diagonal input, model/whatif.py): the mask is all False when it is False."""
-    eye = torch.eye(L, dtype=torch.bool, device=device)
+    t = torch.arange(L, device=device)
+    eye = t[:, None] == t[None, :]  # not torch.eye(bool): in ONNX an EyeLike on bool, which onnxruntime cannot run
     return eye if flag is None else eye & flag
 
 

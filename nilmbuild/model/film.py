@@ -17,6 +17,32 @@ def film(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor) -> torch.Tens
     return torch.nan_to_num((1.0 + gamma) * x + beta, nan=0.0, posinf=1e4, neginf=-1e4)
 
 
+def rfft_magnitude(x: torch.Tensor) -> torch.Tensor:
+    """|rFFT| over the last axis: (B, L) -> (B, L//2 + 1). While the ONNX exporter traces the model
+    (nilmbuild/live/export.py), the same values as one ONNX DFT node and its magnitude."""
+    if torch.jit.is_tracing():
+        return _OnnxRfftMagnitude.apply(x)
+    return torch.fft.rfft(x, dim=-1).abs()
+
+
+class _OnnxRfftMagnitude(torch.autograd.Function):
+    """torch.fft.rfft(x).abs() for the TorchScript ONNX exporter, which has no symbolic for aten::fft_rfft:
+    DFT (opset 17+, onesided) of x as a real signal (B, L, 1) -> (B, L//2 + 1, 2), then sqrt(re^2 + im^2)."""
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor) -> torch.Tensor:  # the values traced through, for shapes
+        return torch.fft.rfft(x, dim=-1).abs()
+
+    @staticmethod
+    def symbolic(g, x):
+        signal = g.op("Unsqueeze", x, g.op("Constant", value_t=torch.tensor([-1])))  # (B, L, 1)
+        spectrum = g.op("DFT", signal, axis_i=1, onesided_i=1)  # (B, L//2 + 1, 2): real, imaginary
+        power = g.op(
+            "ReduceSum", g.op("Mul", spectrum, spectrum), g.op("Constant", value_t=torch.tensor([-1])), keepdims_i=0
+        )
+        return g.op("Sqrt", power)
+
+
 def band_edges(n_bins: int, n_bands: int) -> list[int]:
     """Split n_bins rFFT bins into n_bands contiguous, near-equal bands.
 
@@ -50,7 +76,7 @@ def condition_features(
         )
         feats.append(elec)
     if use_freq:
-        mag = torch.fft.rfft(x - x.mean(dim=-1, keepdim=True), dim=-1).abs()  # (B, L//2 + 1)
+        mag = rfft_magnitude(x - x.mean(dim=-1, keepdim=True))  # (B, L//2 + 1)
         put(
             trace,
             names.cond("spectrum"),
@@ -60,7 +86,7 @@ def condition_features(
             "architecture.md 3.2",
             "|rFFT| of the centred aggregate",
         )
-        e = band_edges(mag.shape[-1], n_bands)
+        e = band_edges(int(mag.shape[-1]), n_bands)  # int(): a static size, also while traced for ONNX
         bands = torch.stack([mag[:, e[i] : e[i + 1]].mean(dim=-1) for i in range(n_bands)], dim=-1)  # (B, 8)
         put(
             trace,

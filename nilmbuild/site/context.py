@@ -134,8 +134,8 @@ def make_context(
     source/house default to what the checkpoint was trained on (the simulator is re-run with the same
     days and seed, so its test split is the held-out part the model never saw).
     cache: reuse (and store) the capture in the capture cache (`nilmbuild site` does unless --no-cache).
-    export_live: for a build whose pages run the model, start the live model's ONNX export in a background process
-    (nilmbuild/live/background.py) as soon as the checkpoint is loaded, so that it overlaps the capture.
+    export_live: for a build whose pages run the model, start gzipping the live model's runtime in a thread
+    (nilmbuild/live/runtime.py) so that it overlaps the capture.
     """
     from nilmbuild.data.preprocess import example_batch
     from nilmbuild.pipeline import data_settings, load_household_for, prepare_for
@@ -143,9 +143,10 @@ def make_context(
     t = time.perf_counter()
     loaded = load_checkpoint(checkpoint)
     if export_live:
-        from nilmbuild.live import background
+        from nilmbuild.live.runtime import prefetch_gzipped_wasm
+        from nilmbuild.site.assets import ROOT
 
-        background.start(loaded)
+        prefetch_gzipped_wasm(ROOT)
     household = load_household_for(loaded, source, house)
     prepared = prepare_for(loaded, household)
     x, y, t0 = example_batch(prepared, split="test", batch_size=batch, seed=seed)

@@ -35,9 +35,9 @@ function loadScript(src, name) {
   return scripts[src];
 }
 
-// The graph: the shared model file's base64 (decoded in the worker).
+// The graph: the shared model file's gzipped base64 (decoded in the worker).
 function modelMessage(spec) {
-  return loadScript(spec.modelFile, "nilmbuildModel").then(function (m) { return { modelBase64: m.base64 }; });
+  return loadScript(spec.modelFile, "nilmbuildModel").then(function (m) { return { modelGzipBase64: m.gzipBase64 }; });
 }
 
 function startWorker(spec) {

@@ -2,7 +2,7 @@
  *
  * nilmbuild/live/runtime.py prepends onnxruntime-web's ort.wasm.min.js (global `ort`) and ships the result as
  * text inside nilmbuild-runtime.js; live_model.js starts it from a Blob URL, so file:// works.
- * Messages in:  {type: "init", wasmGzipBase64, glue, modelBase64: string (the ONNX graph)}
+ * Messages in:  {type: "init", wasmGzipBase64, glue, modelGzipBase64: string (the ONNX graph, gzipped)}
  *               {type: "run", id, x: Float32Array (1 x channels x window), dims, head, fetch: [output names],
  *                whatIf: {input name: {data: Float32Array, dims}} (every what-if input of the graph)}
  * Messages out: {type: "ready"} | {type: "result", id, outputs: {name: {data: Float32Array, dims}}, ms}
@@ -27,11 +27,12 @@ async function init(msg) {
   ort.env.logLevel = "error";
   ort.env.wasm.numThreads = 1;
   ort.env.wasm.proxy = false;
-  ort.env.wasm.wasmBinary = await gunzip(base64Bytes(msg.wasmGzipBase64));
+  var both = await Promise.all([gunzip(base64Bytes(msg.wasmGzipBase64)), gunzip(base64Bytes(msg.modelGzipBase64))]);
+  ort.env.wasm.wasmBinary = both[0];
   ort.env.wasm.wasmPaths = { mjs: URL.createObjectURL(new Blob([msg.glue], { type: "text/javascript" })) };
   // No graph optimisation: on this 684k-parameter graph it made session creation ~0.5 s longer (the Playground's
   // data-ready 2.25 -> 1.73 s on 2 loaded cores) and every later run no faster (105 vs 103 ms per window).
-  session = await ort.InferenceSession.create(base64Bytes(msg.modelBase64), {
+  session = await ort.InferenceSession.create(new Uint8Array(both[1]), {
     executionProviders: ["wasm"], logSeverityLevel: 3, graphOptimizationLevel: "disabled",
   });
 }

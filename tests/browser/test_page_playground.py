@@ -54,6 +54,7 @@ def site(tmp_path_factory, model, windows):
 def test_the_graph_is_the_shared_sibling_file_not_in_the_page(site, model):
     """One copy of the graph per site: nilmbuild-model.js holds the exported bytes, the page only names it."""
     import base64
+    import gzip
     import re
 
     from nilmbuild.live.export import onnx_bytes
@@ -61,7 +62,7 @@ def test_the_graph_is_the_shared_sibling_file_not_in_the_page(site, model):
 
     onnx = onnx_bytes(model.loaded)
     script = (site / MODEL_FILE).read_text()
-    assert base64.b64decode(re.search(r'base64: "([^"]+)"', script).group(1)) == onnx
+    assert gzip.decompress(base64.b64decode(re.search(r'gzipBase64: "([^"]+)"', script).group(1))) == onnx
     assert (site / "playground.html").stat().st_size < len(onnx) / 10
 
 
