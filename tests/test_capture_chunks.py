@@ -114,6 +114,22 @@ def test_a_reused_workspace_gives_the_same_bits():
     assert len(errors) == 5  # the samples really differ
 
 
+@pytest.mark.parametrize("threads", [2, 3])
+def test_rebuilding_a_chunk_in_threads_gives_the_same_bits(monkeypatch, threads):
+    """Samples shared out between threads, each with its own reused workspace: lse, errors and moments equal one
+    thread's and a fresh workspace per sample (rebuild_sample alone), sample by sample, in sample order."""
+    q, k, true = _chunk_operands()
+    monkeypatch.setattr(attention_plan, "REBUILD_THREADS", 1)
+    one = attention_plan.rebuild_chunk(q, k, 0.5, True, true)
+    monkeypatch.setattr(attention_plan, "REBUILD_THREADS", threads)
+    monkeypatch.setattr(attention_plan.os, "sched_getaffinity", lambda pid: set(range(threads)))
+    many = attention_plan.rebuild_chunk(q, k, 0.5, True, true)
+    alone = [attention_plan.rebuild_sample(q[b], k[b], 0.5, True, {p: t[b] for p, t in true.items()}) for b in range(5)]
+    for b in range(5):
+        for got in (many[b], alone[b]):
+            assert np.array_equal(got[0], one[b][0]) and got[1] == one[b][1] and got[2] == one[b][2], b
+
+
 def test_workspace_variants_of_the_format_maths_give_the_same_bits():
     """attention_scores64(out=), logsumexp_rows(work), moments(work) against their allocating forms."""
     from nilmbuild.capture import format as fmt

@@ -9,6 +9,8 @@ and each sample's moments; `LayerPlan.finish` writes the records once the whole 
 from __future__ import annotations
 
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,6 +22,7 @@ from . import format as fmt
 
 F16_EPS = 2.0**-11  # unit roundoff of binary16
 ATTN_WEIGHTS_TOL = 2e-3  # rebuilt attention weights vs PyTorch's, absolute
+REBUILD_THREADS = 2  # at most, and no more than the CPUs this process may use
 _OPS = {"scores": "attention_scores", "masked_scores": "attention_masked_scores", "weights": "attention_weights"}
 
 
@@ -73,6 +76,29 @@ def rebuild_sample(q, k, scale: float, mask_diagonal: bool, true: dict, ws: Work
     return lse, errs, moments
 
 
+def rebuild_chunk(q, k, scale: float, mask_diagonal: bool, true: dict) -> list[tuple]:
+    """rebuild_sample for each sample of a chunk ((n, H, L, E) q, k; true: (n, H, L, L) arrays), in sample order.
+    numpy releases the GIL in each step, so the samples are shared out between up to REBUILD_THREADS threads, each
+    with its own workspace (each sample's arithmetic is unchanged: the same bits as one thread). The traced run
+    waits meanwhile, so the threads have the machine's cores to themselves."""
+    n = q.shape[0]
+    threads = max(1, min(REBUILD_THREADS, n, len(os.sched_getaffinity(0))))
+    spaces = [Workspace(q.shape[1:3] + (k.shape[2],)) for _ in range(threads)]
+
+    def every(start: int) -> list[tuple]:
+        ws = spaces[start]
+        return [
+            rebuild_sample(q[b], k[b], scale, mask_diagonal, {p: t[b] for p, t in true.items()}, ws)
+            for b in range(start, n, threads)
+        ]
+
+    if threads == 1:
+        return every(0)
+    with ThreadPoolExecutor(threads) as pool:
+        parts = list(pool.map(every, range(threads)))
+    return [parts[b % threads][b // threads] for b in range(n)]
+
+
 @dataclass
 class LayerPlan:
     """The records of one layer's attention (`prefix`, e.g. encoder.0.attn), gathered over the batch's chunks."""
@@ -99,16 +125,12 @@ class LayerPlan:
         for p in true:
             r = parts[p]
             self.meta.setdefault(p, (r.axes, r.stage, r.section, r.doc, tuple(r.tensor.shape[1:])))
-        lse = np.empty(q.shape[:3], dtype=np.float32)
-        ws = Workspace(q.shape[1:3] + (k.shape[2],))
-        for b in range(q.shape[0]):
-            lse[b], errs, moments = rebuild_sample(
-                q[b], k[b], self.scale, self.mask_diagonal, {p: t[b] for p, t in true.items()}, ws
-            )
+        rebuilt = rebuild_chunk(q, k, self.scale, self.mask_diagonal, true)
+        for _, errs, moments in rebuilt:
             for p in true:
                 self.errs[p] = max(self.errs.get(p, 0.0), errs[p])
                 self.moments.setdefault(p, []).append(moments[p])
-        self.lse.append(lse)
+        self.lse.append(np.stack([lse for lse, _, _ in rebuilt]))
 
     def tolerance(self, part: str) -> float:
         if part == "weights":

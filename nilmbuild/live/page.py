@@ -11,6 +11,8 @@ layers, gate thresholds) is written here, never typed into JS.
 
 from __future__ import annotations
 
+import functools
+
 from nilmbuild.live.export import INPUTS, OUTPUTS, STAGES, inverse_affine, onnx_bytes, what_if_defaults
 from nilmbuild.live.runtime import RUNTIME_FILE, runtime_script
 
@@ -54,6 +56,7 @@ def live_data(loaded) -> dict:
     }
 
 
+@functools.lru_cache(maxsize=2)  # five pages of a site carry the same graph: gzip and encode it once
 def model_script(onnx: bytes) -> bytes:
     """The graph as a classic script that sets self.nilmbuildModel (gzipped, base64), loaded like the runtime
     file; the worker gunzips it (its diagonal-mask constants shrink to nothing: 3.6 -> 2.6 MB)."""

@@ -10,6 +10,7 @@ the page turns the worker source into a Blob URL and posts the glue and wasm to 
 from __future__ import annotations
 
 import base64
+import functools
 import gzip
 import json
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -34,6 +35,7 @@ def _read(root: Path, rel: str) -> bytes:
     return path.read_bytes()
 
 
+@functools.lru_cache(maxsize=2)  # five pages of a site carry it: read and encode it once per build
 def runtime_script(root: Path) -> bytes:
     """The runtime file's bytes (deterministic for the same node_modules and worker source)."""
     import re
