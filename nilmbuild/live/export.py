@@ -162,7 +162,8 @@ def cache_key(loaded) -> str:
 
 
 def onnx_bytes(loaded) -> bytes:
-    """export_onnx, cached on disk by cache_key."""
+    """export_onnx, cached on disk by cache_key. Not for two threads at once: the TorchScript exporter keeps global
+    state (live/page.py's live_parts, which the site's page threads call, takes a lock)."""
     from nilmbuild.live.cache import cached
 
     key = cache_key(loaded)

@@ -12,6 +12,7 @@ layers, gate thresholds) is written here, never typed into JS.
 from __future__ import annotations
 
 import functools
+import threading
 
 from nilmbuild.live.export import INPUTS, OUTPUTS, STAGES, inverse_affine, onnx_bytes, what_if_defaults
 from nilmbuild.live.runtime import RUNTIME_FILE, runtime_script
@@ -70,13 +71,18 @@ def model_script(onnx: bytes) -> bytes:
     return (head + f'self.nilmbuildModel = {{sha256: "{key}", gzipBase64: "{b64}"}};\n').encode("ascii")
 
 
+_FILES_LOCK = threading.Lock()
+
+
 def live_parts(loaded) -> tuple[dict, dict[str, bytes]]:
     """(page data, site files) for a page that runs the model (the Playground, the what-if pages): the runtime and
     the graph are the shared sibling files RUNTIME_FILE and MODEL_FILE, loaded on first use, so each page stays
-    small (one copy per site, not per page) and a build of any one such page writes both."""
+    small (one copy per site, not per page) and a build of any one such page writes both. The site builds pages in
+    two threads: the first makes (exports, gzips, caches) the files, under a lock, and the others reuse them."""
     from nilmbuild.site.assets import ROOT
 
-    files = {RUNTIME_FILE: runtime_script(ROOT), MODEL_FILE: model_script(onnx_bytes(loaded))}
+    with _FILES_LOCK:
+        files = {RUNTIME_FILE: runtime_script(ROOT), MODEL_FILE: model_script(onnx_bytes(loaded))}
     return live_data(loaded), files
 
 

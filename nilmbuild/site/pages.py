@@ -7,6 +7,7 @@ order; every slug in it must have its module (a test checks that all ten pages a
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import time
 from pathlib import Path
@@ -33,22 +34,43 @@ def view_module(slug: str):
     return importlib.import_module(f"nilmbuild.site.views.{slug}")
 
 
+PAGE_THREADS = 2  # at most, and no more than the CPUs this process may use
+
+
 def page_specs(ctx, progress: bool = False, only=None) -> list[PageSpec]:
     """Build every page's PageSpec (blobs included) from the context, in navigation order. With `only` (slugs),
     a page outside it whose view has `nav_spec()` (a costly page, e.g. the playground's model export) gets just
-    that: what the navigation and the index need."""
-    it = NAV_ORDER
+    that: what the navigation and the index need. Pages are built in up to PAGE_THREADS threads: their costly
+    steps (numpy derivations, zlib, torch) release the GIL, and each page's bytes depend only on ctx."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(slug: str) -> PageSpec:
+        mod = view_module(slug)
+        light = only is not None and slug not in only and hasattr(mod, "nav_spec")
+        spec = mod.nav_spec() if light else mod.build(ctx)
+        release_freed_memory()  # a page's decoded and derived tensors
+        return spec
+
+    bar = None
     if progress:
         from tqdm import tqdm
 
-        it = tqdm(NAV_ORDER, desc="serialising pages", unit="page", file=sys.stderr)
-    specs = []
-    for slug in it:
-        mod = view_module(slug)
-        light = only is not None and slug not in only and hasattr(mod, "nav_spec")
-        specs.append(mod.nav_spec() if light else mod.build(ctx))
-        release_freed_memory()  # a page's decoded and derived tensors
+        bar = tqdm(total=len(NAV_ORDER), desc="serialising pages", unit="page", file=sys.stderr)
+    threads = max(1, min(PAGE_THREADS, len(os.sched_getaffinity(0))))
+    with ThreadPoolExecutor(threads) as pool:
+        futures = {slug: pool.submit(one, slug) for slug in _costliest_first(NAV_ORDER)}
+        if bar is not None:
+            for f in futures.values():
+                f.add_done_callback(lambda _: bar.update())
+        specs = [futures[slug].result() for slug in NAV_ORDER]
+    if bar is not None:
+        bar.close()
     return specs
+
+
+def _costliest_first(slugs) -> list[str]:
+    """The forward page (its animation derives every sample's FFN) first, so the others fill the second thread."""
+    return sorted(slugs, key=lambda s: s != "forward")
 
 
 def site_context_vars(ctx) -> dict:
