@@ -4,7 +4,8 @@ console messages. Medians over several loads; printed beside bench/baseline.json
 or, with --against OTHER_SITE, beside that site's figures measured page by page in the same run (a shared
 machine's load moves absolute figures 2-3x between runs; same-run ratios do not move that much).
 
-data-ready: performance.now() when the page fires "nilmbuild:ready" (core.ready(): first frame drawn, the
+live-ready (the Playground, which shows build-time outputs first): performance.now() at its first live model run's
+result ("nilmbuild:run"). data-ready: performance.now() when the page fires "nilmbuild:ready" (core.ready(): first frame drawn, the
 same signal the browser tests wait for), i.e. ms since navigation start, measured inside the page.
 Longest task: PerformanceObserver "longtask" entries (>= 50 ms) buffered from navigation to ready + 0.5 s.
 fps: requestAnimationFrame callbacks per second while every frame sets the control to its next value and
@@ -36,7 +37,10 @@ try {
     .observe({type: "longtask", buffered: true});
 } catch (e) {}
 window.addEventListener("nilmbuild:ready", function () { window.__nb.readyAt = performance.now(); });
+window.addEventListener("nilmbuild:run", function () { window.__nb.runAt = window.__nb.runAt || performance.now(); });
 """
+#: Pages that run the live model as they load: their first run's result ("nilmbuild:run") is timed as live-ready.
+LIVE_PAGES = ("playground",)
 
 # Every <select> / <input type=range> in the page, as [index, label] (the label names the fps row).
 _CONTROLS = """
@@ -69,7 +73,8 @@ _DRIVE = """
 
 
 def load_once(browser, url: str) -> dict:
-    """Open `url` in a fresh page; -> {ready_ms, longest_ms, stalls, page} (page left open)."""
+    """Open `url` in a fresh page; -> {ready_ms, longest_ms, stalls, page, live_ms (LIVE_PAGES: the first live
+    model run's result, ms since navigation)} (page left open)."""
     page = browser.new_page(viewport={"width": 1200, "height": 900})
     stalls = []
     page.on("console", lambda m: stalls.append(1) if "ReadPixels" in m.text else None)
@@ -79,8 +84,11 @@ def load_once(browser, url: str) -> dict:
     if page.evaluate("document.documentElement.dataset.ready") != "true":
         raise RuntimeError(f"{url}: page failed: {page.text_content('#nb-error')}")
     page.wait_for_timeout(500)
+    if Path(url).stem in LIVE_PAGES:
+        page.wait_for_function("window.__nb.runAt", timeout=120000)
     nb = page.evaluate("window.__nb")
-    return {"ready_ms": nb["readyAt"], "longest_ms": max(nb["long"], default=0.0), "stalls": stalls, "page": page}
+    out = {"ready_ms": nb["readyAt"], "longest_ms": max(nb["long"], default=0.0), "stalls": stalls, "page": page}
+    return out | ({"live_ms": nb["runAt"]} if nb.get("runAt") else {})
 
 
 def drive_all(page, drive_ms: int) -> dict:
@@ -96,6 +104,8 @@ def _one_load(browser, url: str, i: int, drive_ms: int, drive: bool, acc: dict) 
     r = load_once(browser, url)
     acc.setdefault("ready", []).append(r["ready_ms"])
     acc.setdefault("longest", []).append(r["longest_ms"])
+    if "live_ms" in r:
+        acc.setdefault("live", []).append(r["live_ms"])
     acc["stalls"] = acc.get("stalls", 0) + len(r["stalls"])
     if drive and i < 2:  # fps: two loads, median per control is the mean of two; keeps the run short
         for k, (f, _worst) in drive_all(r["page"], drive_ms).items():
@@ -109,6 +119,8 @@ def _figures(acc: dict) -> dict:
         "longest_task_ms": statistics.median(acc["longest"]),
         "readpixels_stalls": acc["stalls"],
     }
+    if acc.get("live"):
+        fig["live_ready_s"] = statistics.median(acc["live"]) / 1000
     if acc.get("fps"):
         per = {k: statistics.median(v) for k, v in acc["fps"].items()}
         worst = min(per, key=per.get)
@@ -176,7 +188,7 @@ def compare_rows(figures: dict, baseline: dict | None, group: str = "vs bench/ba
     for slug, f in figures.items():
         b = base.get(slug, {})
         row = {"group": f"pages in Chromium, SwiftShader ({group})", "name": slug}
-        for k in ("ready_s", "longest_task_ms", "fps_min", "readpixels_stalls"):
+        for k in ("ready_s", "live_ready_s", "longest_task_ms", "fps_min", "readpixels_stalls"):
             if k in f:
                 row[k] = f[k]
                 if b.get(k):

@@ -1,8 +1,9 @@
 /* page_playground.js: the Playground page. The reader edits a captured window's aggregate; every edit re-runs
  * NILMFormer live (live_model.js, in a Web Worker), debounced, and the lanes show the per-device watts, the gate
- * probabilities and one head's attention row for the edited signal. */
+ * probabilities and one head's attention row for the edited signal. While the runtime starts (~1 s), an unedited
+ * window shows its outputs from PyTorch at build time (data.firstRun), which the first live run replaces. */
 import { palette } from "./colormaps.js";
-import { fail, ready } from "./core.js";
+import { blob, fail, ready } from "./core.js";
 import { createLiveModel, exposeLiveModel } from "./live_model.js";
 import { parseStart } from "./live_time.js";
 import { registerPage, testHook } from "./register.js";
@@ -32,15 +33,38 @@ function lanes() {
     { name: "captured", values: data.starts[S.startIdx].aggregate, color: "#bbbbbb" },
     { name: "edited", values: sig, color: "#000000" }] });
   if (!r) return out;
-  out.push({ title: "Per-device power, live model output after the hard gate and output FiLM", unit: "W",
+  var by = r.live ? "live model output" : "PyTorch at build time until the live model runs";
+  out.push({ title: "Per-device power after the hard gate and output FiLM (" + by + ")", unit: "W",
              series: spec.devices.map(function (d, i) { return { name: d, values: r.watts[d], color: colors[i] }; }) });
   out.push({ title: "Gate probability p (dashed: each device's hard-gate threshold)", unit: "0-1", min: 0, max: 1,
              series: spec.devices.map(function (d, i) { return { name: d, values: r.gate.subarray(i * W, (i + 1) * W), color: colors[i] }; }),
              hlines: spec.thresholds.map(function (t, i) { return { y: t, color: colors[i] }; }) });
-  var row = r.attention.subarray((S.layer * W + S.query) * W, (S.layer * W + S.query + 1) * W);
-  out.push({ title: "Attention of query step " + S.query + " over key steps (layer " + S.layer + ", head " + S.head + ")",
+  var row = attentionRow(r);
+  if (row) out.push({ title: "Attention of query step " + S.query + " over key steps (layer " + S.layer + ", head " + S.head + ")",
              unit: "weight", min: 0, series: [{ name: "attention", values: row, color: colors[0] }], vline: S.query });
   return out;
+}
+
+// The attention lane's row: from a live run's maps, or from a build-time run, which has one head and query only.
+function attentionRow(r) {
+  if (r.attention) return r.attention.subarray((S.layer * W + S.query) * W, (S.layer * W + S.query + 1) * W);
+  var f = data.firstRun;
+  return S.head === f.head && S.query === f.query ? r.rows.subarray(S.layer * W, (S.layer + 1) * W) : null;
+}
+
+// Start window i's outputs from PyTorch at build time (views/playground.py first_runs): float32, per window
+// watts (devices x W), gate probabilities (devices x W), the first run's head and query row in every layer.
+function firstRun(i) {
+  var D = spec.devices.length, n = (2 * D + spec.layers) * W, at = i * n;
+  var all = new Float32Array(blob(data.firstRun.blob).slice().buffer), watts = {};
+  spec.devices.forEach(function (d, j) { watts[d] = all.slice(at + j * W, at + (j + 1) * W); });
+  return { watts: watts, gate: all.slice(at + D * W, at + 2 * D * W), rows: all.slice(at + 2 * D * W, at + n),
+           signal: Float32Array.from(data.starts[i].aggregate) };
+}
+
+function showFirstRun() {
+  S.result = firstRun(S.startIdx); S.shown.push("build");
+  $("pg-status").textContent = "Outputs from PyTorch at build time; starting the live model…"; // one line: #embed
 }
 
 function draw() {
@@ -49,8 +73,8 @@ function draw() {
 }
 
 function onResult(res) {
-  S.runs++; S.ms.push(res.ms);
-  S.result = { watts: live.perDevice(res.outputs.watts), gate: res.outputs.gate_prob.data,
+  S.runs++; S.ms.push(res.ms); S.shown.push("live");
+  S.result = { live: true, watts: live.perDevice(res.outputs.watts), gate: res.outputs.gate_prob.data,
                attention: res.outputs.attention.data, ms: res.ms, signal: Float32Array.from(S.signal.get()) };
   $("pg-status").textContent = "Model run " + S.runs + ": " + res.ms.toFixed(0) + " ms in the worker.";
   draw(); ready();
@@ -76,12 +100,14 @@ function start(p) {
   data = p.data; spec = data.live; W = spec.window;
   live = exposeLiveModel(createLiveModel(spec)); // the graph: the shared sibling nilmbuild-model.js
   S = { startIdx: 0, signal: createSignal(data.starts[0].aggregate), result: null, runs: 0, ms: [],
-        head: 0, layer: 0, query: Math.floor(W / 2), geo: null, busy: false, dirty: false, timer: 0 };
+        head: data.firstRun.head, layer: 0, query: data.firstRun.query, geo: null, busy: false, dirty: false, timer: 0,
+        shown: [] }; // what each drawn result came from, in order: "build" (first_runs) or "live"
   legend(spec, colors);
   wireControls(data, spec, S, edited, draw, runNow);
   wireDrawing(S, edited, draw);
   stateInUrl([["start", "#pg-start"], ["layer", "#pg-layer"], ["head", "#pg-head"], ["t", "#pg-query"]]);
-  draw();
+  showFirstRun();
+  draw(); ready();
   runNow();
   testHook({ playground: S, edited: edited });
 }
@@ -107,7 +133,11 @@ function stepOf(S, data, spec, hhmm) {
 function wireControls(data, spec, S, edited, draw, runNow) {
   var W = spec.window, sel = $("pg-start");
   data.starts.forEach(function (s, i) { option(sel, i, "sample " + s.sample + ", " + s.start + " UTC"); });
-  sel.onchange = function () { S.startIdx = +sel.value; S.signal.reset(data.starts[S.startIdx].aggregate); edited(); };
+  sel.onchange = function () {
+    S.startIdx = +sel.value; S.signal.reset(data.starts[S.startIdx].aggregate);
+    if (!S.runs) showFirstRun(); // before the first live run, the new window's build-time outputs
+    edited();
+  };
   var at = $("pg-at");
   at.max = String(W - 1);
   var eight = stepOf(S, data, spec, "08:00");

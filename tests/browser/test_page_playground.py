@@ -239,3 +239,33 @@ def test_works_inside_an_iframe_with_no_network(page_at, site, model):
     )
     assert out == model.devices
     assert page.nb_requests == []  # page_at also asserts this at teardown
+
+
+def test_build_time_outputs_show_first_and_equal_the_live_models_first_run(open_playground, site, model):
+    """The page is ready with each unedited window's outputs from PyTorch at build time (first_runs), before the
+    runtime has started; the live model's first run then replaces them, and the two agree within the watts bound
+    (gate probabilities and attention row within 1e-4)."""
+    from nilmbuild.site.assets import read_blobs
+    from nilmbuild.site.views.playground import FIRST_RUNS_BLOB
+
+    page = open_playground()
+    wait_run_after(page, 0)
+    S = "nilmbuild.test.playground"
+    shown = page.evaluate(f"{S}.shown")
+    assert shown[0] == "build" and "live" in shown
+    D, W, layers = len(model.devices), model.window, model.loaded.cfg.n_encoder_layers
+    blob = read_blobs((site / "playground.html").read_text())[FIRST_RUNS_BLOB]
+    first = np.frombuffer(blob, "<f4").reshape(-1, 2 * D + layers, W)[0]  # start window 0
+    live = page.evaluate(
+        f"""(() => {{ const r = {S}.result, q = {S}.query, W = nilmbuild.live.window;
+        return {{watts: nilmbuild.devices.map(d => Array.from(r.watts[d])), gate: Array.from(r.gate),
+                 rows: [...Array({layers}).keys()].map(l => Array.from(r.attention.subarray((l * W + q) * W, (l * W + q + 1) * W)))}}; }})()"""
+    )
+    assert page.evaluate(f"{S}.head") == 0 and page.evaluate(f"{S}.query") == W // 2
+    near = near_threshold(model, np.asarray(live["gate"], np.float32).reshape(D, W))
+    for i, d in enumerate(model.devices):
+        err = np.abs(first[i] - np.asarray(live["watts"][i]))
+        assert np.where(near[i], 0, err).max() <= watts_bound(model, d), d
+    assert np.abs(first[D : 2 * D].reshape(-1) - np.asarray(live["gate"])).max() <= 1e-4
+    assert np.abs(first[2 * D :] - np.asarray(live["rows"])).max() <= 1e-4
+    assert first[:D].max() > 100  # a window where some device draws power: the comparison is not of zeros

@@ -1,6 +1,7 @@
 """Playground page (issue 11): the reader edits a real captured window and NILMFormer re-runs live in the page
 (onnxruntime-web in a Web Worker, nilmbuild/live) on every edit: per-device watts, gate probabilities and one
-head's attention row for the edited signal."""
+head's attention row for the edited signal. Until the runtime has started (~1 s), the page shows each unedited
+window's outputs from a PyTorch run at build time (first_runs), which the live model's first run then replaces."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ SLUG = "playground"
 TITLE = "Playground: edit the signal, run the model"
 SECTION = "0-12"
 N_STARTS = 5  # captured windows offered as starting points (one per device ON, where there is one)
+FIRST_RUNS_BLOB = "first_runs"
 
 
 def records() -> list[str]:
@@ -41,6 +43,23 @@ def start_windows(ctx, samples) -> list[dict]:
     return out
 
 
+def first_runs(ctx, samples) -> tuple[dict, bytes]:
+    """-> (page data, blob): what the live model shows for each unedited start window, from PyTorch at build time
+    (export.torch_reference: the forward pass the live graph reproduces, within the bounds its tests hold it to).
+    The blob is float32, per sample in `samples` order: watts (D, W), gate probabilities (D, W) and head `head`'s
+    attention row of query `query` in every layer (layers, W); the page reads D, W and the layers from the live
+    model's page data, and starts with `head` and `query` selected."""
+    from nilmbuild.live.export import torch_reference
+
+    head, query = 0, int(ctx.loaded.cfg.window) // 2
+    parts = []
+    for s in samples:
+        ref = torch_reference(ctx.loaded, np.asarray(ctx.x[s : s + 1], np.float32), head)
+        parts += [ref["watts"], ref["gate_prob"], ref["attention"][:, query]]
+    blob = b"".join(np.ascontiguousarray(p, dtype="<f4").tobytes() for p in parts)
+    return {"blob": FIRST_RUNS_BLOB, "head": head, "query": query}, blob
+
+
 SUMMARY = (
     "Edit a real window (draw, drop a kettle boil, scale, paste) and watch NILMFormer re-run live in "
     "your browser: per-device watts, gate probabilities, attention."
@@ -55,10 +74,12 @@ def nav_spec() -> PageSpec:
 def build(ctx) -> PageSpec:
     live, files = live_parts(ctx.loaded)  # the graph and the runtime: shared sibling files, not in the page
     samples = pick_device_samples(ctx, min(N_STARTS, int(ctx.x.shape[0])))
-    data = {"live": live, "starts": start_windows(ctx, samples), "palette": palette(live["stepS"])}
+    first, blob = first_runs(ctx, samples)
+    data = {"live": live, "starts": start_windows(ctx, samples), "palette": palette(live["stepS"]), "firstRun": first}
     return view_page(
         __name__,
         data=data,
+        blobs={FIRST_RUNS_BLOB: blob},
         files=files,
         context={"notes": ctx.notes_for(SLUG)},
     )
