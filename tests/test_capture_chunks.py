@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import torch
 
+from nilmbuild import threads as threads_mod
 from nilmbuild.capture import attention_plan, capture_batch, decode, encode, traced_run
 from nilmbuild.model import Trace
 from tests.test_format import W, tiny_model
@@ -122,7 +123,7 @@ def test_rebuilding_a_chunk_in_threads_gives_the_same_bits(monkeypatch, threads)
     monkeypatch.setattr(attention_plan, "REBUILD_THREADS", 1)
     one = attention_plan.rebuild_chunk(q, k, 0.5, True, true)
     monkeypatch.setattr(attention_plan, "REBUILD_THREADS", threads)
-    monkeypatch.setattr(attention_plan.os, "sched_getaffinity", lambda pid: set(range(threads)))
+    monkeypatch.setattr(threads_mod.os, "sched_getaffinity", lambda pid: set(range(threads)))
     many = attention_plan.rebuild_chunk(q, k, 0.5, True, true)
     alone = [attention_plan.rebuild_sample(q[b], k[b], 0.5, True, {p: t[b] for p, t in true.items()}) for b in range(5)]
     for b in range(5):

@@ -9,7 +9,6 @@ and each sample's moments; `LayerPlan.finish` writes the records once the whole 
 from __future__ import annotations
 
 import math
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -17,6 +16,7 @@ import numpy as np
 
 from nilmbuild.model import names
 from nilmbuild.model.attention import MASK_VALUE
+from nilmbuild.threads import usable_threads
 
 from . import format as fmt
 
@@ -82,7 +82,7 @@ def rebuild_chunk(q, k, scale: float, mask_diagonal: bool, true: dict) -> list[t
     with its own workspace (each sample's arithmetic is unchanged: the same bits as one thread). The traced run
     waits meanwhile, so the threads have the machine's cores to themselves."""
     n = q.shape[0]
-    threads = max(1, min(REBUILD_THREADS, n, len(os.sched_getaffinity(0))))
+    threads = max(1, min(usable_threads(REBUILD_THREADS), n))
     spaces = [Workspace(q.shape[1:3] + (k.shape[2],)) for _ in range(threads)]
 
     def every(start: int) -> list[tuple]:

@@ -7,13 +7,13 @@ order; every slug in it must have its module (a test checks that all ten pages a
 from __future__ import annotations
 
 import importlib
-import os
 import sys
 import time
 from pathlib import Path
 
 from nilmbuild.memory import release_freed_memory
 from nilmbuild.site.build import BuildResult, PageSpec, build_site
+from nilmbuild.threads import usable_threads
 
 NAV_ORDER = (
     "index",
@@ -56,7 +56,7 @@ def page_specs(ctx, progress: bool = False, only=None) -> list[PageSpec]:
         from tqdm import tqdm
 
         bar = tqdm(total=len(NAV_ORDER), desc="serialising pages", unit="page", file=sys.stderr)
-    threads = max(1, min(PAGE_THREADS, len(os.sched_getaffinity(0))))
+    threads = usable_threads(PAGE_THREADS)
     with ThreadPoolExecutor(threads) as pool:
         futures = {slug: pool.submit(one, slug) for slug in _costliest_first(NAV_ORDER)}
         if bar is not None:
