@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from nilmbuild.capture import capture_batch, decode, encode, size_report
 from nilmbuild.capture.capture import ATTN_WEIGHTS_TOL
+from nilmbuild.capture.head_ablation import focus_samples
 from nilmbuild.model import NILMFormer, NILMFormerConfig, Trace
 from nilmbuild.model.checkpoint import default_checkpoint_path, load_checkpoint, save_checkpoint
 
@@ -84,8 +85,12 @@ def test_one_sample_fits_in_3_mb():
 
 
 def test_ablations_are_real_runs():
-    m, x, cap = full_capture()
+    m, x, cap = full_capture(B=3)
     r = decode(encode(cap, names=["ablation.*", "output.power"]))
+    # the unmasked run: on the attention page's samples only, each in its chunk of the batch
+    assert r.rows("ablation.no_mask.output.power") == focus_samples(x)
+    assert len(focus_samples(x)) == 2
+    assert r.record("ablation.no_mask.encoder.0.attn.q")["op"] == "alias"  # layer 0's q: the same bits
     with torch.no_grad():
         for key, kw in (
             ("no_film", {"use_film": False}),
@@ -94,8 +99,9 @@ def test_ablations_are_real_runs():
         ):
             kw.setdefault("gate_mode", "hard")
             true = m(x, **kw).power.numpy()
-            got = r.get(f"ablation.{key}.output.power")
-            assert np.abs(got - true).max() <= 1e-3 * max(1.0, np.abs(true).max()), key
+            name = f"ablation.{key}.output.power"
+            got = r.get(name)
+            assert np.abs(got - true[r.rows(name)]).max() <= 1e-3 * max(1.0, np.abs(true).max()), key
     assert "ablation.no_mask.encoder.2.attn.weights" in r.names()
 
 

@@ -36,10 +36,12 @@ def write_fixture(out: Path) -> None:
     r = decode(blobs["capture"])
     rows = []
     for n in [n for n in r.names() if n.endswith(("attn.weights", "attn.scores", "attn.masked_scores"))]:
-        a = r.get(n)
         for b, h, q in ((0, 0, 0), (1, 7, 63), (1, 3, 17)):
-            rows.append({"name": n, "b": b, "h": h, "q": q, "row": a[b, h, q].astype(float).tolist()})
+            if r.meta["samples"][b] in r.rows(n):  # b: the blob's sample (a partial record may not hold it)
+                rows.append({"name": n, "b": b, "h": h, "q": q, "row": r.slice(n, b)[h, q].astype(float).tolist()})
     manifest["rows"] = rows
+    # records of a run on some samples only (the unmasked ablation): the blob's samples they hold
+    manifest["partial"] = {n: r.rows(n) for n in r.names() if "samples" in r.record(n)}
     (out / "manifest.json").write_text(json.dumps(manifest))
 
 

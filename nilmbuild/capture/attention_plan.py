@@ -154,15 +154,16 @@ class LayerPlan:
             spec["mask_value"] = float(MASK_VALUE)
         return spec
 
-    def finish(self, planner, trace, layer: int, main_prefix: str | None) -> None:
-        """Write q, k (or aliases of the main run's equal tensors), lse and the derived matrices."""
+    def finish(self, planner, trace, layer: int, main_prefix: str | None, samples=None) -> None:
+        """Write q, k (or aliases of the main run's equal tensors), lse and the derived matrices (samples: the
+        batch indices the run was made on, when not the whole batch)."""
         for p in ("q", "k"):
             main = f"{main_prefix}.{p}" if main_prefix else None
             r = trace.records[names.attn(layer, p)]
             planner.alias_or_store(
-                f"{self.prefix}.{p}", r.tensor.numpy(), r.axes, r.stage, r.section, r.doc, main, self.encoding
+                f"{self.prefix}.{p}", r.tensor.numpy(), r.axes, r.stage, r.section, r.doc, main, self.encoding, samples
             )
-        planner.store_lse(self.prefix, trace.records[names.attn(layer, "lse")], np.concatenate(self.lse))
+        planner.store_lse(self.prefix, trace.records[names.attn(layer, "lse")], np.concatenate(self.lse), samples)
         for p in self.parts():
             if p in self.errs:
                 axes, stage, section, doc, shape = self.meta[p]
@@ -174,4 +175,5 @@ class LayerPlan:
                     self.moments[p],
                     self.spec(p),
                     self.errs[p],
+                    samples,
                 )

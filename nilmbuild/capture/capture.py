@@ -24,6 +24,7 @@ from nilmbuild.model.trace import Trace
 
 from . import format as fmt
 from .attention_plan import ATTN_WEIGHTS_TOL, F16_EPS, LayerPlan, max_abs_diff
+from .head_ablation import focus_samples
 from .traced_run import run_traced
 
 REL_TOL_DERIVED = 8 * F16_EPS  # derived (non-attention) records: err <= 8 u * max|x| (about 3.9e-3 max|x|)
@@ -54,6 +55,15 @@ class CaptureRecord:
     encoding: str = "f16"
     derive: dict | None = None  # op + args when encoding == "derived"
     err: float = 0.0
+    samples: tuple[int, ...] | None = None  # batch indices of the rows, when a run was made on these samples only
+
+    def __post_init__(self) -> None:
+        if self.samples is not None:
+            self.samples = tuple(int(s) for s in self.samples)
+
+    def rows(self) -> list[int]:
+        """The batch indices of a batched record's rows (all of the batch unless `samples`)."""
+        return list(range(self.shape[0])) if self.samples is None else list(self.samples)
 
     def deps(self) -> list[str]:
         if self.encoding != "derived":
@@ -99,7 +109,7 @@ def choose_encoding(t: np.ndarray, batched: bool) -> str:
     return "f16"
 
 
-def _stored(name, t, axes, stage, section, doc, encoding=None) -> CaptureRecord:
+def _stored(name, t, axes, stage, section, doc, encoding=None, samples=None) -> CaptureRecord:
     t = np.ascontiguousarray(np.asarray(t, dtype=np.float32))
     batched = bool(axes) and axes[0] == "batch"
     enc = encoding or choose_encoding(t, batched)
@@ -107,7 +117,7 @@ def _stored(name, t, axes, stage, section, doc, encoding=None) -> CaptureRecord:
         d = np.abs(fmt.quantise(t, enc).astype(np.float64) - t)
     err = float(np.nanmax(d)) if t.size and not np.isnan(d).all() else 0.0
     return CaptureRecord(
-        name, t, tuple(axes), stage, section, doc, tuple(t.shape), _moments(t, batched), enc, None, err
+        name, t, tuple(axes), stage, section, doc, tuple(t.shape), _moments(t, batched), enc, None, err, samples
     )
 
 
@@ -124,24 +134,41 @@ class _Planner:
         if name not in self._cache:
             r = self.records[name]
             if r.encoding == "derived":
-                self._cache[name] = fmt.materialise({"name": name, "shape": list(r.shape), **r.derive}, self.get)
+                get = self.get
+                if r.axes[:1] == ("batch",):  # each batched record it derives from, at this record's rows
+                    get = fmt.derive_rows(r.rows(), self._batched, lambda n: self.records[n].rows(), self.get)
+                self._cache[name] = fmt.materialise({"name": name, "shape": list(r.shape), **r.derive}, get)
             else:
                 self._cache[name] = fmt.quantise(r.tensor, r.encoding)
         return self._cache[name]
 
-    def store(self, name, t, axes, stage, section, doc, encoding=None) -> CaptureRecord:
-        rec = _stored(name, t, axes, stage, section, doc, encoding)
+    def _batched(self, name: str) -> bool:
+        return self.records[name].axes[:1] == ("batch",)
+
+    def store(self, name, t, axes, stage, section, doc, encoding=None, samples=None) -> CaptureRecord:
+        rec = _stored(name, t, axes, stage, section, doc, encoding, samples)
         self.records[name] = rec
         self.true[name] = rec.tensor
         self._cache.pop(name, None)
         return rec
 
     def derive(
-        self, name, true, axes, stage, section, doc, derive: dict, tol: float | None = None, fallback: bool = True
+        self,
+        name,
+        true,
+        axes,
+        stage,
+        section,
+        doc,
+        derive: dict,
+        tol: float | None = None,
+        fallback: bool = True,
+        samples=None,
     ) -> CaptureRecord | None:
         """Plan `name` as derived; keep it only if the rebuilt tensor is within tol of the true one.
 
         Otherwise store the tensor (fallback=True) or drop the plan and return None (fallback=False).
+        samples: the batch indices of true's rows, for a run made on these samples only.
         """
         true = np.ascontiguousarray(np.asarray(true, dtype=np.float32))
         batched = bool(axes) and axes[0] == "batch"
@@ -156,6 +183,7 @@ class _Planner:
             _moments(true, batched),
             "derived",
             dict(derive),
+            samples=samples,
         )
         self.records[name] = rec
         self._cache.pop(name, None)
@@ -174,36 +202,48 @@ class _Planner:
         if not fallback:
             del self.records[name]
             return None
-        return self.store(name, true, axes, stage, section, doc)  # fall back: store it
+        return self.store(name, true, axes, stage, section, doc, samples=samples)  # fall back: store it
 
     def alias_or_store(
-        self, name, t, axes, stage, section, doc, main_name: str | None, encoding: str | None = None
+        self, name, t, axes, stage, section, doc, main_name: str | None, encoding: str | None = None, samples=None
     ) -> CaptureRecord:
-        """An alias of the main run's `main_name` when the tensors are equal (and, if `encoding` is asked for, the
-        main record has it: a reader then gets the same values); else stored (with `encoding`, or the chosen one)."""
+        """An alias of the main run's `main_name` when the tensors are equal, or the main record is stored and t would
+        read back as it does (and, if `encoding` is asked for, the main record has it: a reader then gets the same
+        values); else stored (with `encoding`, or the chosen one).
+        samples: t's rows are these batch indices (a run made on these samples only)."""
         t = np.asarray(t, dtype=np.float32)
         main = self.records.get(main_name) if main_name else None
         same_encoding = encoding is None or (main is not None and main.encoding == encoding)
-        if main is not None and same_encoding and main_name in self.true and np.array_equal(self.true[main_name], t):
-            alias = {"op": "alias", "src": main_name}
-            return self.derive(name, t, axes, stage, section, doc, alias, tol=main.err)
-        return self.store(name, t, axes, stage, section, doc, encoding)
+        if main is not None and same_encoding and main_name in self.true:
+            ref = self.true[main_name]
+            if samples is not None and main.axes[:1] == ("batch",):
+                ref = fmt.take_rows(ref, main.rows(), samples)
+            if np.array_equal(ref, t):
+                alias = {"op": "alias", "src": main_name}
+                return self.derive(name, t, axes, stage, section, doc, alias, tol=main.err, samples=samples)
+            if main.encoding != "derived" and np.array_equal(*(fmt.quantise(a, main.encoding) for a in (ref, t))):
+                # stored, t would read back as the main record does (e.g. a run on fewer samples: other kernels)
+                alias = {"op": "alias", "src": main_name}
+                return self.derive(name, t, axes, stage, section, doc, alias, samples=samples)
+        return self.store(name, t, axes, stage, section, doc, encoding, samples)
 
-    def store_lse(self, prefix: str, lr, lse: np.ndarray) -> None:
+    def store_lse(self, prefix: str, lr, lse: np.ndarray, samples=None) -> None:
         """The row lse a reader uses (computed from the stored q, k); stats and err against PyTorch's (lr)."""
         true_lse = lr.tensor.numpy()
         doc = lr.doc + " (computed from the stored q, k)"
-        rec = self.store(f"{prefix}.lse", lse, lr.axes, lr.stage, lr.section, doc, encoding="f32")
+        rec = self.store(f"{prefix}.lse", lse, lr.axes, lr.stage, lr.section, doc, encoding="f32", samples=samples)
         rec.moments = _moments(true_lse, True)
         rec.err = max_abs_diff(lse, true_lse)
         self.true[f"{prefix}.lse"] = true_lse
 
-    def verified(self, name: str, meta: tuple, shape: tuple, moments: list, spec: dict, err: float) -> CaptureRecord:
+    def verified(
+        self, name: str, meta: tuple, shape: tuple, moments: list, spec: dict, err: float, samples=None
+    ) -> CaptureRecord:
         """A derived (B, H, L, L) record whose rebuild was already checked (err); nothing derives from it.
         meta: (axes, stage, section, doc); moments: per sample, of the true tensor."""
         axes, stage, section, doc = meta
         rec = CaptureRecord(
-            name, None, tuple(axes), stage, section, doc, tuple(shape), moments, "derived", dict(spec), err
+            name, None, tuple(axes), stage, section, doc, tuple(shape), moments, "derived", dict(spec), err, samples
         )
         self.records[name] = rec
         self._cache.pop(name, None)
@@ -397,7 +437,11 @@ def _meta(cfg, ablations: bool, t0, window: int) -> dict:
         "gate_thresholds": [float(d.gate_threshold) for d in cfg.devices],
         "gate_mode": "hard",
         "ablations": (
-            {"no_film": "use_film=False", "no_mask": "mask_diagonal=False", "soft_gate": "gate_mode='soft'"}
+            {
+                "no_film": "use_film=False",
+                "no_mask": "mask_diagonal=False, on the attention page's samples only (its records' samples)",
+                "soft_gate": "gate_mode='soft'",
+            }
             if ablations
             else {}
         ),
@@ -463,13 +507,19 @@ def _runs(planner: _Planner, loaded, model, x, y, ablations: bool) -> tuple[list
     return trace_order, head_meta
 
 
-def _planned_run(planner: _Planner, model, x, prefix: str = "", include_scores: bool = True, **kw) -> Trace:
+def _planned_run(
+    planner: _Planner, model, x, prefix: str = "", include_scores: bool = True, samples=None, **kw
+) -> Trace:
     """run_traced with each attention layer planned chunk by chunk (LayerPlan) as f"{prefix}encoder.{l}.attn"; an
     ablation run (prefix set) aliases q, k equal to the main run's. A layer whose rebuild misses its bound with f16
-    q, k is traced again with f32 q, k; missing with f32 is an error (storing (B, H, L, L) is never the plan)."""
+    q, k is traced again with f32 q, k; missing with f32 is an error (storing (B, H, L, L) is never the plan).
+    samples: plan these batch indices of x only, in increasing order (their records are partial:
+    CaptureRecord.samples)."""
+    if samples is not None:
+        samples = sorted({int(s) for s in samples})
     f32: set[int] = set()
     while True:
-        trace, plans = _trace_planned(model, x, prefix, include_scores, f32, **kw)
+        trace, plans = _trace_planned(model, x, prefix, include_scores, f32, samples=samples, **kw)
         missed = {layer for layer, plan in plans.items() if plan.misses()}
         if not missed:
             break
@@ -479,7 +529,7 @@ def _planned_run(planner: _Planner, model, x, prefix: str = "", include_scores: 
         f32 |= missed
         del trace
     for layer, plan in sorted(plans.items()):
-        plan.finish(planner, trace, layer, f"encoder.{layer}.attn" if prefix else None)
+        plan.finish(planner, trace, layer, f"encoder.{layer}.attn" if prefix else None, samples)
     return trace
 
 
@@ -505,28 +555,38 @@ def _ablation_compares(cfg) -> set[str]:
 
 
 def _ablations(planner: _Planner, model, x) -> None:
-    def out_power(prefix, trace):
+    def out_power(prefix, trace, samples=None):
         r = trace.records[names.OUTPUT_POWER]
         planner.alias_or_store(
-            f"{prefix}.{names.OUTPUT_POWER}", r.tensor.numpy(), r.axes, r.stage, r.section, r.doc, names.OUTPUT_POWER
+            f"{prefix}.{names.OUTPUT_POWER}",
+            r.tensor.numpy(),
+            r.axes,
+            r.stage,
+            r.section,
+            r.doc,
+            names.OUTPUT_POWER,
+            samples=samples,
         )
         return r
 
     _ablation_no_film(planner, model, x, out_power)
 
-    # diagonal mask off: q, k, lse and rebuilt weights for every layer, final power
+    # diagonal mask off, on the attention page's samples (its (H, L, L) rebuilds cost as much as the main run's):
+    # q, k, lse and rebuilt weights for every layer, final power
     P = "ablation.no_mask"
+    samples = focus_samples(x)
     trace = _planned_run(
         planner,
         model,
         x,
         prefix=f"{P}.",
         include_scores=False,
+        samples=samples,
         keep=lambda n: n == names.OUTPUT_POWER or n.endswith((".q", ".k", ".lse", ".weights")),
         gate_mode="hard",
         mask_diagonal=False,
     )
-    out_power(P, trace)
+    out_power(P, trace, samples)
     del trace
     release_freed_memory()
 

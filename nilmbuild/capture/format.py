@@ -266,6 +266,33 @@ def deps_of(rec: dict) -> list[str]:
     return [rec[f] for f in OP_REFS[rec["op"]] if rec.get(f) is not None]
 
 
+# ---------------------------------------------------------------------------------------------- partial records
+# A record of a run made on some samples only (e.g. ablation.no_mask, on the attention page's samples) holds rows
+# for those batch indices only: its `samples`. A derived record rebuilds its own rows, from the same rows of each
+# batched record it derives from.
+def take_rows(a: np.ndarray, have, want) -> np.ndarray:
+    """The rows of batched `a` (row i is batch index have[i]) for batch indices `want`; `a` itself when equal."""
+    have, want = [int(s) for s in have], [int(s) for s in want]
+    if have == want:
+        return a
+    pos = {s: i for i, s in enumerate(have)}
+    missing = [s for s in want if s not in pos]
+    if missing:
+        raise ValueError(f"sample {missing[0]} is not among the record's samples {have}")
+    return a[[pos[s] for s in want]]
+
+
+def derive_rows(rec_rows, batched: Callable[[str], bool], rows: Callable[[str], list], get) -> Callable:
+    """get(name) for materialise()ing a record whose rows are batch indices `rec_rows`: each batched dependency
+    (batched(name)) narrowed to those rows (rows(name): the batch indices of its own rows)."""
+
+    def narrowed(name: str) -> np.ndarray:
+        a = get(name)
+        return take_rows(a, rows(name), rec_rows) if batched(name) else a
+
+    return narrowed
+
+
 # ---------------------------------------------------------------------------------------------- stored data
 def pack_data(arr: np.ndarray, encoding: str) -> bytes:
     flat = np.ascontiguousarray(arr, dtype=np.float32).reshape(-1)
@@ -386,12 +413,22 @@ def select_names(capture, names) -> list[str]:
     return [n for n in all_names if n in chosen]
 
 
+def _kept_rows(r, idx: list[int], B: int) -> tuple[list[int], list[int]]:
+    """(rows of record r, their batch indices) for the blob's batch indices idx, in idx order: all of idx unless r
+    holds only some samples (r.samples)."""
+    have = list(range(B)) if getattr(r, "samples", None) is None else [int(s) for s in r.samples]
+    pos = {s: i for i, s in enumerate(have)}
+    kept = [s for s in idx if s in pos]
+    return [pos[s] for s in kept], kept
+
+
 def encode(capture, names=None, samples=None) -> bytes:
     """Serialise `capture` (nilmbuild.capture.Capture) to a blob.
 
     names: None (all) or a list of record names / glob patterns; records that derived ones need come along.
     samples: None (all) or a list of batch indices; records with a leading "batch" axis are sliced and
-    `meta.samples` lists the kept original indices (meta.t0 is sliced the same way).
+    `meta.samples` lists the kept original indices (meta.t0 is sliced the same way). A partial record (one with
+    `samples` of its own) keeps those of them it holds, and says which (its `samples`) unless that is all of them.
     """
     B = capture.batch_size
     idx = list(range(B)) if samples is None else [int(i) for i in samples]
@@ -407,29 +444,29 @@ def encode(capture, names=None, samples=None) -> bytes:
     for name in select_names(capture, names):
         r = capture.records[name]
         batched = bool(r.axes) and r.axes[0] == "batch"
-        shape = list(r.shape)
-        if batched:
-            shape[0] = len(idx)
-            stats = combine_moments([r.moments[i] for i in idx])
-        else:
-            stats = combine_moments(r.moments)
         rec = {
             "name": name,
-            "shape": shape,
+            "shape": list(r.shape),
             "axes": list(r.axes),
             "dtype": "float32",
             "stage": r.stage,
             "section": r.section,
             "doc": r.doc,
-            "stats": stats,
+            "stats": combine_moments(r.moments),
             "encoding": r.encoding,
             "err": float(r.err),
         }
+        rows = None
+        if batched:
+            rows, kept = _kept_rows(r, idx, B)
+            rec["shape"][0] = len(rows)
+            rec["stats"] = combine_moments([r.moments[i] for i in rows])
+            if kept != idx:
+                rec["samples"] = kept
         if r.encoding == "derived":
             rec.update(r.derive)
         else:
-            t = r.tensor[idx] if batched else r.tensor
-            rec["data"] = pack_data(t, r.encoding)
+            rec["data"] = pack_data(r.tensor[rows] if batched else r.tensor, r.encoding)
         out_records.append(
             _jsonable(rec)
             if r.encoding == "derived"
@@ -453,6 +490,13 @@ def _check_record(r, names: set) -> str | None:
         isinstance(d, int) and not isinstance(d, bool) and 0 <= d < 2**31 for d in shape
     ):
         return f"record {r['name']!r}: bad shape {shape!r}"
+    rows = r.get("samples")
+    if rows is not None and (
+        not isinstance(rows, list)
+        or len(rows) != (shape[0] if shape else -1)
+        or not all(isinstance(i, int) and not isinstance(i, bool) for i in rows)
+    ):
+        return f"record {r['name']!r}: bad samples"
     if enc == "derived":
         if r.get("op") not in OP_REFS:
             return f"record {r['name']!r}: unknown derived op {r.get('op')!r}"
@@ -512,7 +556,7 @@ class CaptureReader:
         rows (bit-identical, far cheaper than the whole matrix)."""
         rec = self._recs[name]
         if name not in self._cache and rec["encoding"] == "derived" and rec.get("op") == "attention_weights":
-            return attention_weight_rows(rec, self.get, rows)
+            return attention_weight_rows(rec, derive_rows(self.rows(name), self._batched, self.rows, self.get), rows)
         return self.get(name)[:, :, list(rows), :]
 
     def get(self, name: str) -> np.ndarray:
@@ -526,10 +570,24 @@ class CaptureReader:
             self._cache[name] = a
         return self._cache[name]
 
+    def rows(self, name: str) -> list[int]:
+        """The batch indices of a batched record's rows: meta.samples, or the record's own `samples` (a partial
+        record: from a run made on some samples only)."""
+        rec = self._recs[name]
+        if rec.get("samples") is not None:
+            return rec["samples"]
+        return self.meta.get("samples") or list(range(rec["shape"][0]))
+
+    def _batched(self, name: str) -> bool:
+        return (self._recs[name].get("axes") or [None])[0] == "batch"
+
     def _derive(self, rec: dict) -> np.ndarray:
         """materialise(), with a damaged blob's inconsistent fields (shapes, axes, scale) as a BlobError."""
         try:
-            a = np.asarray(materialise(rec, self.get), dtype=np.float32)
+            get = self.get
+            if self._batched(rec["name"]):  # each batched record it derives from, at this record's rows
+                get = derive_rows(self.rows(rec["name"]), self._batched, self.rows, self.get)
+            a = np.asarray(materialise(rec, get), dtype=np.float32)
         except BlobError:
             raise
         except (ValueError, TypeError, KeyError, IndexError, RecursionError) as e:
@@ -543,7 +601,12 @@ class CaptureReader:
         return a
 
     def slice(self, name: str, i: int) -> np.ndarray:
-        return self.get(name)[i]
+        """Sample i of the blob (meta.samples[i]) of a batched record (IndexError if a partial record lacks it)."""
+        rows = self.rows(name)
+        want = (self.meta.get("samples") or rows)[i]
+        if want not in rows:
+            raise IndexError(f"{name} holds samples {rows} only, not {want}")
+        return self.get(name)[rows.index(want)]
 
 
 def decode(blob: bytes) -> CaptureReader:

@@ -23,33 +23,52 @@ CHUNK = 8  # samples per traced run
 PLANNED_PARTS = ("q", "k", "scores", "masked_scores", "weights", "lse")
 
 
-def run_traced(model, x: torch.Tensor, keep=None, attention: Callable | None = None, **kw) -> Trace:
+def run_traced(model, x: torch.Tensor, keep=None, attention: Callable | None = None, samples=None, **kw) -> Trace:
     """Trace `x` (B, 7, L) through `model` chunk by chunk; return one Trace with every kept record at batch size.
 
     keep(name): record only these. attention(layer, parts): called for each chunk as soon as a layer's attention
     is traced (its lse is the last part put), with the chunk's trace records of that layer, in sample order; the
     (chunk, H, L, L) matrices are dropped right after and never joined. Without `attention` the batch runs whole
     (PyTorch's kernels are ~10 % faster on bigger batches): for runs that keep no (B, H, L, L) record.
+    samples: keep (and plan) only these batch indices, in increasing order; each is run in its chunk of the whole
+    batch, so that its values have the same bits as in a run of every sample.
     """
     B = int(x.shape[0])
-    if attention is None:
+    if attention is None and samples is None:
         return _run_chunk(model, x, keep, None, **kw)
+    want = range(B) if samples is None else sorted({int(s) for s in samples})
     joined: Trace | None = None
+    done = 0
     for start in range(0, B, CHUNK):
-        part = _run_chunk(model, x[start : start + CHUNK], keep, attention, **kw)
-        joined = _join(joined, part, start, B)
+        rows = [s - start for s in want if start <= s < start + CHUNK]
+        if not rows:
+            continue
+        part = _run_chunk(model, x[start : start + CHUNK], keep, attention, None if samples is None else rows, **kw)
+        joined = _join(joined, part, done, len(want))
+        done += len(rows)
         del part
         release_freed_memory()  # the chunk's freed matrices and temporaries (glibc keeps them otherwise)
     return joined
 
 
-def _run_chunk(model, x, keep, attention, **kw) -> Trace:
+def _rows(r: TraceRecord, rows: list[int] | None) -> TraceRecord:
+    """r narrowed to these rows of its batch axis (r itself for None or a record without one)."""
+    if rows is None or r.axes[:1] != ("batch",):
+        return r
+    return TraceRecord(r.tensor[rows], r.axes, r.stage, r.section, r.doc, r.derive)
+
+
+def _run_chunk(model, x, keep, attention, rows: list[int] | None = None, **kw) -> Trace:
+    """One traced run of x; with rows, only these rows of its records are planned and kept."""
+
     def on_put(name: str) -> None:
         p = name.split(".")
         if attention is None or len(p) != 4 or p[0] != "encoder" or p[2:] != ["attn", "lse"]:
             return
         layer = int(p[1])
-        parts = {k: trace.records[names.attn(layer, k)] for k in PLANNED_PARTS if names.attn(layer, k) in trace}
+        parts = {
+            k: _rows(trace.records[names.attn(layer, k)], rows) for k in PLANNED_PARTS if names.attn(layer, k) in trace
+        }
         attention(layer, parts)
         for k in names.ATTN_MATRICES:  # (chunk, H, L, L): dropped once planned
             trace.drop(names.attn(layer, k))
@@ -57,6 +76,8 @@ def _run_chunk(model, x, keep, attention, **kw) -> Trace:
     trace = Trace(keep=keep, copy=False, on_put=on_put)
     with torch.no_grad():
         model(x, trace=trace, **kw)
+    if rows is not None:
+        trace.records = {n: _rows(r, rows) for n, r in trace.records.items()}
     return trace
 
 

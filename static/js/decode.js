@@ -119,7 +119,7 @@ Capture.prototype.get = function (name) {
     case "f16z": a = decodeF16z(r.data, n); break;
     case "bits": a = decodeBits(r.data, n); break;
     case "u8bool": a = new Float32Array(n); for (var i = 0; i < n; i++) a[i] = r.data[i] ? 1 : 0; break;
-    case "derived": a = this._derive(r, n); break;
+    case "derived": a = this._narrowed(r)._derive(r, n); break;
     default: throw new Error("record " + name + ": unknown encoding " + r.encoding);
   }
   if (a.length !== n) throw new Error("record " + name + ": " + a.length + " values for shape " + r.shape);
@@ -127,9 +127,66 @@ Capture.prototype.get = function (name) {
   return a;
 };
 
+// A partial record (from a run made on some samples only) holds rows for its own `samples` (batch indices), not
+// meta.samples; a derived record takes the same rows of each batched record it derives from.
+Capture.prototype.rows = function (name) {
+  var r = this._rec(name);
+  if (r.samples) return r.samples;
+  return this.meta.samples || Array.from({ length: r.shape[0] }, function (_, i) { return i; });
+};
+Capture.prototype._batched = function (name) { return (this._rec(name).axes || [])[0] === "batch"; };
+Capture.prototype._sameRows = function (a, b) {
+  var ra = this.rows(a), rb = this.rows(b);
+  return ra.length === rb.length && ra.every(function (v, i) { return v === rb[i]; });
+};
+// the row of a batched record that holds sample i of the blob (meta.samples[i])
+Capture.prototype._row = function (name, i) {
+  var r = this._rec(name);
+  if (!r.samples) return i;
+  var row = r.samples.indexOf((this.meta.samples || [])[i]);
+  if (row < 0) throw new Error(name + " holds samples " + r.samples + " only, not sample " + i + " of the blob");
+  return row;
+};
+// this capture, seen by derived record r: each batched record it derives from narrowed to r's rows
+Capture.prototype._narrowed = function (r) {
+  var fields = OP_FIELDS[r.op] || [], self = this, rows = {}, any = false;
+  if (!this._batched(r.name)) return this;
+  for (var f = 0; f < fields.length; f++) {
+    var src = r[fields[f]];
+    if (src == null || !this._batched(src) || this._sameRows(src, r.name)) continue;
+    var have = this.rows(src);
+    rows[src] = this.rows(r.name).map(function (s) {
+      var at = have.indexOf(s);
+      if (at < 0) throw new Error("record " + r.name + ": sample " + s + " is not among " + src + "'s samples");
+      return at;
+    });
+    any = true;
+  }
+  if (!any) return this;
+  var view = Object.create(this);
+  view._cache = {};
+  view.get = function (n) { return rows[n] ? self._takeRows(n, rows[n]) : self.get(n); };
+  view._rec = function (n) {
+    var rec = self._rec(n);
+    return rows[n] ? Object.assign({}, rec, { shape: [rows[n].length].concat(rec.shape.slice(1)) }) : rec;
+  };
+  return view;
+};
+Capture.prototype._takeRows = function (name, rows) {
+  var a = this.get(name), m = a.length / this._rec(name).shape[0], out = new Float32Array(rows.length * m);
+  for (var i = 0; i < rows.length; i++) out.set(a.subarray(rows[i] * m, (rows[i] + 1) * m), i * m);
+  return out;
+};
+
 Capture.prototype.slice = function (name, i) {
   var r = this._rec(name);
-  if (!(i >= 0 && i < r.shape[0])) throw new Error(name + ": index " + i + " out of range " + r.shape[0]);
+  if (!(i >= 0 && i < (r.samples ? (this.meta.samples || []).length : r.shape[0])))
+    throw new Error(name + ": index " + i + " out of range " + r.shape[0]);
+  return this._sliceRow(name, this._row(name, i));
+};
+// row i of a batched record (its own rows: see rows())
+Capture.prototype._sliceRow = function (name, i) {
+  var r = this._rec(name);
   if (!this._cache[name] && r.encoding === "derived") {   // derive entry i alone (pages show one sample at a time)
     var key = name + "#" + i, one = this._sliceCache[key] || this._deriveSlice(r, i);
     if (one) return (this._sliceCache[key] = one);
@@ -141,6 +198,11 @@ Capture.prototype.slice = function (name, i) {
 // The fields of each derived op whose records share the output's axis 0 (the batch): entry i of the output
 // needs only entry i of those (and all of the others, e.g. weights). Same arithmetic, same order: the values
 // are bit-identical to get(name)'s entry i.
+var OP_FIELDS = {
+  alias: ["src"], permute: ["src"], select: ["src"], add: ["a", "b"], mul: ["a", "b"], gelu: ["src"],
+  layernorm: ["src", "weight", "bias"], linear: ["src", "weight", "bias"], film: ["src", "gamma", "beta"],
+  attention_scores: ["q", "k"], attention_masked_scores: ["q", "k"], attention_weights: ["q", "k", "lse"],
+};
 var PER_ENTRY = {
   alias: ["src"], add: ["a", "b"], mul: ["a", "b"], gelu: ["src"], permute: ["src"], select: ["src"],
   layernorm: ["src"], linear: ["src"], film: ["src", "gamma", "beta"],
@@ -152,12 +214,12 @@ Capture.prototype._deriveSlice = function (r, i) {
   for (var f = 0; f < fields.length; f++) {
     var src = r[fields[f]];
     if (src == null) continue;
-    if (this._rec(src).shape[0] !== r.shape[0]) return null;
+    if (this._rec(src).shape[0] !== r.shape[0] || !this._sameRows(src, r.name)) return null;
     batched[src] = true;
   }
   var one = [1].concat(r.shape.slice(1)), sub = Object.create(this);
   sub._cache = {};
-  sub.get = function (n) { return batched[n] ? self.slice(n, i) : self.get(n); };
+  sub.get = function (n) { return batched[n] ? self._sliceRow(n, i) : self.get(n); };
   sub._rec = function (n) {
     var rec = self._rec(n);
     return batched[n] ? Object.assign({}, rec, { shape: [1].concat(rec.shape.slice(1)) }) : rec;
@@ -268,7 +330,8 @@ Capture.prototype._attnRow = function (r, b, h, q) {
 
 Capture.prototype.attentionRow = function (name, sample, head, query) {
   var r = this._rec(name);
-  if (r.encoding === "derived" && /^attention_/.test(r.op)) return this._attnRow(r, sample, head, query);
+  sample = this._row(name, sample);
+  if (r.encoding === "derived" && /^attention_/.test(r.op)) return this._narrowed(r)._attnRow(r, sample, head, query);
   var sh = r.shape, L = sh[3], a = this.get(name), o = ((sample * sh[1] + head) * sh[2] + query) * L;
   return a.slice(o, o + L);
 };

@@ -80,11 +80,21 @@ test("every record of a real capture equals the Python reader's values", () => {
       assert.ok(e <= tol, `${n} (${rec.op}): max diff ${e} > ${tol}`);
     }
     if (rec.shape.length && rec.axes[0] === "batch") {
-      const s = cap.slice(n, 1);
+      const row = cap.rows(n).indexOf(2), s = cap.slice(n, 1);  // the blob's sample 1 is batch index 2
       assert.equal(s.length, got.length / rec.shape[0]);
-      assert.equal(s[0], got[got.length / rec.shape[0]]);
+      assert.equal(s[0], got[row * got.length / rec.shape[0]]);
     }
   });
+});
+
+test("a partial record (a run on some samples only) holds the rows the Python reader says, and rebuilds them", () => {
+  const cap = load("capture"), names = Object.keys(manifest.partial);
+  assert.ok(names.some((n) => cap.record(n).op === "alias"), "an alias of a record that holds every sample");
+  for (const n of names) {
+    assert.deepEqual(plain(cap.rows(n)), manifest.partial[n], n);
+    assert.equal(cap.get(n).length / cap.record(n).shape[0], cap.slice(n, 1).length, n);
+    assert.throws(() => cap.slice(n, 0), /holds samples/, n);         // batch index 0: not in the run
+  }
 });
 
 test("slice of a derived record, derived for that entry alone, is bit-identical to get's entry", () => {
@@ -93,9 +103,9 @@ test("slice of a derived record, derived for that entry alone, is bit-identical 
   for (const n of manifest.capture.names) {
     const rec = full.record(n);
     if (rec.encoding !== "derived" || !rec.shape.length || rec.axes[0] !== "batch") continue;
-    const all = full.get(n), m = all.length / rec.shape[0];
+    const all = full.get(n), m = all.length / rec.shape[0], rows = full.rows(n);
     for (let i = rec.shape[0] - 1; i >= 0; i--) {
-      const s = lazy.slice(n, i), want = all.subarray(i * m, (i + 1) * m);
+      const s = lazy.slice(n, full.meta.samples.indexOf(rows[i])), want = all.subarray(i * m, (i + 1) * m);
       assert.equal(s.length, m, n);
       for (let j = 0; j < m; j++) assert.ok(Object.is(s[j], want[j]), `${n} (${rec.op})[${i}][${j}]: ${s[j]} != ${want[j]}`);
     }

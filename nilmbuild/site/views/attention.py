@@ -9,11 +9,10 @@ from nilmbuild.live.page import whatif_page
 from nilmbuild.model.names import HEAD_ABLATION_DELTA, HEAD_ABLATION_SAMPLE, INPUT, OUTPUT_POWER, ablation, attn
 from nilmbuild.site.build import PageSpec
 
-from ._common import pick_varied_samples, view_page, window_starts
+from ._common import view_page, window_starts
 
 SLUG = "attention"
 TITLE = "Attention"
-N_SAMPLES = 2  # q, k, v (+ the unmasked run's q, k, lse) cost about 1.4 MB per sample
 
 
 def records(n_layers: int) -> list[str]:
@@ -40,13 +39,14 @@ def js_names(n_layers: int) -> dict:
 
 
 def page_samples(ctx) -> list[int]:
-    """The varied samples, plus any sample where a head's ablation effect is largest (the capture ablates the
-    same varied samples, so normally none is added)."""
-    samples = set(pick_varied_samples(ctx, N_SAMPLES))
+    """The samples the capture made its attention ablations on (capture.head_ablation.focus_samples, the most varied
+    windows): the unmasked run's records hold these only, and each head's largest effect is on one of them."""
+    samples = ctx.capture.records[ablation("no_mask", OUTPUT_POWER)].rows()
     rec = ctx.capture.records.get(HEAD_ABLATION_SAMPLE)
-    if rec is not None:
-        samples |= {int(v) for v in np.unique(rec.tensor)}
-    return sorted(samples)
+    outside = set() if rec is None else {int(v) for v in np.unique(rec.tensor)} - set(samples)
+    if outside:
+        raise RuntimeError(f"attention page: head ablation samples {sorted(outside)} outside the unmasked run's")
+    return samples
 
 
 def build(ctx) -> PageSpec:
