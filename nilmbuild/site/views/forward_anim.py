@@ -66,10 +66,10 @@ def _attention(ctx, n_layers: int, queries: list[int]) -> dict:
 
 
 def _ffn(ctx, n_layers: int) -> dict:
+    parts = {key: [encoder(l, part) for l in range(n_layers)] for key, part in FFN_PARTS}
+    reader = decode(ctx.blob([n for names in parts.values() for n in names]))  # one reader: shared derivations
     out = {}
-    for key, part in FFN_PARTS:
-        names = [encoder(l, part) for l in range(n_layers)]
-        reader = decode(ctx.blob(names))
+    for key, names in parts.items():
         m = np.stack([reader.get(n).astype(np.float64).mean(axis=1) for n in names], axis=1)  # (B, layers, units)
         out[key] = {"source": names, "shape": list(m.shape), "data": m.astype("<f2").tobytes()}
     return out
