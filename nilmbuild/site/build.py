@@ -107,6 +107,7 @@ def make_env(template_dirs: Iterable[Path] = ()) -> jinja2.Environment:
     )
 
 
+RENDER_THREADS = 2  # at most, and no more than the CPUs this process may use
 NO_JS = '<script>document.documentElement.dataset.ready = "true";</script>'  # a page without an entry
 
 
@@ -244,16 +245,29 @@ def build_site(
 
 def render_pages(selected, pages, ctx: dict, template_dirs: Iterable[Path] = (), progress: bool = False) -> dict:
     """rel path -> bytes of every file the `selected` pages make (HTML, their sibling files, .nojekyll)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from nilmbuild.threads import usable_threads
+
     env = make_env(template_dirs)
     script_cache: dict = {}
-    rendered: dict[str, bytes] = {}
-    it = selected
+    bar = None
     if progress:
         from tqdm import tqdm
 
-        it = tqdm(selected, desc="rendering pages", unit="page", file=sys.stderr)
-    for page in it:
-        rendered[page.filename] = render_page(env, page, pages, ctx, script_cache).encode("utf-8")
+        bar = tqdm(total=len(selected), desc="rendering pages", unit="page", file=sys.stderr)
+
+    def one(page: PageSpec) -> bytes:
+        html = render_page(env, page, pages, ctx, script_cache).encode("utf-8")
+        if bar is not None:
+            bar.update()
+        return html
+
+    # pages are independent and their costly step (deflating the blobs) releases the GIL: RENDER_THREADS at once
+    with ThreadPoolExecutor(usable_threads(RENDER_THREADS)) as pool:
+        rendered = {page.filename: html for page, html in zip(selected, pool.map(one, selected))}
+    if bar is not None:
+        bar.close()
     rendered[".nojekyll"] = b""
     rendered.update(_page_files(selected))
     return rendered
