@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import warnings
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 import torch
@@ -161,10 +162,24 @@ def cache_key(loaded) -> str:
     return h.hexdigest()[:24]
 
 
-def onnx_bytes(loaded) -> bytes:
-    """export_onnx, cached on disk by cache_key. Not for two threads at once: the TorchScript exporter keeps global
-    state (live/page.py's live_parts, which the site's page threads call, takes a lock)."""
+_EXPORTS: dict[str, Future] = {}  # cache_key -> the graph's bytes, once per process
+
+
+def prefetch_onnx(loaded) -> Future:
+    """Start export_onnx (cached on disk by cache_key) in a thread, once per process and checkpoint, so that it
+    overlaps work that runs no model (make_context: loading and simulating the data). The TorchScript exporter keeps
+    global state and traces loaded.model: wait for the result before a model runs elsewhere."""
     from nilmbuild.live.cache import cached
 
     key = cache_key(loaded)
-    return cached(f"{key}.onnx", lambda: export_onnx(loaded))
+    if key not in _EXPORTS:
+        pool = ThreadPoolExecutor(1, thread_name_prefix="onnx-export")
+        _EXPORTS[key] = pool.submit(cached, f"{key}.onnx", lambda: export_onnx(loaded))
+        pool.shutdown(wait=False)  # the submitted export still runs; the thread ends with it
+    return _EXPORTS[key]
+
+
+def onnx_bytes(loaded) -> bytes:
+    """export_onnx, cached on disk by cache_key and made once per process (prefetch_onnx). Not for two threads at
+    once (live/page.py's live_parts, which the site's page threads call, takes a lock)."""
+    return prefetch_onnx(loaded).result()

@@ -9,6 +9,7 @@ Page builders (nilmbuild/site/views/*.py) take a SiteContext and return a PageSp
 from __future__ import annotations
 
 import time
+from concurrent import futures
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -118,6 +119,17 @@ def cached_capture(loaded, x, y, t0, *, cache: bool = True):
     return cap
 
 
+def _prefetch_live(loaded) -> futures.Future:
+    """Start the live model's slow build products in threads while the data loads: the runtime's gzip (zlib, which
+    releases the GIL; overlaps the capture too) and the ONNX export (-> its Future)."""
+    from nilmbuild.live.export import prefetch_onnx
+    from nilmbuild.live.runtime import prefetch_gzipped_wasm
+    from nilmbuild.site.assets import ROOT
+
+    prefetch_gzipped_wasm(ROOT)
+    return prefetch_onnx(loaded)
+
+
 def make_context(
     checkpoint: str | None = None,
     source: str | None = None,
@@ -134,23 +146,21 @@ def make_context(
     source/house default to what the checkpoint was trained on (the simulator is re-run with the same
     days and seed, so its test split is the held-out part the model never saw).
     cache: reuse (and store) the capture in the capture cache (`nilmbuild site` does unless --no-cache).
-    export_live: for a build whose pages run the model, start gzipping the live model's runtime in a thread
-    (nilmbuild/live/runtime.py) so that it overlaps the capture.
+    export_live: for a build whose pages run the model, gzip the live model's runtime and export its graph in
+    threads (nilmbuild/live/runtime.py, export.py) while the data loads.
     """
     from nilmbuild.data.preprocess import example_batch
     from nilmbuild.pipeline import data_settings, load_household_for, prepare_for
 
     t = time.perf_counter()
     loaded = load_checkpoint(checkpoint)
-    if export_live:
-        from nilmbuild.live.runtime import prefetch_gzipped_wasm
-        from nilmbuild.site.assets import ROOT
-
-        prefetch_gzipped_wasm(ROOT)
+    exporting = _prefetch_live(loaded) if export_live else None
     household = load_household_for(loaded, source, house)
     prepared = prepare_for(loaded, household)
     x, y, t0 = example_batch(prepared, split="test", batch_size=batch, seed=seed)
     release_freed_memory()  # the simulator's and the preparation's temporaries
+    if exporting is not None:  # the exporter traces the model: done before the capture runs it (a failure is
+        futures.wait([exporting])  # reported by the page that needs the graph)
     t_load = time.perf_counter()
     cap = cached_capture(loaded, x, y, t0, cache=cache)
     if timings is not None:
