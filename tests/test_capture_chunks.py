@@ -142,3 +142,24 @@ def test_workspace_variants_of_the_format_maths_give_the_same_bits():
     assert np.array_equal(fmt.logsumexp_rows(s, np.empty_like(s)), fmt.logsumexp_rows(s))
     work = np.full(s.size + 7, np.nan)  # larger than needed: moments uses the first a.size values
     assert fmt.moments(true["weights"][0], work) == fmt.moments(true["weights"][0])
+
+
+def test_max_abs_diff_equals_the_float64_difference():
+    """The float32 pass that picks the candidates gives exactly the float64 maximum |a - b|, over magnitudes from
+    subnormal to huge (float32 overflow of the difference), ties, and NaN / inf (a miss unless both agree)."""
+    from nilmbuild.capture.attention_plan import _max_abs_diff64, max_abs_diff
+
+    rng = np.random.default_rng(0)
+    for scale in (1e-42, 1e-6, 1.0, 3e4, 3e38):
+        for _ in range(20):
+            a = (rng.standard_normal(999) * scale).astype(np.float32)
+            b = (a + rng.standard_normal(999).astype(np.float32) * np.float32(scale) * rng.random()).astype(np.float32)
+            b[rng.integers(0, 999, 5)] = a[rng.integers(0, 999, 5)]
+            work = np.empty_like(a)
+            assert max_abs_diff(a, b, work) == _max_abs_diff64(a, b) == max_abs_diff(b, a)
+    a = np.array([1.0, np.nan, np.inf, 2.0], dtype=np.float32)
+    assert max_abs_diff(a, a.copy()) == 0.0
+    assert max_abs_diff(a, np.array([1.0, 0.0, np.inf, 2.0], dtype=np.float32)) == np.inf
+    assert max_abs_diff(np.full(7, 0.5, np.float32), np.full(7, 0.5, np.float32)) == 0.0
+    tie = np.array([1.0, 1.0 + 2**-23, 3.0], dtype=np.float32)
+    assert max_abs_diff(tie, np.zeros(3, np.float32)) == 3.0

@@ -28,10 +28,29 @@ _OPS = {"scores": "attention_scores", "masked_scores": "attention_masked_scores"
 
 def max_abs_diff(rebuilt32: np.ndarray, true: np.ndarray, work: np.ndarray | None = None) -> float:
     """max |rebuilt - true| in float64, the capture's error of a rebuilt record (0 where both agree on NaN/inf,
-    +inf where they do not); work: a float64 array of their shape for the differences (no allocation)."""
+    +inf where they do not); work: a float32 array of their shape for the differences (no allocation).
+
+    Two float32 arrays are subtracted in float32: each difference is then the exact one correctly rounded, and
+    rounding is monotonic, so the exact largest (and most negative) difference is among the elements whose rounded
+    difference is extreme; only those are subtracted again in float64 (same value as a float64 pass, ~2x faster)."""
     if not true.size:
         return 0.0
-    d = np.subtract(rebuilt32, true, dtype=np.float64, out=work)  # each value converted exactly: no float64 copies
+    if rebuilt32.dtype != np.float32 or true.dtype != np.float32 or rebuilt32.shape != true.shape:
+        return _max_abs_diff64(rebuilt32, true)
+    with np.errstate(over="ignore", invalid="ignore"):  # inf - inf, or a difference beyond float32: see below
+        d = np.subtract(rebuilt32, true, out=work if work is not None and work.dtype == np.float32 else None)
+    hi, lo = d.max(), d.min()
+    if not (np.isfinite(hi) and np.isfinite(lo)):  # NaN, inf or a float32 overflow: the float64 pass decides
+        return _max_abs_diff64(rebuilt32, true)
+    if hi == 0 and lo == 0:  # a nonzero float32 difference never rounds to 0
+        return 0.0
+    at = np.flatnonzero((d == hi) | (d == lo))
+    exact = rebuilt32.reshape(-1)[at].astype(np.float64) - true.reshape(-1)[at]
+    return float(np.abs(exact).max())
+
+
+def _max_abs_diff64(rebuilt32: np.ndarray, true: np.ndarray) -> float:
+    d = np.subtract(rebuilt32, true, dtype=np.float64)  # each value converted exactly
     err = float(max(d.max(), -d.min()))  # max |d|, without an |d| array
     if not np.isfinite(err):  # NaN or inf: a miss (+inf), unless both hold the same values
         err = 0.0 if np.array_equal(rebuilt32, true, equal_nan=True) else math.inf
@@ -46,6 +65,7 @@ class Workspace:
         self.scores = np.empty(shape, dtype=np.float64)
         self.work = np.empty(shape, dtype=np.float64)
         self.rebuilt32 = np.empty(shape, dtype=np.float32)
+        self.diff32 = np.empty(shape, dtype=np.float32)
 
     def as32(self, a: np.ndarray) -> np.ndarray:
         """a rounded to float32 (as a.astype(np.float32)), in the workspace."""
@@ -62,17 +82,17 @@ def rebuild_sample(q, k, scale: float, mask_diagonal: bool, true: dict, ws: Work
     errs, moments = {}, {p: fmt.moments(t, ws.work) for p, t in true.items()}
     s = fmt.attention_scores64(q, k, scale, out=ws.scores)
     if "scores" in true:
-        errs["scores"] = max_abs_diff(ws.as32(s), true["scores"], ws.work)
+        errs["scores"] = max_abs_diff(ws.as32(s), true["scores"], ws.diff32)
     if mask_diagonal:
         s[..., diag, diag] = MASK_VALUE
     if "masked_scores" in true:
-        errs["masked_scores"] = max_abs_diff(ws.as32(s), true["masked_scores"], ws.work)
+        errs["masked_scores"] = max_abs_diff(ws.as32(s), true["masked_scores"], ws.diff32)
     lse = fmt.logsumexp_rows(s, ws.work).astype(np.float32)
     s -= lse.astype(np.float64)[..., None]
     w = np.exp(s, out=s)
     if mask_diagonal:
         w[..., diag, diag] = 0.0
-    errs["weights"] = max_abs_diff(ws.as32(w), true["weights"], ws.work)
+    errs["weights"] = max_abs_diff(ws.as32(w), true["weights"], ws.diff32)
     return lse, errs, moments
 
 

@@ -347,7 +347,7 @@ def moments(a: np.ndarray, work: np.ndarray | None = None) -> tuple[int, float, 
             np.copyto(a, a32)
     if a.size == 0:
         return (0, math.nan, math.nan, math.nan, 0.0)
-    mn, mx = a.min(), a.max()
+    mn, mx = a32.min(), a32.max()  # the float64 copy's, at half the bytes
     mean = float(a.mean())
     d = np.subtract(a, mean, out=a)  # a is our own float64 copy: square the deviations in place
     return (int(a.size), float(mn), float(mx), mean, float(np.square(d, out=d).sum()))
