@@ -1,6 +1,7 @@
 /* gl.js: WebGL via regl (npm, bundled), colormaps.js and the shaders heatmap.vert/.frag (static/glsl).
  * gl.create(canvas)                -> regl (preserveDrawingBuffer, no antialias) or null after fail()
- * gl.fitCanvas(canvas)             backing store = CSS size x devicePixelRatio; true if it changed
+ * gl.fitCanvas(canvas)             backing store = CSS size x devicePixelRatio; true if it changed (kept while
+ *                                  the canvas is not laid out)
  * gl.heatmap(regl, opts)           a rows x cols value grid drawn through a colormap LUT
  * gl.grid(n, cols, w, h, gap)      boxes for small multiples in one canvas
  * gl.hover(canvas, heatmaps, opts) tooltip on hover + arrow-key cursor with a cell outline
@@ -40,8 +41,11 @@ gl.create = function (canvas, extra) {
 };
 
 gl.fitCanvas = function (canvas) {
+  // a canvas that is not laid out (display: none, e.g. a view hidden by a switch) keeps its backing store: its
+  // pixels stay (preserveDrawingBuffer) and showing it again reallocates nothing (a toggle cost ~50 ms a frame)
+  if (!canvas.clientWidth || !canvas.clientHeight) return false;
   var dpr = window.devicePixelRatio || 1;
-  var w = Math.max(1, Math.round(canvas.clientWidth * dpr)), h = Math.max(1, Math.round(canvas.clientHeight * dpr));
+  var w = Math.round(canvas.clientWidth * dpr), h = Math.round(canvas.clientHeight * dpr);
   if (canvas.width === w && canvas.height === h) return false;
   canvas.width = w; canvas.height = h;
   return true;
