@@ -207,9 +207,8 @@ class _Planner:
     def alias_or_store(
         self, name, t, axes, stage, section, doc, main_name: str | None, encoding: str | None = None, samples=None
     ) -> CaptureRecord:
-        """An alias of the main run's `main_name` when the tensors are equal, or the main record is stored and t would
-        read back as it does (and, if `encoding` is asked for, the main record has it: a reader then gets the same
-        values); else stored (with `encoding`, or the chosen one).
+        """An alias of the main run's `main_name` when the tensors are equal (and, if `encoding` is asked for, the
+        main record has it: a reader then gets the same values); else stored (with `encoding`, or the chosen one).
         samples: t's rows are these batch indices (a run made on these samples only)."""
         t = np.asarray(t, dtype=np.float32)
         main = self.records.get(main_name) if main_name else None
@@ -221,10 +220,6 @@ class _Planner:
             if np.array_equal(ref, t):
                 alias = {"op": "alias", "src": main_name}
                 return self.derive(name, t, axes, stage, section, doc, alias, tol=main.err, samples=samples)
-            if main.encoding != "derived" and np.array_equal(*(fmt.quantise(a, main.encoding) for a in (ref, t))):
-                # stored, t would read back as the main record does (e.g. a run on fewer samples: other kernels)
-                alias = {"op": "alias", "src": main_name}
-                return self.derive(name, t, axes, stage, section, doc, alias, samples=samples)
         return self.store(name, t, axes, stage, section, doc, encoding, samples)
 
     def store_lse(self, prefix: str, lr, lse: np.ndarray, samples=None) -> None:

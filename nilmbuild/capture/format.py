@@ -452,7 +452,6 @@ def encode(capture, names=None, samples=None) -> bytes:
             "stage": r.stage,
             "section": r.section,
             "doc": r.doc,
-            "stats": combine_moments(r.moments),
             "encoding": r.encoding,
             "err": float(r.err),
         }
@@ -460,9 +459,9 @@ def encode(capture, names=None, samples=None) -> bytes:
         if batched:
             rows, kept = _kept_rows(r, idx, B)
             rec["shape"][0] = len(rows)
-            rec["stats"] = combine_moments([r.moments[i] for i in rows])
             if kept != idx:
                 rec["samples"] = kept
+        rec["stats"] = combine_moments(r.moments if rows is None else [r.moments[i] for i in rows])
         if r.encoding == "derived":
             rec.update(r.derive)
         else:
