@@ -57,5 +57,18 @@ def test_js_decoder_matches_python_reader(tmp_path):
     assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
 
 
+def test_js_reader_knows_the_records_each_op_reads():
+    """decode.js's OP_FIELDS (which records a derived op reads: what a partial record narrows) is the format's
+    OP_REFS."""
+    import re
+
+    from nilmbuild.capture.format import OP_REFS
+
+    js = (ROOT / "static" / "js" / "decode.js").read_text()
+    body = js[js.index("var OP_FIELDS = {") : js.index("};", js.index("var OP_FIELDS = {"))]
+    fields = {op: tuple(re.findall(r'"(\w+)"', refs)) for op, refs in re.findall(r"(\w+): \[([^\]]*)\]", body)}
+    assert fields == OP_REFS
+
+
 if __name__ == "__main__":
     write_fixture(Path(sys.argv[1]))

@@ -30,8 +30,8 @@ def run_traced(model, x: torch.Tensor, keep=None, attention: Callable | None = N
     is traced (its lse is the last part put), with the chunk's trace records of that layer, in sample order; the
     (chunk, H, L, L) matrices are dropped right after and never joined. Without `attention` the batch runs whole
     (PyTorch's kernels are ~10 % faster on bigger batches): for runs that keep no (B, H, L, L) record.
-    samples: keep (and plan) only these batch indices, in increasing order; each is run in its chunk of the whole
-    batch, so that its values have the same bits as in a run of every sample.
+    samples: keep (and plan) only these batch indices, in increasing order (the Trace's batch axis is theirs); each
+    is run in its chunk of the whole batch, so that its values have the same bits as in a run of every sample.
     """
     B = int(x.shape[0])
     if attention is None and samples is None:

@@ -159,8 +159,10 @@ def make_context(
     prepared = prepare_for(loaded, household)
     x, y, t0 = example_batch(prepared, split="test", batch_size=batch, seed=seed)
     release_freed_memory()  # the simulator's and the preparation's temporaries
-    if exporting is not None:  # the exporter traces the model: done before the capture runs it (a failure is
-        futures.wait([exporting])  # reported by the page that needs the graph)
+    if exporting is not None:
+        # the exporter traces the model: done before the capture runs it (the page that needs the graph reports a
+        # failed export)
+        futures.wait([exporting])
     t_load = time.perf_counter()
     cap = cached_capture(loaded, x, y, t0, cache=cache)
     if timings is not None:

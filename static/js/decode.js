@@ -127,6 +127,13 @@ Capture.prototype.get = function (name) {
   return a;
 };
 
+// The records each derived op reads (capture/format.py OP_REFS).
+var OP_FIELDS = {
+  alias: ["src"], permute: ["src"], select: ["src"], add: ["a", "b"], mul: ["a", "b"], gelu: ["src"],
+  layernorm: ["src", "weight", "bias"], linear: ["src", "weight", "bias"], film: ["src", "gamma", "beta"],
+  attention_scores: ["q", "k"], attention_masked_scores: ["q", "k"], attention_weights: ["q", "k", "lse"],
+};
+
 // A partial record (from a run made on some samples only) holds rows for its own `samples` (batch indices), not
 // meta.samples; a derived record takes the same rows of each batched record it derives from.
 Capture.prototype.rows = function (name) {
@@ -198,11 +205,6 @@ Capture.prototype._sliceRow = function (name, i) {
 // The fields of each derived op whose records share the output's axis 0 (the batch): entry i of the output
 // needs only entry i of those (and all of the others, e.g. weights). Same arithmetic, same order: the values
 // are bit-identical to get(name)'s entry i.
-var OP_FIELDS = {
-  alias: ["src"], permute: ["src"], select: ["src"], add: ["a", "b"], mul: ["a", "b"], gelu: ["src"],
-  layernorm: ["src", "weight", "bias"], linear: ["src", "weight", "bias"], film: ["src", "gamma", "beta"],
-  attention_scores: ["q", "k"], attention_masked_scores: ["q", "k"], attention_weights: ["q", "k", "lse"],
-};
 var PER_ENTRY = {
   alias: ["src"], add: ["a", "b"], mul: ["a", "b"], gelu: ["src"], permute: ["src"], select: ["src"],
   layernorm: ["src"], linear: ["src"], film: ["src", "gamma", "beta"],
