@@ -4,7 +4,9 @@
  *                                  the canvas is not laid out)
  * gl.heatmap(regl, opts)           a rows x cols value grid drawn through a colormap LUT
  * gl.grid(n, cols, w, h, gap)      boxes for small multiples in one canvas
- * gl.hover(canvas, heatmaps, opts) tooltip on hover + arrow-key cursor with a cell outline
+ * gl.hover(canvas, heatmaps, opts) tooltip on hover + arrow-key cursor with a cell outline (gl.heatmap's or
+ *                                  heatmap2d.js's)
+ * gl.gridCells(state)              cellAt / cellBox of a grid drawn in a box
  * Boxes are {x, y, width, height} in CSS pixels from the canvas' top-left corner.
  */
 import createREGL from "regl/dist/regl.min.js";
@@ -117,6 +119,7 @@ gl.heatmap = function (regl, opts) {
   }
   upload();
 
+  var cells = gl.gridCells(state);
   var hm = {
     rows: state.rows, cols: state.cols,
     get box() { return state.box; },
@@ -143,7 +146,18 @@ gl.heatmap = function (regl, opts) {
     get vmin() { return state.vmin; }, get vmax() { return state.vmax; }, get cmap() { return state.cmap; },
     get floatTexture() { return useFloat; },
     value: function (row, col) { return state.data[row * state.cols + col]; },
-    // (px, py) CSS pixels from the canvas' top-left -> {row, col, value} or null outside the last drawn box
+    cellAt: cells.cellAt,
+    cellBox: cells.cellBox,
+    destroy: function () { values.destroy(); lut.destroy(); },
+  };
+  return hm;
+};
+
+// The cells of a rows x cols grid of values last drawn in state.box (CSS pixels from the canvas' top-left; state:
+// {rows, cols, data, box}): cellAt(px, py) -> {row, col, value} or null outside the box, cellBox(row, col) -> its
+// CSS-pixel rectangle (for overlays). Shared by gl.heatmap and heatmap2d.js.
+gl.gridCells = function (state) {
+  return {
     cellAt: function (px, py) {
       var b = state.box;
       if (!b || px < b.x || py < b.y || px >= b.x + b.width || py >= b.y + b.height) return null;
@@ -151,14 +165,11 @@ gl.heatmap = function (regl, opts) {
       var row = Math.min(state.rows - 1, Math.floor(((py - b.y) / b.height) * state.rows));
       return { row: row, col: col, value: state.data[row * state.cols + col] };
     },
-    // CSS-pixel rectangle of one cell (for overlays)
     cellBox: function (row, col) {
       var b = state.box, w = b.width / state.cols, h = b.height / state.rows;
       return { x: b.x + col * w, y: b.y + row * h, width: w, height: h };
     },
-    destroy: function () { values.destroy(); lut.destroy(); },
   };
-  return hm;
 };
 
 // Hover tooltips and a keyboard cursor for one or more heatmaps drawn on `canvas`.

@@ -6,6 +6,7 @@ import { legend } from "./colormaps.js";
 import { blob, controls, fmt, inTasks, ready, saveButton, tooltip } from "./core.js";
 import { deviceColors } from "./disaggregation_watts.js";
 import { gl } from "./gl.js";
+import { heatmap2d } from "./heatmap2d.js";
 import { plot2d } from "./plot2d.js";
 import { landscapeMap } from "./landscape_map.js";
 
@@ -62,12 +63,12 @@ function pcEpochText(e) {
   return "epoch " + E[e].epoch + " of " + E.length + " · projections " + E[e].pcgrad.projections + " (" + fmt(E[e].pcgrad.projections_per_step, 4) + " per step)";
 }
 
-function buildPcgradFigure(regl) {   // regl: gl.create(#pc-canvas), made in the task before
+function buildPcgradFigure() {   // a D x D grid: a 2D canvas (a WebGL context would cost 100-300 ms in software GL)
   var pcCanvas = document.getElementById("pc-canvas"), D = devs.length, pc = { epoch: E.length - 1 };
   buildPcLabels();
   gl.fitCanvas(pcCanvas);
-  pc.hm = gl.heatmap(regl, { data: pcMatrix(pc.epoch), rows: D, cols: D, vmin: -1, vmax: 1, cmap: "burd", nanColor: [0.85, 0.85, 0.85, 1] });
-  pc.draw = function () { gl.fitCanvas(pcCanvas); regl.poll(); regl.clear({ color: [1, 1, 1, 1] }); pc.hm.draw(); };
+  pc.hm = heatmap2d(pcCanvas, { data: pcMatrix(pc.epoch), rows: D, cols: D, vmin: -1, vmax: 1, cmap: "burd", nanColor: [0.85, 0.85, 0.85, 1] });
+  pc.draw = function () { gl.fitCanvas(pcCanvas); pc.hm.draw(); };
   legend(document.getElementById("pc-legend"), "burd", -1, 1, "mean gradient cosine (blue: conflict)", 5);
   var readout = document.getElementById("pc-readout");
   function label(h, r, c, v) {
@@ -148,13 +149,11 @@ function start(pg) {
   T = unpack(blob("train"));
   E = T.epochs; devs = T.devices; ep = E.map(function (r) { return r.epoch; });
   var pc = null, land = null, regl = null;
-  // a few tasks instead of one long one while loading (core.inTasks); each WebGL context is a task of its own
+  // a few tasks instead of one long one while loading (core.inTasks); the WebGL context is a task of its own
   // (the longest single step in software GL), apart from its first draw
-  // the first context before the figures change the DOM: it waits for the GPU thread, which each new frame keeps busy
   inTasks([
-    function () { regl = gl.create(document.getElementById("pc-canvas")); if (!regl) throw new Error("no WebGL context for the PCGrad figure"); },
     buildLossFigure,
-    function () { pc = buildPcgradFigure(regl); },
+    function () { pc = buildPcgradFigure(); },
     function () { buildScheduleFigure(); buildValidationFigure(); },
     // ---- 5. loss landscape (stored by `nilmbuild landscape`; absent: the template says how to compute it) ----
     function () { regl = T.landscape ? gl.create(document.getElementById("landscape")) : null; if (T.landscape && !regl) throw new Error("no WebGL context for the landscape"); },
