@@ -2,31 +2,52 @@
  * (rows, cols, box, draw(box), update, setRange, value, cellAt, cellBox), so gl.hover works on it unchanged.
  *   var hm = heatmap2d(canvas, {data, rows, cols, vmin, vmax, cmap, nanColor [r,g,b,a] 0..1}); hm.draw();
  * For grids of a few cells (the training page's device x device PCGrad matrix), where creating a WebGL context
- * (100-300 ms in software GL) costs far more than the drawing. Each cell is the colour gl.heatmap draws for its
- * value: colormaps.map(cmap, (v - vmin) / (vmax - vmin)), nanColor for NaN. */
+ * (100-300 ms in software GL) costs far more than the drawing. Each pixel is the one gl.heatmap draws: the colour
+ * colormaps.map(cmap, (v - vmin) / (vmax - vmin)) (nanColor for NaN) of the cell under its centre. */
 import { colormaps } from "./colormaps.js";
 import { context2d } from "./core.js";
 import { gl } from "./gl.js";
 
-function cellColour(state, v) {
-  if (v !== v) {
-    var n = state.nanColor;
-    return "rgb(" + Math.round(n[0] * 255) + "," + Math.round(n[1] * 255) + "," + Math.round(n[2] * 255) + ")";
+// each cell's colour as RGBA bytes (state.rgba, rows x cols x 4): colormaps.map's rule, nanColor for NaN
+function paint(state) {
+  var n = state.rows * state.cols, lut = colormaps.lut(state.cmap), nan = state.nanColor;
+  var span = Math.max(state.vmax - state.vmin, 1e-30), px = state.rgba = new Uint8ClampedArray(4 * n);
+  for (var i = 0; i < n; i++) {
+    var v = state.data[i], o = 4 * i;
+    if (v !== v) { px[o] = Math.round(nan[0] * 255); px[o + 1] = Math.round(nan[1] * 255); px[o + 2] = Math.round(nan[2] * 255); }
+    else {
+      var k = Math.round(Math.max(0, Math.min(1, (v - state.vmin) / span)) * 255) * 4;
+      px[o] = lut[k]; px[o + 1] = lut[k + 1]; px[o + 2] = lut[k + 2];
+    }
+    px[o + 3] = 255;
   }
-  return colormaps.css(state.cmap, (v - state.vmin) / Math.max(state.vmax - state.vmin, 1e-30));
+  state.dirty = false;
 }
 
-// box (CSS pixels, default the whole canvas) -> cell edges in backing-store pixels, so neighbours share an edge
-function edges(canvas, box, n, along) {
-  var scale = along === "x" ? canvas.width / (canvas.clientWidth || canvas.width) : canvas.height / (canvas.clientHeight || canvas.height);
-  var start = along === "x" ? box.x : box.y, size = along === "x" ? box.width : box.height, out = [];
-  for (var i = 0; i <= n; i++) out.push(Math.round((start + size * i / n) * scale));
+// the cell of each of n pixels across a span of `cells` cells: the one under the pixel's centre (heatmap.frag's
+// nearest texel)
+function cellIndex(n, cells) {
+  var out = new Int32Array(n);
+  for (var i = 0; i < n; i++) out[i] = Math.min(cells - 1, Math.floor(((i + 0.5) / n) * cells));
   return out;
+}
+
+// the grid at the box's backing-store pixels (x0, y0, w x h), pixel by pixel as gl.heatmap draws it
+function image(state, w, h) {
+  var img = new ImageData(w, h), px = img.data, cols = cellIndex(w, state.cols), rows = cellIndex(h, state.rows);
+  for (var y = 0; y < h; y++) {
+    var rowOff = rows[y] * state.cols;
+    for (var x = 0; x < w; x++) {
+      var o = 4 * (y * w + x), c = 4 * (rowOff + cols[x]);
+      px[o] = state.rgba[c]; px[o + 1] = state.rgba[c + 1]; px[o + 2] = state.rgba[c + 2]; px[o + 3] = 255;
+    }
+  }
+  return img;
 }
 
 export function heatmap2d(canvas, opts) {
   var state = { rows: opts.rows, cols: opts.cols, data: opts.data, vmin: opts.vmin, vmax: opts.vmax,
-                cmap: opts.cmap || "viridis", nanColor: opts.nanColor || [0.8, 0.8, 0.8, 1], box: null };
+                cmap: opts.cmap || "viridis", nanColor: opts.nanColor || [0.8, 0.8, 0.8, 1], box: null, rgba: null, dirty: true };
   if (state.data.length !== state.rows * state.cols) {
     throw new Error("heatmap2d: data has " + state.data.length + " values, expected rows*cols = " + state.rows * state.cols);
   }
@@ -38,20 +59,21 @@ export function heatmap2d(canvas, opts) {
     draw: function (box) {
       box = box || { x: 0, y: 0, width: canvas.clientWidth || canvas.width, height: canvas.clientHeight || canvas.height };
       state.box = box;
-      var g = context2d(canvas), xs = edges(canvas, box, state.cols, "x"), ys = edges(canvas, box, state.rows, "y");
-      g.setTransform(1, 0, 0, 1, 0, 0);
-      for (var r = 0; r < state.rows; r++) for (var c = 0; c < state.cols; c++) {
-        g.fillStyle = cellColour(state, state.data[r * state.cols + c]);
-        g.fillRect(xs[c], ys[r], xs[c + 1] - xs[c], ys[r + 1] - ys[r]);
-      }
+      if (state.dirty) paint(state);
+      var g = context2d(canvas), sx = canvas.width / (canvas.clientWidth || canvas.width);
+      var sy = canvas.height / (canvas.clientHeight || canvas.height);
+      var x0 = Math.round(box.x * sx), x1 = Math.round((box.x + box.width) * sx);
+      var y0 = Math.round(box.y * sy), y1 = Math.round((box.y + box.height) * sy);
+      if (x1 > x0 && y1 > y0) g.putImageData(image(state, x1 - x0, y1 - y0), x0, y0);
     },
     update: function (data, vmin, vmax) {
       if (data.length !== state.rows * state.cols) throw new Error("heatmap2d.update: wrong data length");
       state.data = data;
       if (vmin !== undefined) state.vmin = vmin;
       if (vmax !== undefined) state.vmax = vmax;
+      state.dirty = true;
     },
-    setRange: function (vmin, vmax) { state.vmin = vmin; state.vmax = vmax; },
+    setRange: function (vmin, vmax) { state.vmin = vmin; state.vmax = vmax; state.dirty = true; },
     get vmin() { return state.vmin; }, get vmax() { return state.vmax; }, get cmap() { return state.cmap; },
     value: function (row, col) { return state.data[row * state.cols + col]; },
     cellAt: cells.cellAt,

@@ -1,7 +1,7 @@
 /* page_film.js: the FiLM page (architecture.md 8, encoder-film.md 6.6).
  * Views: condition features + spectrum with band edges (Canvas2D); the two FiLM MLPs with their captured
- * activations (Canvas2D cells); gamma/beta per device/layer + device mean + device embeddings (regl heatmaps,
- * one context, viewports); live FiLM of the encoder's FFN output with sliders (regl + plot2d), checked against
+ * activations (Canvas2D cells); gamma/beta per device/layer + device mean + device embeddings (heatmap2d.js on one
+ * 2D canvas: grids of a few hundred cells, no WebGL context to create); live FiLM of the encoder's FFN output with sliders (regl + plot2d), checked against
  * the captured FiLM output; FiLM on/off ablation (plot2d).
  * Record names come from the view (page().data.names, nilmbuild/site/views/film.py), never literals. The page
  * state lives in module variables set once by run(); each build, draw and on function does one job.
@@ -10,9 +10,10 @@ import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
 import { colormaps, palette, setLegends } from "./colormaps.js";
 import { patchHTML } from "./dom_patch.js";
-import { controls, flushDeferred, fmt, inTasks, onScreen, ready, tooltip } from "./core.js";
+import { context2d, controls, flushDeferred, fmt, inTasks, onScreen, ready, tooltip } from "./core.js";
 import { kit } from "./film_kit.js";
 import { gl } from "./gl.js";
+import { heatmap2d } from "./heatmap2d.js";
 import { plot2d } from "./plot2d.js";
 import { filmWhatIf } from "./whatif_film.js";
 
@@ -34,7 +35,7 @@ function filmValue(x, g, b, p) {
 /* ---------------- the page's state (one page per document; set by run) ---------------- */
 var N, cap, extra, devs, D, NL, F, L, state, aggW, layerSel;
 var mlp = { canvas: null, cells: [] };
-var params = { stack: null, canvas: null, overlay: null, regl: null, hms: [], defs: [], boxes: [] };
+var params = { stack: null, canvas: null, overlay: null, hms: [], defs: [], boxes: [] };  // heatmaps on a 2D canvas
 var lv = { stack: null, canvas: null, overlay: null, plotCanvas: null, regl: null, hms: [], plot: null, boxes: [], sliders: null };
 var live0 = { x: null, xT: null, film: null, g: null, b: null };
 var abl = { canvas: null, plot: null }, wi = null;  // wi: the live what-if panel (whatif_film.js)
@@ -180,7 +181,7 @@ function buildMLP() {
   mlp.canvas.addEventListener("mouseleave", function () { tooltip.hide(); });
 }
 
-/* ---------------- 3: gamma / beta heatmaps (regl) ---------------- */
+/* ---------------- 3: gamma / beta heatmaps (2D canvas) ---------------- */
 function paramDefs() {   // the device embeddings of both generators, then gamma and beta of every layer
   var defs = [];
   ["film_enc", "film_dec"].forEach(function (p) {
@@ -224,7 +225,7 @@ function pUpload(sc) {
   var hms = params.hms;
   params.defs.forEach(function (def, k) {
     var pd = pData(def), v = def.kind === "gb" ? sc.gb : sc.em;
-    if (!hms[k]) hms[k] = gl.heatmap(params.regl, { data: pd.data, rows: pd.rows, cols: pd.cols, vmin: -v, vmax: v, cmap: "burd" });
+    if (!hms[k]) hms[k] = heatmap2d(params.canvas, { data: pd.data, rows: pd.rows, cols: pd.cols, vmin: -v, vmax: v, cmap: "burd" });
     else hms[k].update(pd.data, -v, v);
     hms[k].def = def;
   });
@@ -260,10 +261,12 @@ function drawParamLabels(g, hm, k) {
   }
 }
 function pDraw() {
-  var regl = params.regl, pCanvas = params.canvas;
+  var pCanvas = params.canvas;
   params.boxes = pLayout();
   pCanvas.style.width = params.stack.clientWidth + "px"; pCanvas.style.height = params.stack.clientHeight + "px";
-  gl.fitCanvas(pCanvas); regl.poll(); regl.clear({ color: [1, 1, 1, 1] });
+  gl.fitCanvas(pCanvas);
+  var bg = context2d(pCanvas);
+  bg.setTransform(1, 0, 0, 1, 0, 0); bg.fillStyle = "#fff"; bg.fillRect(0, 0, pCanvas.width, pCanvas.height);
   params.hms.forEach(function (hm, k) { hm.draw(params.boxes[k]); });
   var g = kit.ctx2d(params.overlay).g;
   params.hms.forEach(function (hm, k) { drawParamLabels(g, hm, k); });
@@ -278,10 +281,6 @@ function buildParams() {
   params.canvas = document.getElementById("film-params"); params.overlay = document.getElementById("film-params-labels");
   kit.saveView(document.getElementById("view-params"), function () { return kit.layered(params.canvas, params.overlay); }, "film-gamma-beta.png");
   params.defs = paramDefs();
-}
-function createParams() {   // a WebGL context is a task of its own (the longest single step in software GL)
-  params.regl = gl.create(document.getElementById("film-params"));
-  if (!params.regl) throw new Error("WebGL is not available");
 }
 function initParams() {
   drawParams();
@@ -477,9 +476,8 @@ function run(pg) {
   NL = gRec.shape[2]; F = gRec.shape[3]; L = cap.record(N.ffn_out[0]).shape[1];
   state = { sample: 0, dev: 0, layer: 0, feature: 0, t: Math.floor(L / 2), p: { gs: 1, go: 0, bs: 1, bo: 0 } };
   aggW = kit.watts(extra, "aggregate");
-  // one macrotask per step (core.inTasks), each WebGL context apart from its first draw; the first context before
-  // the page's DOM changes: a context waits for the GPU thread, which each new frame keeps busy (50-300 ms here)
-  inTasks([createParams, function () { buildControls(); buildViews(); buildLater(); kit.onResize(params.stack, onResizeAll); }, initParams,
+  // one macrotask per step (core.inTasks), the WebGL context (the live view's) apart from its first draw
+  inTasks([function () { buildControls(); buildViews(); buildLater(); kit.onResize(params.stack, onResizeAll); }, initParams,
            drawCond, drawMLP, liveData, function () { if (!lv.regl) lv.regl = gl.create(lv.canvas); }, live,
            bindLiveHover, drawAblation, finish]);
 }
