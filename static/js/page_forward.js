@@ -1,8 +1,8 @@
 /* page_forward.js: the forward-pass page (spec forward-pass.md 4.2).
  * #fwd-3d: one regl context, an orthographic isometric camera, one block per stage sized by the real
  * record shapes (sqrt scale), front face = the selected sample's values (CPU colour-mapped RGBA8 texture,
- * box-averaged to <= 128 x 128 texels for the thumbnail). #fwd-zoom: a second regl context with the exact
- * values of the selected stage (gl.heatmap). Stage list, record names: page().data.stages;
+ * box-averaged to <= 128 x 128 texels for the thumbnail). #fwd-zoom: a 2D canvas with the exact values of the
+ * selected stage (heatmap2d.js, drawn as gl.heatmap would: no WebGL context to create). Stage list, record names: page().data.stages;
  * shapes, axes, stats, docs: the blob records (or, for binned stages, the records' metadata in the "binned" blob).
  * The page state lives in module variables set once by start(); each build, draw and on function does one job.
  */
@@ -12,11 +12,12 @@ import boxVert from "../glsl/forward_box.vert";
 import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
 import { colormaps, setLegends } from "./colormaps.js";
-import { animationsOff, blob, controls, fail, fmt, font, inTasks, onResize, overlay2d, ready, saveButton, tooltip } from "./core.js";
+import { animationsOff, blob, context2d, controls, fail, fmt, font, inTasks, onResize, overlay2d, ready, saveButton, tooltip } from "./core.js";
 import { decode, decodeF16 } from "./decode.js";
 import { createForwardAnim } from "./forward_anim.js";
 import { animData } from "./forward_anim_data.js";
 import { gl } from "./gl.js";
+import { heatmap2d } from "./heatmap2d.js";
 
 var FONT = font(12);
 var SMALL = font(11);
@@ -29,7 +30,7 @@ var TINT = [0.74, 0.78, 0.82];
 var P, PG, cap, stages, S, urlState = null, anim = null;   // payload data, the whole payload, capture, stages, selection, URL sync, animation
 var canvas, overlay, regl, drawBox, lut, texCache = {}; // the 3D view
 var VP = null, VIEW = null, ROT = null;                  // camera: view-projection (GLSL), row-major view, rotation
-var zc, zo, zregl, zhm = {}, ZB = null;                  // the zoom panel: canvas, overlay, regl, heatmaps, plot box
+var zc, zo, zhm = {}, ZB = null;                         // the zoom panel: canvas (2D), overlay, heatmaps, plot box
 var stageSel, playBtn;                                   // the controls that code sets
 
 
@@ -254,7 +255,7 @@ function drawLabels() {
 /* ---------- zoom panel (exact values of the selected stage) ---------- */
 function zoomHeatmap() {
   var s = stages[S.stage], key = S.stage, v = s.values(S.sample);
-  if (!zhm[key]) zhm[key] = gl.heatmap(zregl, { data: v, rows: s.rows, cols: s.cols, vmin: -s.range, vmax: s.range, cmap: CMAP });
+  if (!zhm[key]) zhm[key] = heatmap2d(zc, { data: v, rows: s.rows, cols: s.cols, vmin: -s.range, vmax: s.range, cmap: CMAP });
   else zhm[key].update(v, -s.range, s.range);
   return zhm[key];
 }
@@ -288,7 +289,8 @@ function frameZoom() {
   gl.fitCanvas(zc);
   var hm = zoomHeatmap(), W = zc.clientWidth, H = zc.clientHeight;
   ZB = { x: left, y: top, width: W - left - right, height: h };
-  zregl.poll(); zregl.clear({ color: [1, 1, 1, 1] });
+  var g = context2d(zc);
+  g.setTransform(1, 0, 0, 1, 0, 0); g.fillStyle = "#fff"; g.fillRect(0, 0, zc.width, zc.height);
   hm.draw(ZB);
   drawZoomAxes(overlay2d(zo, W, H), s);
 }
@@ -395,7 +397,7 @@ function listen() {
   zc.addEventListener("mouseleave", function () { tooltip.hide(); });
 }
 
-/* ---------- start: data, the two regl contexts, controls, animation; false where WebGL is missing ---------- */
+/* ---------- start: data, the two regl contexts (blocks, animation), controls; false where WebGL is missing ---------- */
 // One WebGL context per task (each takes 0.05-0.5 s in software GL; see core.inTasks), apart from what uses it. A step that cannot go on
 // throws: fail() already shows the first (root-cause) message, and inTasks stops there.
 function createMainView() {
@@ -408,13 +410,9 @@ function buildMainView() {   // the box command (shaders compiled here) and the 
   drawBox = buildBoxCommand();
   lut = colormaps.lut(CMAP);
 }
-function createZoomView() {
+function buildZoomView() {   // a 2D canvas (heatmap2d.js): one WebGL context less to create
   zc = document.getElementById("fwd-zoom"); zo = document.getElementById("fwd-zoom-overlay");
   gl.fitCanvas(zc);
-  zregl = gl.create(zc);
-  if (!zregl) throw new Error("no WebGL context for the zoom view");
-}
-function buildZoomView() {
   listen();
   buildControls();
 }
@@ -448,7 +446,7 @@ function start(pg) {
   S = { sample: 0, stage: 0, playing: null };
   layoutStages(pg.model.window);
   PG = pg;
-  inTasks([createMainView, buildMainView, createZoomView, buildZoomView, createAnimView, buildAnimation, faceTextures, finish]);
+  inTasks([createMainView, buildMainView, buildZoomView, createAnimView, buildAnimation, faceTextures, finish]);
 }
 
 registerPage({ slug: "forward", start: start });
