@@ -1,8 +1,9 @@
-/* heatmap2d.js: a small rows x cols value grid drawn on a 2D canvas through a colormap, with gl.heatmap's interface
+/* heatmap2d.js: a rows x cols value grid drawn on a 2D canvas through a colormap, with gl.heatmap's interface
  * (rows, cols, box, draw(box), update, setRange, value, cellAt, cellBox), so gl.hover works on it unchanged.
  *   var hm = heatmap2d(canvas, {data, rows, cols, vmin, vmax, cmap, nanColor [r,g,b,a] 0..1}); hm.draw();
- * For grids of a few cells (the training page's device x device PCGrad matrix), where creating a WebGL context
- * (100-300 ms in software GL) costs far more than the drawing. Each pixel is the one gl.heatmap draws: the colour
+ * For a view whose WebGL context would serve this one grid (the training page's PCGrad matrix, FiLM's γ/β and
+ * embeddings, the forward page's zoom): creating a context costs 100-300 ms in software GL, drawing a box of pixels
+ * here a few ms (one JS pass over the box). Each pixel is the one gl.heatmap draws: the colour
  * colormaps.map(cmap, (v - vmin) / (vmax - vmin)) (nanColor for NaN) of the cell under its centre. */
 import { colormaps } from "./colormaps.js";
 import { context2d } from "./core.js";
