@@ -3,8 +3,20 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 
 
 def usable_threads(at_most: int) -> int:
     """min(at_most, the CPUs in this process' affinity mask), at least 1."""
     return max(1, min(at_most, len(os.sched_getaffinity(0))))
+
+
+def start_once(started: dict, key, name: str, fn: Callable, *args) -> Future:
+    """fn(*args) in a thread of its own (named `name`), once per key of `started` (key -> its Future): a later call
+    gets the same Future. For a slow product that overlaps other work and is read later with .result()."""
+    if key not in started:
+        pool = ThreadPoolExecutor(1, thread_name_prefix=name)
+        started[key] = pool.submit(fn, *args)
+        pool.shutdown(wait=False)  # the submitted job still runs; its thread ends with it
+    return started[key]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import io
 import warnings
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 
 import numpy as np
 import torch
@@ -170,13 +170,10 @@ def prefetch_onnx(loaded) -> Future:
     overlaps work that runs no model (make_context: loading and simulating the data). The TorchScript exporter keeps
     global state and traces loaded.model: wait for the result before a model runs elsewhere."""
     from nilmbuild.live.cache import cached
+    from nilmbuild.threads import start_once
 
     key = cache_key(loaded)
-    if key not in _EXPORTS:
-        pool = ThreadPoolExecutor(1, thread_name_prefix="onnx-export")
-        _EXPORTS[key] = pool.submit(cached, f"{key}.onnx", lambda: export_onnx(loaded))
-        pool.shutdown(wait=False)  # the submitted export still runs; the thread ends with it
-    return _EXPORTS[key]
+    return start_once(_EXPORTS, key, "onnx-export", cached, f"{key}.onnx", lambda: export_onnx(loaded))
 
 
 def onnx_bytes(loaded) -> bytes:

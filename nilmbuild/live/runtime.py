@@ -13,10 +13,11 @@ import base64
 import functools
 import gzip
 import json
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from pathlib import Path
 
 from nilmbuild.errors import UserError
+from nilmbuild.threads import start_once
 
 RUNTIME_FILE = "nilmbuild-runtime.js"
 PACKAGE = "onnxruntime-web"
@@ -59,11 +60,7 @@ _GZIPPED: dict[Path, Future] = {}  # root -> its gzipped wasm, made once per pro
 def prefetch_gzipped_wasm(root: Path) -> Future:
     """Start gzipping root's wasm in a thread, once per process, so that its ~1 s of zlib (which releases the GIL)
     overlaps the capture on the other core. A missing runtime is reported when gzipped_wasm reads the result."""
-    if root not in _GZIPPED:
-        pool = ThreadPoolExecutor(1, thread_name_prefix="wasm-gzip")
-        _GZIPPED[root] = pool.submit(_gzipped_wasm, root)
-        pool.shutdown(wait=False)  # the submitted gzip still runs; the thread ends with it
-    return _GZIPPED[root]
+    return start_once(_GZIPPED, root, "wasm-gzip", _gzipped_wasm, root)
 
 
 def gzipped_wasm(root: Path) -> bytes:

@@ -1,6 +1,6 @@
 /* heatmap2d.js: a rows x cols value grid drawn on a 2D canvas through a colormap, with gl.heatmap's interface
  * (rows, cols, box, draw(box), update, setRange, value, cellAt, cellBox), so gl.hover works on it unchanged.
- *   var hm = heatmap2d(canvas, {data, rows, cols, vmin, vmax, cmap, nanColor [r,g,b,a] 0..1}); hm.draw();
+ *   var hm = heatmap2d(canvas, {data, rows, cols, vmin, vmax, cmap, nanColor [r,g,b,a] 0..1}); clear2d(canvas); hm.draw();
  * For a view whose WebGL context would serve this one grid (the training page's PCGrad matrix, FiLM's γ/β and
  * embeddings, the forward page's zoom): creating a context costs 100-300 ms in software GL, drawing a box of pixels
  * here a few ms (one JS pass over the box). Each pixel is the one gl.heatmap draws: the colour
@@ -44,6 +44,12 @@ function image(state, w, h) {
     }
   }
   return img;
+}
+
+// the whole canvas white (backing-store pixels), before its heatmaps are drawn: what regl.clear does for gl.heatmap
+export function clear2d(canvas) {
+  var g = context2d(canvas);
+  g.setTransform(1, 0, 0, 1, 0, 0); g.fillStyle = "#fff"; g.fillRect(0, 0, canvas.width, canvas.height);
 }
 
 export function heatmap2d(canvas, opts) {

@@ -1,8 +1,8 @@
 /* page_film.js: the FiLM page (architecture.md 8, encoder-film.md 6.6).
  * Views: condition features + spectrum with band edges (Canvas2D); the two FiLM MLPs with their captured
  * activations (Canvas2D cells); gamma/beta per device/layer + device mean + device embeddings (heatmap2d.js on one
- * 2D canvas: grids of a few hundred cells, no WebGL context to create); live FiLM of the encoder's FFN output with sliders (regl + plot2d), checked against
- * the captured FiLM output; FiLM on/off ablation (plot2d).
+ * 2D canvas: grids of a few hundred cells, no WebGL context to create); live FiLM of the encoder's FFN output with
+ * sliders (regl + plot2d), checked against the captured FiLM output; FiLM on/off ablation (plot2d).
  * Record names come from the view (page().data.names, nilmbuild/site/views/film.py), never literals. The page
  * state lives in module variables set once by run(); each build, draw and on function does one job.
  */
@@ -10,10 +10,10 @@ import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
 import { colormaps, palette, setLegends } from "./colormaps.js";
 import { patchHTML } from "./dom_patch.js";
-import { context2d, controls, flushDeferred, fmt, inTasks, onScreen, ready, tooltip } from "./core.js";
+import { controls, flushDeferred, fmt, inTasks, onScreen, ready, tooltip } from "./core.js";
 import { kit } from "./film_kit.js";
 import { gl } from "./gl.js";
-import { heatmap2d } from "./heatmap2d.js";
+import { clear2d, heatmap2d } from "./heatmap2d.js";
 import { plot2d } from "./plot2d.js";
 import { filmWhatIf } from "./whatif_film.js";
 
@@ -264,9 +264,7 @@ function pDraw() {
   var pCanvas = params.canvas;
   params.boxes = pLayout();
   pCanvas.style.width = params.stack.clientWidth + "px"; pCanvas.style.height = params.stack.clientHeight + "px";
-  gl.fitCanvas(pCanvas);
-  var bg = context2d(pCanvas);
-  bg.setTransform(1, 0, 0, 1, 0, 0); bg.fillStyle = "#fff"; bg.fillRect(0, 0, pCanvas.width, pCanvas.height);
+  gl.fitCanvas(pCanvas); clear2d(pCanvas);
   params.hms.forEach(function (hm, k) { hm.draw(params.boxes[k]); });
   var g = kit.ctx2d(params.overlay).g;
   params.hms.forEach(function (hm, k) { drawParamLabels(g, hm, k); });

@@ -2,7 +2,8 @@
  * #fwd-3d: one regl context, an orthographic isometric camera, one block per stage sized by the real
  * record shapes (sqrt scale), front face = the selected sample's values (CPU colour-mapped RGBA8 texture,
  * box-averaged to <= 128 x 128 texels for the thumbnail). #fwd-zoom: a 2D canvas with the exact values of the
- * selected stage (heatmap2d.js, drawn as gl.heatmap would: no WebGL context to create). Stage list, record names: page().data.stages;
+ * selected stage (heatmap2d.js, drawn as gl.heatmap would: no WebGL context to create).
+ * Stage list, record names: page().data.stages;
  * shapes, axes, stats, docs: the blob records (or, for binned stages, the records' metadata in the "binned" blob).
  * The page state lives in module variables set once by start(); each build, draw and on function does one job.
  */
@@ -12,12 +13,12 @@ import boxVert from "../glsl/forward_box.vert";
 import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
 import { colormaps, setLegends } from "./colormaps.js";
-import { animationsOff, blob, context2d, controls, fail, fmt, font, inTasks, onResize, overlay2d, ready, saveButton, tooltip } from "./core.js";
+import { animationsOff, blob, controls, fail, fmt, font, inTasks, onResize, overlay2d, ready, saveButton, tooltip } from "./core.js";
 import { decode, decodeF16 } from "./decode.js";
 import { createForwardAnim } from "./forward_anim.js";
 import { animData } from "./forward_anim_data.js";
 import { gl } from "./gl.js";
-import { heatmap2d } from "./heatmap2d.js";
+import { clear2d, heatmap2d } from "./heatmap2d.js";
 
 var FONT = font(12);
 var SMALL = font(11);
@@ -289,8 +290,7 @@ function frameZoom() {
   gl.fitCanvas(zc);
   var hm = zoomHeatmap(), W = zc.clientWidth, H = zc.clientHeight;
   ZB = { x: left, y: top, width: W - left - right, height: h };
-  var g = context2d(zc);
-  g.setTransform(1, 0, 0, 1, 0, 0); g.fillStyle = "#fff"; g.fillRect(0, 0, zc.width, zc.height);
+  clear2d(zc);
   hm.draw(ZB);
   drawZoomAxes(overlay2d(zo, W, H), s);
 }
