@@ -229,87 +229,104 @@ Capture.prototype._deriveSlice = function (r, i) {
   return sub._derive(Object.assign({}, r, { shape: one }), numel(one));
 };
 
-Capture.prototype._derive = function (r, n) {
-  var self = this, out = new Float32Array(n), i, j, c;
-  var src = function (f) { return self.get(r[f]); };
-  var shapeOf = function (f) { return self._rec(r[f]).shape; };
-  switch (r.op) {
-    case "alias": out.set(src("src")); return out;
-    case "add": { var a = src("a"), b = src("b"); for (i = 0; i < n; i++) out[i] = a[i] + b[i]; return out; }
-    case "mul": { var a2 = src("a"), b2 = src("b"); for (i = 0; i < n; i++) out[i] = a2[i] * b2[i]; return out; }
-    case "gelu": { var x = src("src"); for (i = 0; i < n; i++) out[i] = gelu(x[i]); return out; }
-    case "permute": {
-      var s = src("src"), ss = shapeOf("src"), st = strides(ss), perm = r.perm;
-      var pshape = perm.map(function (p) { return ss[p]; }), pst = perm.map(function (p) { return st[p]; });
-      var nd = pshape.length, idx = new Array(nd).fill(0), off = 0;
-      for (i = 0; i < n; i++) {
-        out[i] = s[off];
-        for (var d = nd - 1; d >= 0; d--) {                 // odometer over the permuted shape
-          idx[d]++; off += pst[d];
-          if (idx[d] < pshape[d]) break;
-          off -= pst[d] * pshape[d]; idx[d] = 0;
-        }
-      }
-      return out;
+// Each derived op: (out Float32Array(n), its inputs get(field) / shapeOf(field), the record r, the capture) ->
+// out filled. One small function per op (the browser compiles each on its own, soon after its loop starts).
+var DERIVE = {
+  alias: function (out, n, get) { out.set(get("src")); },
+  add: function (out, n, get) { var a = get("a"), b = get("b"); for (var i = 0; i < n; i++) out[i] = a[i] + b[i]; },
+  mul: function (out, n, get) { var a = get("a"), b = get("b"); for (var i = 0; i < n; i++) out[i] = a[i] * b[i]; },
+  gelu: function (out, n, get) { var x = get("src"); for (var i = 0; i < n; i++) out[i] = gelu(x[i]); },
+  permute: derivePermute,
+  select: deriveSelect,
+  layernorm: deriveLayernorm,
+  linear: deriveLinear,
+  film: deriveFilm,
+  attention_scores: deriveAttention,
+  attention_masked_scores: deriveAttention,
+  attention_weights: deriveAttention,
+};
+function derivePermute(out, n, get, shapeOf, r) {
+  var s = get("src"), ss = shapeOf("src"), st = strides(ss), perm = r.perm;
+  var pshape = Int32Array.from(perm, function (p) { return ss[p]; }), pst = Int32Array.from(perm, function (p) { return st[p]; });
+  var nd = pshape.length, idx = new Int32Array(nd), off = 0;
+  for (var i = 0; i < n; i++) {
+    out[i] = s[off];
+    for (var d = nd - 1; d >= 0; d--) {                     // odometer over the permuted shape
+      idx[d]++; off += pst[d];
+      if (idx[d] < pshape[d]) break;
+      off -= pst[d] * pshape[d]; idx[d] = 0;
     }
-    case "select": {
-      var s2 = src("src"), sh = shapeOf("src"), ax = r.axis, k = r.index;
-      var outer = numel(sh.slice(0, ax)), inner = numel(sh.slice(ax + 1)), dim = sh[ax];
-      for (i = 0; i < outer; i++) out.set(s2.subarray((i * dim + k) * inner, (i * dim + k + 1) * inner), i * inner);
-      return out;
-    }
-    case "layernorm": {
-      var xl = src("src"), w = src("weight"), bl = src("bias"), F = w.length, rows = n / F, eps = r.eps;
-      for (i = 0; i < rows; i++) {
-        var o = i * F, mean = 0, v = 0;
-        for (j = 0; j < F; j++) mean += xl[o + j];
-        mean /= F;
-        for (j = 0; j < F; j++) { var dd = xl[o + j] - mean; v += dd * dd; }
-        var inv = 1 / Math.sqrt(v / F + eps);
-        for (j = 0; j < F; j++) out[o + j] = (xl[o + j] - mean) * inv * w[j] + bl[j];
-      }
-      return out;
-    }
-    case "linear": {
-      var xs = src("src"), xsh = shapeOf("src"), W = src("weight"), wsh = shapeOf("weight");
-      var Fo = wsh[0], Fi = numel(wsh) / Fo, bias = r.bias != null ? src("bias") : null;
-      var cf = r.axis === 1, B = xsh[0], Lr = cf ? xsh[2] : numel(xsh) / (B * Fi);
-      var heads = r.heads || 0, E = heads ? Fo / heads : 0, acc;
-      for (var bb = 0; bb < B; bb++) for (var t = 0; t < Lr; t++) for (var f = 0; f < Fo; f++) {
-        acc = 0;
-        if (cf) { for (c = 0; c < Fi; c++) acc += W[f * Fi + c] * xs[(bb * Fi + c) * Lr + t]; }
-        else { var xo = (bb * Lr + t) * Fi, wo = f * Fi; for (c = 0; c < Fi; c++) acc += W[wo + c] * xs[xo + c]; }
-        if (bias) acc += bias[f];
-        var dst;
-        if (cf) dst = (bb * Fo + f) * Lr + t;
-        else if (heads) dst = ((bb * heads + ((f / E) | 0)) * Lr + t) * E + (f % E);
-        else dst = (bb * Lr + t) * Fo + f;
-        out[dst] = acc;
-      }
-      return out;
-    }
-    case "film": {
-      var xf = src("src"), xsf = shapeOf("src"), g = src("gamma"), be = src("beta"), gsh = shapeOf("gamma");
-      var Bf = xsf[0], Lf = xsf[1], Ff = xsf[2], NL = gsh[1], li = r.index;
-      for (var b3 = 0; b3 < Bf; b3++) for (var t3 = 0; t3 < Lf; t3++) for (var f3 = 0; f3 < Ff; f3++) {
-        var gi = (b3 * NL + li) * Ff + f3, xi = (b3 * Lf + t3) * Ff + f3;
-        var y = (1 + g[gi]) * xf[xi] + be[gi];
-        if (y !== y) y = 0; else if (y === Infinity) y = 1e4; else if (y === -Infinity) y = -1e4;
-        out[xi] = y;
-      }
-      return out;
-    }
-    case "attention_scores":
-    case "attention_masked_scores":
-    case "attention_weights": {
-      var sh4 = r.shape, Bq = sh4[0], H = sh4[1], L = sh4[2];
-      for (var b4 = 0; b4 < Bq; b4++) for (var h = 0; h < H; h++) for (var q = 0; q < L; q++) {
-        out.set(this._attnRow(r, b4, h, q), ((b4 * H + h) * L + q) * L);
-      }
-      return out;
-    }
-    default: throw new Error("record " + r.name + ": unknown derived op " + r.op);
   }
+}
+function deriveSelect(out, n, get, shapeOf, r) {
+  var s = get("src"), sh = shapeOf("src"), ax = r.axis, k = r.index;
+  var outer = numel(sh.slice(0, ax)), inner = numel(sh.slice(ax + 1)), dim = sh[ax];
+  for (var i = 0; i < outer; i++) out.set(s.subarray((i * dim + k) * inner, (i * dim + k + 1) * inner), i * inner);
+}
+function deriveLayernorm(out, n, get, shapeOf, r) {
+  var x = get("src"), w = get("weight"), b = get("bias"), F = w.length, rows = n / F, eps = r.eps;
+  for (var i = 0; i < rows; i++) {
+    var o = i * F, mean = 0, v = 0, j;
+    for (j = 0; j < F; j++) mean += x[o + j];
+    mean /= F;
+    for (j = 0; j < F; j++) { var d = x[o + j] - mean; v += d * d; }
+    var inv = 1 / Math.sqrt(v / F + eps);
+    for (j = 0; j < F; j++) out[o + j] = (x[o + j] - mean) * inv * w[j] + b[j];
+  }
+}
+// y = W x (+ bias) over the feature axis: axis 1 of (B, F, L) inputs (r.axis = 1, a 1x1 convolution) or the last
+// axis; with r.heads, the output features are split into heads: (B, heads, L, E).
+function deriveLinear(out, n, get, shapeOf, r) {
+  var x = get("src"), xsh = shapeOf("src"), W = get("weight"), wsh = shapeOf("weight");
+  var Fo = wsh[0], Fi = numel(wsh) / Fo, bias = r.bias != null ? get("bias") : null, B = xsh[0];
+  if (r.axis === 1) { linearChannels(out, x, W, bias, B, Fi, Fo, xsh[2]); return; }
+  var L = numel(xsh) / (B * Fi);
+  if (!r.heads) { linearLast(out, x, W, bias, B * L, Fi, Fo); return; }
+  var flat = new Float32Array(n), E = Fo / r.heads;           // (B, L, Fo) -> (B, heads, L, E)
+  linearLast(flat, x, W, bias, B * L, Fi, Fo);
+  for (var i = 0; i < B * L; i++) for (var f = 0; f < Fo; f++) {
+    var b = (i / L) | 0, t = i - b * L;
+    out[((b * r.heads + ((f / E) | 0)) * L + t) * E + (f % E)] = flat[i * Fo + f];
+  }
+}
+function linearChannels(out, x, W, bias, B, Fi, Fo, L) {     // (B, Fi, L) -> (B, Fo, L)
+  for (var b = 0; b < B; b++) for (var t = 0; t < L; t++) for (var f = 0; f < Fo; f++) {
+    var acc = 0, xo = b * Fi * L + t, wo = f * Fi;
+    for (var c = 0; c < Fi; c++) acc += W[wo + c] * x[xo + c * L];
+    if (bias) acc += bias[f];
+    out[(b * Fo + f) * L + t] = acc;
+  }
+}
+function linearLast(out, x, W, bias, rows, Fi, Fo) {        // (rows, Fi) -> (rows, Fo)
+  for (var i = 0; i < rows; i++) for (var f = 0; f < Fo; f++) {
+    var acc = 0, xo = i * Fi, wo = f * Fi;
+    for (var c = 0; c < Fi; c++) acc += W[wo + c] * x[xo + c];
+    if (bias) acc += bias[f];
+    out[i * Fo + f] = acc;
+  }
+}
+function deriveFilm(out, n, get, shapeOf, r) {
+  var x = get("src"), xs = shapeOf("src"), g = get("gamma"), be = get("beta"), gs = shapeOf("gamma");
+  var B = xs[0], L = xs[1], F = xs[2], NL = gs[1], li = r.index;
+  for (var b = 0; b < B; b++) for (var t = 0; t < L; t++) for (var f = 0; f < F; f++) {
+    var gi = (b * NL + li) * F + f, xi = (b * L + t) * F + f;
+    var y = (1 + g[gi]) * x[xi] + be[gi];
+    if (y !== y) y = 0; else if (y === Infinity) y = 1e4; else if (y === -Infinity) y = -1e4;
+    out[xi] = y;
+  }
+}
+function deriveAttention(out, n, get, shapeOf, r, cap) {
+  var sh = r.shape, B = sh[0], H = sh[1], L = sh[2];
+  for (var b = 0; b < B; b++) for (var h = 0; h < H; h++) for (var q = 0; q < L; q++) {
+    out.set(cap._attnRow(r, b, h, q), ((b * H + h) * L + q) * L);
+  }
+}
+
+Capture.prototype._derive = function (r, n) {
+  var self = this, out = new Float32Array(n), op = DERIVE[r.op];
+  if (!op) throw new Error("record " + r.name + ": unknown derived op " + r.op);
+  op(out, n, function (f) { return self.get(r[f]); }, function (f) { return self._rec(r[f]).shape; }, r, this);
+  return out;
 };
 
 // one row (query q of head h of sample b) of a derived attention matrix, as float32
