@@ -11,6 +11,7 @@ import attWeightsVert from "../glsl/attention_weights.vert";
 import { colormaps } from "./colormaps.js";
 import { context2d, font, onResize, sizeBacking } from "./core.js";
 import { gl } from "./gl.js";
+import { fitCanvas } from "./grid.js";
 import { texCache } from "./tex_cache.js";
 var LOG_MIN = -4, LOG_MAX = 0, PAD = { l: 40, t: 22, b: 34, gap: 22 };
 
@@ -46,7 +47,7 @@ function labels(overlay, canvas, B, L, head) {
 export const attentionLayers = {
   create: function (canvas, overlay, cap, opts) {
     var q0 = cap.record(cap.record(opts.weights[0]).q), H = q0.shape[1], L = q0.shape[2], E = q0.shape[3], n = opts.layers;
-    gl.fitCanvas(canvas);
+    fitCanvas(canvas);
     var regl = gl.create(canvas);
     if (!regl) return null;
     var lut = regl.texture({ width: 256, height: 1, data: colormaps.lut("viridis"), min: "nearest", mag: "nearest" });
@@ -71,7 +72,7 @@ export const attentionLayers = {
     function draw(head, sample) {
       if (head !== undefined) state.head = head;
       if (sample !== undefined) state.sample = sample;
-      gl.fitCanvas(canvas); regl.poll(); regl.clear({ color: [1, 1, 1, 1] });
+      fitCanvas(canvas); regl.poll(); regl.clear({ color: [1, 1, 1, 1] });
       B = boxes(canvas, n);
       var sx = canvas.width / canvas.clientWidth, sy = canvas.height / canvas.clientHeight;
       for (var l = 0; l < n; l++) {

@@ -7,6 +7,7 @@
  */
 import { context2d, fmt, font, onResize, sizeBacking } from "./core.js";
 import { gl } from "./gl.js";
+import { fitCanvas, hoverGrid } from "./grid.js";
 var PAD = { l: 118, t: 64, r: 8, b: 8 };
 
 function pretty(s) { return String(s).replace(/_/g, " "); }
@@ -44,7 +45,7 @@ export const headMatrix = {
   create: function (canvas, overlay, cap, opts) {
     var m = matrixOf(cap, opts.names), devices = cap.meta.devices, vmax = 0;
     for (var i = 0; i < m.data.length; i++) vmax = Math.max(vmax, m.data[i]);
-    gl.fitCanvas(canvas);
+    fitCanvas(canvas);
     var regl = opts.regl || gl.create(canvas);
     if (!regl) return null;
     var hm = gl.heatmap(regl, { data: m.data, rows: m.layers * m.heads, cols: m.devices, vmin: 0, vmax: vmax || 1,
@@ -53,7 +54,7 @@ export const headMatrix = {
       return { x: PAD.l, y: PAD.t, width: canvas.clientWidth - PAD.l - PAD.r, height: canvas.clientHeight - PAD.t - PAD.b };
     }
     function draw() {
-      gl.fitCanvas(canvas); regl.poll(); regl.clear({ color: [1, 1, 1, 1] });
+      fitCanvas(canvas); regl.poll(); regl.clear({ color: [1, 1, 1, 1] });
       var b = box(); hm.draw(b);
       overlay.style.width = canvas.clientWidth + "px"; overlay.style.height = canvas.clientHeight + "px";
       labels(overlay, m, devices, b);
@@ -63,7 +64,7 @@ export const headMatrix = {
                value: m.data[row * m.devices + col], sample: m.sample[row * m.devices + col] };
     }
     function pick(row, col) { var c = cell(row, col); if (opts.onPick) opts.onPick(c.layer, c.head, c.sample, c); }
-    var cursor = gl.hover(canvas, [hm], {
+    var cursor = hoverGrid(canvas, [hm], {
       ariaLabel: "head ablation matrix: rows are (layer, head), columns are devices; Enter opens the head's attention map",
       label: function (h, r, c, v) {
         var x = cell(r, c);

@@ -1,5 +1,5 @@
 /* heatmap2d.js: a rows x cols value grid drawn on a 2D canvas through a colormap, with gl.heatmap's interface
- * (rows, cols, box, draw(box), update, setRange, value, cellAt, cellBox), so gl.hover works on it unchanged.
+ * (rows, cols, box, draw(box), update, setRange, value, cellAt, cellBox), so grid.js's hoverGrid works on it unchanged.
  *   var hm = heatmap2d(canvas, {data, rows, cols, vmin, vmax, cmap, nanColor [r,g,b,a] 0..1}); clear2d(canvas); hm.draw();
  * For a view whose WebGL context would serve this one grid (the training page's PCGrad matrix, FiLM's γ/β and
  * embeddings, the forward page's zoom): creating a context costs 100-300 ms in software GL, drawing a box of pixels
@@ -7,22 +7,25 @@
  * colormaps.map(cmap, (v - vmin) / (vmax - vmin)) (nanColor for NaN) of the cell under its centre. */
 import { colormaps } from "./colormaps.js";
 import { context2d } from "./core.js";
-import { gl } from "./gl.js";
+import { gridCells } from "./grid.js";
 
-// each cell's colour as RGBA bytes (state.rgba, rows x cols x 4): colormaps.map's rule, nanColor for NaN
-function paint(state) {
-  var n = state.rows * state.cols, lut = colormaps.lut(state.cmap), nan = state.nanColor;
-  var span = Math.max(state.vmax - state.vmin, 1e-30), px = state.rgba = new Uint8ClampedArray(4 * n);
-  for (var i = 0; i < n; i++) {
-    var v = state.data[i], o = 4 * i;
-    if (v !== v) { px[o] = Math.round(nan[0] * 255); px[o + 1] = Math.round(nan[1] * 255); px[o + 2] = Math.round(nan[2] * 255); }
-    else {
-      var k = Math.round(Math.max(0, Math.min(1, (v - state.vmin) / span)) * 255) * 4;
-      px[o] = lut[k]; px[o + 1] = lut[k + 1]; px[o + 2] = lut[k + 2];
-    }
-    px[o + 3] = 255;
+// colormaps.lut(cmap) as one opaque RGBA word per index (bytes in ImageData order), the NaN colour at index 256
+function palette(cmap, nan) {
+  var lut = colormaps.lut(cmap), bytes = new Uint8Array(4 * 257);
+  for (var k = 0; k < 256; k++) { bytes.set(lut.subarray(4 * k, 4 * k + 3), 4 * k); bytes[4 * k + 3] = 255; }
+  bytes.set([Math.round(nan[0] * 255), Math.round(nan[1] * 255), Math.round(nan[2] * 255), 255], 4 * 256);
+  return new Uint32Array(bytes.buffer);
+}
+
+// cell row r's colours into state.rgba (one word per cell): colormaps.map's rule, the NaN colour for NaN
+function paintRow(state, r) {
+  var cols = state.cols, o = r * cols, d = state.data, px = state.rgba, pal = state.palette, lo = state.vmin;
+  var span = Math.max(state.vmax - state.vmin, 1e-30);
+  for (var c = 0; c < cols; c++) {
+    var v = d[o + c];
+    px[o + c] = v !== v ? pal[256] : pal[Math.round(Math.max(0, Math.min(1, (v - lo) / span)) * 255)];
   }
-  state.dirty = false;
+  state.painted[r] = 1;
 }
 
 // the cell of each of n pixels across a span of `cells` cells: the one under the pixel's centre (heatmap.frag's
@@ -33,17 +36,27 @@ function cellIndex(n, cells) {
   return out;
 }
 
-// the grid at the box's backing-store pixels (x0, y0, w x h), pixel by pixel as gl.heatmap draws it
+// the grid at the box's backing-store pixels (x0, y0, w x h), pixel by pixel as gl.heatmap draws it: each pixel
+// a copy of its cell's colour word, a pixel row under the same cell row as the row above a copy of that row, and
+// only the cell rows some pixel shows painted (a tall grid in a short box: a fraction of them)
 function image(state, w, h) {
-  var img = new ImageData(w, h), px = img.data, cols = cellIndex(w, state.cols), rows = cellIndex(h, state.rows);
+  var c = sized(state, w, h), px = c.px, rgba = state.rgba, cols = c.cols, rows = c.rows;
   for (var y = 0; y < h; y++) {
-    var rowOff = rows[y] * state.cols;
-    for (var x = 0; x < w; x++) {
-      var o = 4 * (y * w + x), c = 4 * (rowOff + cols[x]);
-      px[o] = state.rgba[c]; px[o + 1] = state.rgba[c + 1]; px[o + 2] = state.rgba[c + 2]; px[o + 3] = 255;
-    }
+    var o = y * w, r = rows[y];
+    if (y > 0 && r === rows[y - 1]) { px.copyWithin(o, o - w, o); continue; }
+    if (!state.painted[r]) paintRow(state, r);
+    var rowOff = r * state.cols;
+    for (var x = 0; x < w; x++) px[o + x] = rgba[rowOff + cols[x]];
   }
-  return img;
+  return c.img;
+}
+
+// the ImageData and the pixel -> cell maps of a w x h box, made again only when the box's size changes
+function sized(state, w, h) {
+  var c = state.sized;
+  if (c && c.img.width === w && c.img.height === h) return c;
+  var img = new ImageData(w, h);
+  return (state.sized = { img: img, px: new Uint32Array(img.data.buffer), cols: cellIndex(w, state.cols), rows: cellIndex(h, state.rows) });
 }
 
 // the whole canvas white (backing-store pixels), before its heatmaps are drawn: what regl.clear does for gl.heatmap
@@ -53,12 +66,14 @@ export function clear2d(canvas) {
 }
 
 export function heatmap2d(canvas, opts) {
-  var state = { rows: opts.rows, cols: opts.cols, data: opts.data, vmin: opts.vmin, vmax: opts.vmax,
-                cmap: opts.cmap || "viridis", nanColor: opts.nanColor || [0.8, 0.8, 0.8, 1], box: null, rgba: null, dirty: true };
+  var cmap = opts.cmap || "viridis", n = opts.rows * opts.cols;
+  var state = { rows: opts.rows, cols: opts.cols, data: opts.data, vmin: opts.vmin, vmax: opts.vmax, cmap: cmap,
+                palette: palette(cmap, opts.nanColor || [0.8, 0.8, 0.8, 1]), box: null, sized: null,
+                rgba: new Uint32Array(n), painted: new Uint8Array(opts.rows) };  // painted[r]: row r's colours are current
   if (state.data.length !== state.rows * state.cols) {
     throw new Error("heatmap2d: data has " + state.data.length + " values, expected rows*cols = " + state.rows * state.cols);
   }
-  var cells = gl.gridCells(state);
+  var cells = gridCells(state);
   return {
     rows: state.rows, cols: state.cols,
     get box() { return state.box; },
@@ -66,7 +81,6 @@ export function heatmap2d(canvas, opts) {
     draw: function (box) {
       box = box || { x: 0, y: 0, width: canvas.clientWidth || canvas.width, height: canvas.clientHeight || canvas.height };
       state.box = box;
-      if (state.dirty) paint(state);
       var g = context2d(canvas), sx = canvas.width / (canvas.clientWidth || canvas.width);
       var sy = canvas.height / (canvas.clientHeight || canvas.height);
       var x0 = Math.round(box.x * sx), x1 = Math.round((box.x + box.width) * sx);
@@ -78,9 +92,9 @@ export function heatmap2d(canvas, opts) {
       state.data = data;
       if (vmin !== undefined) state.vmin = vmin;
       if (vmax !== undefined) state.vmax = vmax;
-      state.dirty = true;
+      state.painted.fill(0);
     },
-    setRange: function (vmin, vmax) { state.vmin = vmin; state.vmax = vmax; state.dirty = true; },
+    setRange: function (vmin, vmax) { state.vmin = vmin; state.vmax = vmax; state.painted.fill(0); },
     get vmin() { return state.vmin; }, get vmax() { return state.vmax; }, get cmap() { return state.cmap; },
     value: function (row, col) { return state.data[row * state.cols + col]; },
     cellAt: cells.cellAt,

@@ -10,6 +10,7 @@ import landscapeVert from "../glsl/landscape.vert";
 import { colormaps } from "./colormaps.js";
 import { context2d, fmt, font, onResize } from "./core.js";
 import { gl } from "./gl.js";
+import { fitCanvas } from "./grid.js";
 import { plot2d } from "./plot2d.js";
 var PAD = { l: 64, t: 16, r: 16, b: 52 }, LEVELS = 14;
 
@@ -79,7 +80,7 @@ function trajectory(g, pts, toPixel, b) {
 
 export const landscapeMap = {
   create: function (canvas, overlay, L, regl) {
-    gl.fitCanvas(canvas);
+    fitCanvas(canvas);
     regl = regl || gl.create(canvas);
     if (!regl) return null;
     if (!regl.hasExtension("oes_texture_float")) throw new Error("the landscape needs WebGL float textures (OES_texture_float)");
@@ -96,7 +97,7 @@ export const landscapeMap = {
       return { x: B.x + ((a + L.span) / (2 * L.span)) * B.width, y: B.y + (1 - (b + L.span) / (2 * L.span)) * B.height };
     }
     function draw() {
-      gl.fitCanvas(canvas); B = box(canvas); regl.poll(); regl.clear({ color: [1, 1, 1, 1] });
+      fitCanvas(canvas); B = box(canvas); regl.poll(); regl.clear({ color: [1, 1, 1, 1] });
       var sx = canvas.width / canvas.clientWidth, sy = canvas.height / canvas.clientHeight;
       var vp = { x: Math.round(B.x * sx), y: Math.round(canvas.height - (B.y + B.height) * sy),
                  width: Math.round(B.width * sx), height: Math.round(B.height * sy) };

@@ -15,6 +15,7 @@ import { afterReady, blob, context2d, controls, element, flushDeferred, fmt, fon
 import { decode } from "./decode.js";
 import { watts } from "./disaggregation_watts.js";
 import { gl } from "./gl.js";
+import { fitCanvas, hoverGrid } from "./grid.js";
 import { texCache as mapCache } from "./tex_cache.js";
 import { plot2d } from "./plot2d.js";
 import { attentionWhatIf } from "./whatif_attention.js";
@@ -92,7 +93,7 @@ function headColour(h) { return palette[h % palette.length]; }
 /* ---------- the WebGL heads: a draw command, layout, hover adapters ---------- */
 function createGL() {   // the context alone: the longest single step of the page's start in software GL
   canvas = document.getElementById("att-main"); axes = document.getElementById("att-main-axes");
-  gl.fitCanvas(canvas);
+  fitCanvas(canvas);
   regl = gl.create(canvas);
   if (!regl) throw new Error("no WebGL context for the attention maps");
   if (!regl.hasExtension("oes_texture_float")) {
@@ -162,7 +163,7 @@ function toViewport(b) {
 
 /* ---------- drawing ---------- */
 function frame() {
-  gl.fitCanvas(canvas);
+  fitCanvas(canvas);
   LAY = layout();
   regl.poll();
   regl.clear({ color: [1, 1, 1, 1] });
@@ -251,7 +252,7 @@ function drawRow() {
         series: [{ name: "weight of query " + S.query + " on key s", x: keys, y: w, kind: "bar", color: headColour(S.head) }] },
     ],
   });
-  gl.fitCanvas(document.getElementById("att-row"));
+  fitCanvas(document.getElementById("att-row"));
   p.setCursor(S.query);
   p.draw();
   rowPlot = p;
@@ -287,7 +288,7 @@ function drawSplitLane(g, v, label, y0, box) {   // one vector's bars over the h
 }
 function drawSplit() {
   var splitCanvas = document.getElementById("att-split");
-  gl.fitCanvas(splitCanvas);
+  fitCanvas(splitCanvas);
   var dpr = window.devicePixelRatio || 1, W = splitCanvas.clientWidth, Hh = splitCanvas.clientHeight;
   var g = context2d(splitCanvas);
   g.setTransform(dpr, 0, 0, dpr, 0, 0);
@@ -393,7 +394,7 @@ function onClick(e) {   // the large head: select the query row; a small multipl
   }
 }
 function buildPointer() {
-  cursor = gl.hover(canvas, heatmaps, {
+  cursor = hoverGrid(canvas, heatmaps, {
     ariaLabel: "attention weights of the selected head: rows are queries, columns are keys; Enter selects the query row",
     label: function (hm, r, c, v) {
       return "layer " + S.layer + ", head " + hm.head + (S.masked ? "" : " (mask off)") +

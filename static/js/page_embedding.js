@@ -1,7 +1,7 @@
 /* page_embedding.js: the embedding page (architecture.md 5, forward-pass.md stages 1-4).
  * Views: input channels + instance norm (plot2d); receptive field tree on the real signal (Canvas2D, tap
- * weights from the checkpoint's conv weights in the "extra" blob); feature maps as regl heatmaps in one
- * WebGL context (viewports), with a 2D label overlay. Shapes come from the capture records, record names from
+ * weights from the checkpoint's conv weights in the "extra" blob); feature maps as heatmap2d.js grids on one 2D
+ * canvas (no WebGL context to create: 100-300 ms of a load in software GL), with a 2D label overlay. Shapes come from the capture records, record names from
  * the view (page().data.names, nilmbuild/site/views/embedding.py). The page state lives in module variables set
  * once by run(); each build, draw and on function does one job.
  */
@@ -10,7 +10,8 @@ import { stateInUrl } from "./url_state.js";
 import { palette, setLegends } from "./colormaps.js";
 import { controls, fmt, inTasks, ready } from "./core.js";
 import { kit } from "./film_kit.js";
-import { gl } from "./gl.js";
+import { fitCanvas, hoverGrid } from "./grid.js";
+import { clear2d, heatmap2d } from "./heatmap2d.js";
 import { plot2d } from "./plot2d.js";
 
 var ZOOM = 40;   // receptive-field view: steps shown either side of t
@@ -23,7 +24,7 @@ function f32(bytes) { var b = bytes.slice(); return new Float32Array(b.buffer, b
 var N, cap, extra, C, L, units, nUnits, resNames, Cemb, rf, state, aggW;
 var ui = {};   // the t slider and channel select
 var el = {};   // canvases: input, rf, maps (WebGL), overlay, stack
-var inputPlot = null, regl = null, mapDefs = [], hms = [], boxes = [], lastCell = null;
+var inputPlot = null, mapDefs = [], hms = [], boxes = [], lastCell = null;
 
 /* ---------------- view 1: input channels ---------------- */
 function channel(a, k) { return a.subarray(k * L, (k + 1) * L); }
@@ -171,7 +172,7 @@ function onRFKey(e) {
   ui.tSlider.setValue(Math.max(0, Math.min(L - 1, state.t + (e.key === "ArrowRight" ? 1 : -1) * (e.shiftKey ? 10 : 1))));
 }
 
-/* ---------------- view 3: feature maps (regl) ---------------- */
+/* ---------------- view 3: feature maps (heatmap2d) ---------------- */
 function buildMapDefs() {
   var defs = resNames.map(function (n, u) { return { name: n, group: "embed", label: "ResUnit " + u + " out (d = " + units[u].d + ")", unit: u }; });
   defs.push({ name: N.pos_encoding, group: "pos", label: "positional encoding (learned)", shared: true });
@@ -204,7 +205,7 @@ function sampleMaps() {
   var rg = groupRanges();
   mapDefs.forEach(function (d, k) {
     var md = mapData(d), v = rg[d.group];
-    if (!hms[k]) hms[k] = gl.heatmap(regl, { data: md.data, rows: md.rows, cols: md.cols, vmin: -v, vmax: v, cmap: "burd" });
+    if (!hms[k]) hms[k] = heatmap2d(el.maps, { data: md.data, rows: md.rows, cols: md.cols, vmin: -v, vmax: v, cmap: "burd" });
     else hms[k].update(md.data, -v, v);
     hms[k].def = d; hms[k].axes = md.axes;
   });
@@ -244,9 +245,8 @@ function drawMaps() {
   boxes = mapLayout();
   el.maps.style.left = "0px"; el.maps.style.top = "0px";
   el.maps.style.width = el.stack.clientWidth + "px"; el.maps.style.height = el.stack.clientHeight + "px";
-  gl.fitCanvas(el.maps);
-  regl.poll();
-  regl.clear({ color: [1, 1, 1, 1] });
+  fitCanvas(el.maps);
+  clear2d(el.maps);
   hms.forEach(function (hm, k) { hm.draw(boxes[k]); });
   var g = kit.ctx2d(el.overlay).g;
   hms.forEach(function (hm, k) { drawMapLabels(g, hm, k); });
@@ -255,7 +255,7 @@ function drawMaps() {
 function initMaps() {
   sampleMaps();
   drawMaps();
-  gl.hover(el.maps, hms, {
+  hoverGrid(el.maps, hms, {
     ariaLabel: "feature maps of the embedding",
     label: function (hm, r, col, v) { return hm.def.name + "\n" + hm.axes[0] + " " + r + ", time " + col + " min\nvalue " + fmt(v, 6); },
     onCell: function (hm, r, col) { lastCell = { hm: hm, r: r, col: col }; readout(); },
@@ -319,7 +319,7 @@ function run(pg) {
   buildViews();
   mapDefs = buildMapDefs();
   kit.onResize(el.stack, function () { if (hms.length) drawMaps(); drawRF(); if (inputPlot) inputPlot.draw(); });
-  inTasks([drawRF, drawInput, function () { regl = gl.create(el.maps); if (!regl) throw new Error("WebGL is not available"); }, initMaps, readout, finish]);
+  inTasks([drawRF, drawInput, initMaps, readout, finish]);
 }
 
 registerPage({ slug: "embedding", start: run });

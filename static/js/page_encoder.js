@@ -1,6 +1,8 @@
 /* page_encoder.js: the encoder page (spec encoder-film.md 6).
- * #enc-main: one regl context, one gl.heatmap per sub-step of the selected layer (feature rows x time
- * columns, transposed from the records' (batch, time, feature) layout), diverging colormap, symmetric range.
+ * #enc-main: one 2D canvas, one heatmap2d per sub-step of the selected layer (feature rows x time columns,
+ * transposed from the records' (batch, time, feature) layout), diverging colormap, symmetric range. 2D, not
+ * WebGL: the strips are drawn once per layer/sample/range change, a few ms of JS each, while a WebGL context
+ * costs 100-300 ms of the load in software GL.
  * 2D canvases: the FFN (d_model -> d_ff -> d_model) at the selected step, FiLM gamma/beta per layer, the step's vector per layer.
  * Record names come from the view (page().data.names, nilmbuild/site/views/encoder.py); shapes and axes from the
  * blob's records. The page state lives in module variables set once by start(); each function does one job.
@@ -10,7 +12,8 @@ import { chooseOption, stateInUrl } from "./url_state.js";
 import { colormaps, palette, setLegends } from "./colormaps.js";
 import { blob, context2d, controls, element, fmt, font, inTasks, onResize, onScreen, overlay2d, placeAt, ready, saveButton, setText } from "./core.js";
 import { decode } from "./decode.js";
-import { gl } from "./gl.js";
+import { fitCanvas, hoverGrid } from "./grid.js";
+import { clear2d, heatmap2d } from "./heatmap2d.js";
 import { plot2d } from "./plot2d.js";
 
 var FONT = font(12);
@@ -18,7 +21,7 @@ var BOLD = font(13, 600);
 var CMAP = "burd";
 
 /* ---------- the page's state (one page per document; set by start) ---------- */
-var P, N, cap, steps, T, D, S, canvas, overlay, regl, cursor, posIn;
+var P, N, cap, steps, T, D, S, canvas, overlay, cursor, posIn;
 var hms = [], ranges = [], LAY = [], tabButtons = [];
 var tCache = {};
 // The d_ff-wide FFN strips cost the most to rebuild (Linear(d_model, d_ff) over every step of every carried
@@ -39,24 +42,29 @@ function vecAt(nm, t) {             // the F-vector of one time step
   return a.subarray(t * F, (t + 1) * F);
 }
 function absMax(a) { var m = 0; for (var i = 0; i < a.length; i++) { var v = Math.abs(a[i]); if (v > m) m = v; } return m || 1; }
+var stripMaxes = new WeakMap();
+function stripMax(d) {            // absMax of a cached strip, once (a sample switch redraws every strip)
+  if (!stripMaxes.has(d)) stripMaxes.set(d, absMax(d));
+  return stripMaxes.get(d);
+}
 
 /* ---------- main canvas ---------- */
 function heavy(s) { return cap.record(name(0, s.suffix)).shape[2] > D; }
-function buildHeatmaps() {       // created once; later layers/samples update the same textures (same shapes)
+function buildHeatmaps() {       // created once; later layers/samples update the same heatmaps (same shapes)
   ranges = [];
   var waiting = false;
   steps.forEach(function (s, i) {
     var nm = name(S.layer, s.suffix), r = cap.record(nm);
     if (heavy(s) && !heavyDone[S.layer]) {
       pending[i] = true; waiting = true; ranges.push(0);
-      if (!hms[i]) hms.push(gl.heatmap(regl, { data: new Float32Array(r.shape[1] * r.shape[2]), rows: r.shape[2], cols: r.shape[1], vmin: -1, vmax: 1, cmap: CMAP }));
+      if (!hms[i]) hms.push(heatmap2d(canvas, { data: new Float32Array(r.shape[1] * r.shape[2]), rows: r.shape[2], cols: r.shape[1], vmin: -1, vmax: 1, cmap: CMAP }));
       return;
     }
     pending[i] = false;
-    var d = transposed(nm), m = absMax(d);
+    var d = transposed(nm), m = stripMax(d);
     ranges.push(m);
     if (hms[i]) hms[i].update(d, -m, m);
-    else hms.push(gl.heatmap(regl, { data: d, rows: r.shape[2], cols: r.shape[1], vmin: -m, vmax: m, cmap: CMAP }));
+    else hms.push(heatmap2d(canvas, { data: d, rows: r.shape[2], cols: r.shape[1], vmin: -m, vmax: m, cmap: CMAP }));
   });
   if (S.scale === "shared") {
     var g = Math.max.apply(null, ranges);
@@ -79,10 +87,9 @@ function layout() {
   return units.map(function (u) { var h = Math.floor((avail * u) / usum), b = { x: left, y: y, width: Math.floor(W - left - right), height: h }; y += h + gap; return b; });
 }
 function frame() {
-  gl.fitCanvas(canvas);
+  fitCanvas(canvas);
   LAY = layout();
-  regl.poll();
-  regl.clear({ color: [1, 1, 1, 1] });
+  clear2d(canvas);
   hms.forEach(function (h, i) { if (!pending[i]) h.draw(LAY[i]); });
   drawOverlay();
 }
@@ -136,7 +143,7 @@ function placeMarks() {
 
 /* ---------- 2D panels ---------- */
 function ctx2d(c) {
-  gl.fitCanvas(c);
+  fitCanvas(c);
   var dpr = window.devicePixelRatio || 1, g = context2d(c);
   g.setTransform(dpr, 0, 0, dpr, 0, 0);
   g.fillStyle = "#fff"; g.fillRect(0, 0, c.clientWidth, c.clientHeight);
@@ -189,7 +196,7 @@ function drawFiLM() {
   g.font = BOLD; g.fillStyle = "#1b1f24";
   g.fillText("γ (scale: FFN × (1 + γ))", left, 14); g.fillText("β (shift)", left + colW + gap, 14);
   g.font = FONT; g.fillStyle = "#57606a"; g.textAlign = "right";
-  g.fillText("bars scaled to ±" + fmt(m, 3) + (absMax(gam) === 1 && absMax(bet) === 1 ? "" : ""), W - 4, 14);
+  g.fillText("bars scaled to ±" + fmt(m, 3), W - 4, 14);
   for (var l = 0; l < nL; l++) {
     var y = 24 + l * laneH;
     if (l === S.layer) { g.fillStyle = "rgba(11,92,173,0.08)"; g.fillRect(0, y - 2, W, laneH); }
@@ -302,7 +309,7 @@ function onClick(e) {
   }
 }
 function buildPointer() {
-  cursor = gl.hover(canvas, hms, {
+  cursor = hoverGrid(canvas, hms, {
     ariaLabel: "residual stream heatmaps; arrow keys move over the first strip (rows: features, columns: minutes); Enter selects the time step",
     label: hoverLabel,
   });
@@ -325,9 +332,7 @@ function start(pg) {
   T = inRec.shape[1]; D = inRec.shape[2];
   S = { sample: 0, layer: 0, pos: Math.floor(T / 2), scale: "strip" };
   canvas = document.getElementById("enc-main"); overlay = document.getElementById("enc-main-overlay");
-  gl.fitCanvas(canvas);
-  regl = gl.create(canvas);
-  if (!regl) return;
+  fitCanvas(canvas);
   // a few tasks instead of one long one while loading (see core.inTasks)
   inTasks([function () { buildTabs(); buildControls(); syncTabs(); buildLater(); buildMarks(); }, buildHeatmaps,
            function () { buildPointer(); bindUrl(); frame(); drawLegend(); }, function () { drawFFN(); drawFiLM(); }, finish]);

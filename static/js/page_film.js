@@ -1,8 +1,9 @@
 /* page_film.js: the FiLM page (architecture.md 8, encoder-film.md 6.6).
  * Views: condition features + spectrum with band edges (Canvas2D); the two FiLM MLPs with their captured
- * activations (Canvas2D cells); gamma/beta per device/layer + device mean + device embeddings (heatmap2d.js on one
- * 2D canvas: grids of a few hundred cells, no WebGL context to create); live FiLM of the encoder's FFN output with
- * sliders (regl + plot2d), checked against the captured FiLM output; FiLM on/off ablation (plot2d).
+ * activations (Canvas2D cells); gamma/beta per device/layer + device mean + device embeddings; live FiLM of the
+ * encoder's FFN output with sliders (two feature x time grids + plot2d), checked against the captured FiLM output;
+ * FiLM on/off ablation (plot2d). Every grid is a heatmap2d.js on a 2D canvas: no WebGL context to create (100-300
+ * ms of a load in software GL), a few ms of JS per redraw.
  * Record names come from the view (page().data.names, nilmbuild/site/views/film.py), never literals. The page
  * state lives in module variables set once by run(); each build, draw and on function does one job.
  */
@@ -12,7 +13,7 @@ import { colormaps, palette, setLegends } from "./colormaps.js";
 import { patchHTML } from "./dom_patch.js";
 import { controls, flushDeferred, fmt, inTasks, onScreen, ready, tooltip } from "./core.js";
 import { kit } from "./film_kit.js";
-import { gl } from "./gl.js";
+import { fitCanvas, hoverGrid } from "./grid.js";
 import { clear2d, heatmap2d } from "./heatmap2d.js";
 import { plot2d } from "./plot2d.js";
 import { filmWhatIf } from "./whatif_film.js";
@@ -36,7 +37,7 @@ function filmValue(x, g, b, p) {
 var N, cap, extra, devs, D, NL, F, L, state, aggW, layerSel;
 var mlp = { canvas: null, cells: [] };
 var params = { stack: null, canvas: null, overlay: null, hms: [], defs: [], boxes: [] };  // heatmaps on a 2D canvas
-var lv = { stack: null, canvas: null, overlay: null, plotCanvas: null, regl: null, hms: [], plot: null, boxes: [], sliders: null };
+var lv = { stack: null, canvas: null, overlay: null, plotCanvas: null, hms: [], plot: null, boxes: [], sliders: null };
 var live0 = { x: null, xT: null, film: null, g: null, b: null };
 var abl = { canvas: null, plot: null }, wi = null;  // wi: the live what-if panel (whatif_film.js)
 
@@ -264,7 +265,7 @@ function pDraw() {
   var pCanvas = params.canvas;
   params.boxes = pLayout();
   pCanvas.style.width = params.stack.clientWidth + "px"; pCanvas.style.height = params.stack.clientHeight + "px";
-  gl.fitCanvas(pCanvas); clear2d(pCanvas);
+  fitCanvas(pCanvas); clear2d(pCanvas);
   params.hms.forEach(function (hm, k) { hm.draw(params.boxes[k]); });
   var g = kit.ctx2d(params.overlay).g;
   params.hms.forEach(function (hm, k) { drawParamLabels(g, hm, k); });
@@ -282,7 +283,7 @@ function buildParams() {
 }
 function initParams() {
   drawParams();
-  gl.hover(params.canvas, params.hms, { ariaLabel: "gamma and beta heatmaps", keyboardIndex: 2, label: paramLabel });
+  hoverGrid(params.canvas, params.hms, { ariaLabel: "gamma and beta heatmaps", keyboardIndex: 2, label: paramLabel });
 }
 
 /* ---------------- 4: live FiLM ---------------- */
@@ -323,7 +324,6 @@ function modulated() {
   return out;
 }
 function live() {   // readout and check now, the heatmaps and the plot when on screen (core.onScreen)
-  if (!lv.regl) { lv.regl = gl.create(lv.canvas); if (!lv.regl) throw new Error("WebGL is not available"); }
   var mod = modulated(), v = Math.max(live0.range, kit.absmax(mod));
   state.range = v;
   later.live(function () { liveUpload(mod, v); liveDraw(); livePlot(mod); });
@@ -332,8 +332,8 @@ function live() {   // readout and check now, the heatmaps and the plot when on 
 function liveUpload(mod, v) {
   var hms = lv.hms;
   if (!hms[0]) {
-    hms[0] = gl.heatmap(lv.regl, { data: live0.xT, rows: F, cols: L, vmin: -v, vmax: v, cmap: "burd" });
-    hms[1] = gl.heatmap(lv.regl, { data: mod, rows: F, cols: L, vmin: -v, vmax: v, cmap: "burd" });
+    hms[0] = heatmap2d(lv.canvas, { data: live0.xT, rows: F, cols: L, vmin: -v, vmax: v, cmap: "burd" });
+    hms[1] = heatmap2d(lv.canvas, { data: mod, rows: F, cols: L, vmin: -v, vmax: v, cmap: "burd" });
   } else { hms[0].update(live0.xT, -v, v); hms[1].update(mod, -v, v); }
   hms[0].title = N.ffn_out[state.layer]; hms[1].title = "(1 + γ′)·ffn_out + β′";
 }
@@ -353,8 +353,8 @@ function liveDraw() {
   var W = lv.stack.clientWidth, LM = 64, half = (W - LM - 40) / 2;
   lv.boxes = [{ x: LM, y: 20, width: half, height: LIVE_PX }, { x: LM + half + 20, y: 20, width: half, height: LIVE_PX }];
   lv.canvas.style.width = W + "px"; lv.canvas.style.height = lv.stack.clientHeight + "px";
-  gl.fitCanvas(lv.canvas); if (lv.regl) { lv.regl.poll(); lv.regl.clear({ color: [1, 1, 1, 1] }); }
-  if (lv.regl) lv.hms.forEach(function (hm, k) { hm.draw(lv.boxes[k]); });
+  fitCanvas(lv.canvas); clear2d(lv.canvas);
+  lv.hms.forEach(function (hm, k) { hm.draw(lv.boxes[k]); });
   // the labels change with the layout, the titles and the selected cell, not with a slider: a redrawn 2D canvas
   // is re-uploaded whole, which cost a dragged γ/β slider a sixth of its frames
   var key = [W, lv.stack.clientHeight, window.devicePixelRatio, state.feature, state.t].concat(lv.hms.map(function (hm) { return hm.title; })).join("|");
@@ -401,7 +401,7 @@ function liveCheck(mod) {
 }
 function onLiveCell(hm, r, col) { state.feature = r; state.t = col; liveDraw(); livePlot(modulated()); liveReadout(); }
 function bindLiveHover() {
-  gl.hover(lv.canvas, lv.hms, {
+  hoverGrid(lv.canvas, lv.hms, {
     ariaLabel: "FFN output and modulated features",
     label: function (hm, r, col, v) { return hm.title + "\nfeature " + r + ", t " + col + " min: " + fmt(v, 6); },
     onCell: onLiveCell,
@@ -474,9 +474,9 @@ function run(pg) {
   NL = gRec.shape[2]; F = gRec.shape[3]; L = cap.record(N.ffn_out[0]).shape[1];
   state = { sample: 0, dev: 0, layer: 0, feature: 0, t: Math.floor(L / 2), p: { gs: 1, go: 0, bs: 1, bo: 0 } };
   aggW = kit.watts(extra, "aggregate");
-  // one macrotask per step (core.inTasks), the WebGL context (the live view's) apart from its first draw
+  // one macrotask per step (core.inTasks)
   inTasks([function () { buildControls(); buildViews(); buildLater(); kit.onResize(params.stack, onResizeAll); }, initParams,
-           drawCond, drawMLP, liveData, function () { if (!lv.regl) lv.regl = gl.create(lv.canvas); }, live,
+           drawCond, drawMLP, liveData, live,
            bindLiveHover, drawAblation, finish]);
 }
 

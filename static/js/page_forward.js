@@ -18,6 +18,7 @@ import { decode, decodeF16 } from "./decode.js";
 import { createForwardAnim } from "./forward_anim.js";
 import { animData } from "./forward_anim_data.js";
 import { gl } from "./gl.js";
+import { fitCanvas } from "./grid.js";
 import { clear2d, heatmap2d } from "./heatmap2d.js";
 
 var FONT = font(12);
@@ -107,7 +108,7 @@ function startAnim(pg, sample, onStage, regl) {
     return { values: s.values(i), rows: s.rows, cols: s.cols, range: s.range, shape: [s.B, s.rowsFull, s.colsFull], binned: s.binned };
   }
   var cv = document.getElementById("fwd-anim");
-  gl.fitCanvas(cv);
+  fitCanvas(cv);
   return createForwardAnim({
     canvas: cv, overlay: document.getElementById("fwd-anim-overlay"), caption: document.getElementById("fwd-anim-caption"),
     status: document.getElementById("fwd-anim-status"), controls: document.getElementById("fwd-anim-controls"), pg: pg,
@@ -212,7 +213,7 @@ function faceTexture(si) {
                                           wrapS: "clamp", wrapT: "clamp" }));
 }
 function frame3d() {
-  gl.fitCanvas(canvas);
+  fitCanvas(canvas);
   camera();
   regl.poll();
   regl.clear({ color: [1, 1, 1, 1], depth: 1 });
@@ -287,7 +288,7 @@ function frameZoom() {
   var s = stages[S.stage], top = 8, bottom = 40, left = 150, right = 12;
   var h = Math.max(160, Math.min(s.rows * 6, 420));
   zc.style.height = h + top + bottom + "px";
-  gl.fitCanvas(zc);
+  fitCanvas(zc);
   var hm = zoomHeatmap(), W = zc.clientWidth, H = zc.clientHeight;
   ZB = { x: left, y: top, width: W - left - right, height: h };
   clear2d(zc);
@@ -402,7 +403,7 @@ function listen() {
 // throws: fail() already shows the first (root-cause) message, and inTasks stops there.
 function createMainView() {
   canvas = document.getElementById("fwd-3d"); overlay = document.getElementById("fwd-3d-overlay");
-  gl.fitCanvas(canvas);
+  fitCanvas(canvas);
   regl = gl.create(canvas);
   if (!regl) throw new Error("no WebGL context for the 3D view");
 }
@@ -412,14 +413,14 @@ function buildMainView() {   // the box command (shaders compiled here) and the 
 }
 function buildZoomView() {   // a 2D canvas (heatmap2d.js): one WebGL context less to create
   zc = document.getElementById("fwd-zoom"); zo = document.getElementById("fwd-zoom-overlay");
-  gl.fitCanvas(zc);
+  fitCanvas(zc);
   listen();
   buildControls();
 }
 var animRegl = null;
 function createAnimView() {
   var cv = document.getElementById("fwd-anim");
-  gl.fitCanvas(cv);
+  fitCanvas(cv);
   animRegl = gl.create(cv);
   if (!animRegl) throw new Error("no WebGL context for the animation");
 }

@@ -6,6 +6,7 @@ import { legend } from "./colormaps.js";
 import { blob, controls, fmt, inTasks, ready, saveButton, tooltip } from "./core.js";
 import { deviceColors } from "./disaggregation_watts.js";
 import { gl } from "./gl.js";
+import { fitCanvas, hoverGrid } from "./grid.js";
 import { heatmap2d } from "./heatmap2d.js";
 import { plot2d } from "./plot2d.js";
 import { landscapeMap } from "./landscape_map.js";
@@ -66,16 +67,16 @@ function pcEpochText(e) {
 function buildPcgradFigure() {   // a D x D grid: a 2D canvas (a WebGL context would cost 100-300 ms in software GL)
   var pcCanvas = document.getElementById("pc-canvas"), D = devs.length, pc = { epoch: E.length - 1 };
   buildPcLabels();
-  gl.fitCanvas(pcCanvas);
+  fitCanvas(pcCanvas);
   pc.hm = heatmap2d(pcCanvas, { data: pcMatrix(pc.epoch), rows: D, cols: D, vmin: -1, vmax: 1, cmap: "burd", nanColor: [0.85, 0.85, 0.85, 1] });
-  pc.draw = function () { gl.fitCanvas(pcCanvas); pc.hm.draw(); };
+  pc.draw = function () { fitCanvas(pcCanvas); pc.hm.draw(); };
   legend(document.getElementById("pc-legend"), "burd", -1, 1, "mean gradient cosine (blue: conflict)", 5);
   var readout = document.getElementById("pc-readout");
   function label(h, r, c, v) {
     var t = "epoch " + E[pc.epoch].epoch + ": " + pretty(devs[r]) + " vs " + pretty(devs[c]) + ": " + (r === c ? "not logged (same device)" : v !== v ? "not logged (PCGrad off in this epoch)" : "cos " + fmt(v, 4) + (v < 0 ? " (conflict)" : ""));
     readout.textContent = t; return t;
   }
-  gl.hover(pcCanvas, [pc.hm], { label: label, ariaLabel: "PCGrad cosine matrix, rows and columns are devices" });
+  hoverGrid(pcCanvas, [pc.hm], { label: label, ariaLabel: "PCGrad cosine matrix, rows and columns are devices" });
   buildPcControls(pc, pcCanvas);
   if (!E.some(function (r) { return r.pcgrad && r.pcgrad.enabled; }))
     document.getElementById("pc-caption").textContent = "PCGrad was off in this run (plain summed loss): no gradient cosines were logged.";

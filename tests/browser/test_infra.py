@@ -199,9 +199,9 @@ def test_small_multiples_one_context(nb, page_at, infra_site):
       const c = document.createElement('canvas');
       c.id = 'multi'; c.className = 'nb-canvas'; c.style.width = '400px'; c.style.height = '200px';
       document.getElementById('nb-visual').prepend(c);
-      nilmbuild.test.gl.fitCanvas(c);
+      nilmbuild.test.fitCanvas(c);
       const regl = nilmbuild.test.gl.create(c);
-      const boxes = nilmbuild.test.gl.grid(8, 4, 400, 200, 8);
+      const boxes = [...Array(8).keys()].map(k => ({x: (k % 4) * 106, y: Math.floor(k / 4) * 104, width: 94, height: 96}));
       const hms = boxes.map((b, k) => nilmbuild.test.gl.heatmap(regl, {data: new Float32Array(6).fill(k), rows: 2, cols: 3,
                                                           vmin: 0, vmax: 7, cmap: 'cividis'}));
       regl.clear({color: [1, 1, 1, 1]});
@@ -219,6 +219,38 @@ def test_small_multiples_one_context(nb, page_at, infra_site):
         "col": 0,
         "value": 5,
     }
+
+
+def test_heatmap2d_draws_the_pixels_gl_heatmap_draws(nb, page_at, infra_site):
+    """heatmap2d.js (2D canvas) against gl.heatmap (WebGL, float texture) on the same grid, NaN cells included, in
+    boxes where cells span fractional pixel counts both ways: every pixel's RGB is the same. Odd cell counts over
+    whole-pixel boxes put no pixel centre exactly on a cell edge (where the GPU's float32 may pick the other cell)."""
+    page = _open(nb, page_at, infra_site)
+    diff = page.evaluate("""() => {
+      const T = nilmbuild.test, rows = 7, cols = 13, data = new Float32Array(rows * cols);
+      for (let i = 0; i < data.length; i++) data[i] = Math.sin(i * 1.7) * 3 + (i % 5);
+      data[3] = NaN; data[40] = NaN;
+      const boxes = [{x: 3, y: 2, width: 29, height: 61}, {x: 40, y: 5, width: 211, height: 17}, {x: 0, y: 70, width: 256, height: 50}];
+      const make = (id) => { const c = document.createElement('canvas'); c.id = id; c.style.width = '260px'; c.style.height = '124px';
+                             document.getElementById('nb-visual').prepend(c); T.fitCanvas(c); return c; };
+      const cg = make('hm-gl'), c2 = make('hm-2d'), regl = T.gl.create(cg);
+      const opts = {data, rows, cols, vmin: -2, vmax: 6, cmap: 'viridis', nanColor: [0.8, 0.1, 0.1, 1]};
+      const a = T.gl.heatmap(regl, opts), b = T.heatmap2d(c2, opts);
+      regl.clear({color: [1, 1, 1, 1]}); T.clear2d(c2);
+      boxes.forEach(bx => { a.draw(bx); b.draw(bx); });
+      const read = (c) => { const t = document.createElement('canvas'); t.width = c.width; t.height = c.height;
+                            const g = t.getContext('2d'); g.drawImage(c, 0, 0); return g.getImageData(0, 0, c.width, c.height).data; };
+      const pa = read(cg), pb = read(c2);
+      let differ = 0, nan = 0, cells = 0;
+      for (let i = 0; i < pa.length; i += 4) {
+        if (pa[i] !== pb[i] || pa[i + 1] !== pb[i + 1] || pa[i + 2] !== pb[i + 2]) differ++;
+        if (pb[i] === 204 && pb[i + 1] === 26 && pb[i + 2] === 26) nan++;
+        if (!(pb[i] === 255 && pb[i + 1] === 255 && pb[i + 2] === 255)) cells++;
+      }
+      return {differ, nan, cells, floatTexture: a.floatTexture};
+    }""")
+    assert diff["floatTexture"] and diff["cells"] > 18000 and diff["nan"] > 100, diff
+    assert diff["differ"] == 0, diff
 
 
 def test_patch_html_rewrites_only_what_changed(nb, page_at, infra_site):

@@ -1,0 +1,78 @@
+/* grid.js: what a value-grid view needs besides drawing it, for WebGL (gl.js) and 2D (heatmap2d.js) grids alike;
+ * no WebGL here, so a page whose grids are all 2D bundles no regl.
+ * fitCanvas(canvas)             backing store = CSS size x devicePixelRatio; true if it changed (kept while the
+ *                               canvas is not laid out)
+ * gridCells(state)              cellAt / cellBox of a grid drawn in a box
+ * hoverGrid(canvas, heatmaps, opts) tooltip on hover + arrow-key cursor with a cell outline (gl.heatmap's or heatmap2d's)
+ * Boxes are {x, y, width, height} in CSS pixels from the canvas' top-left corner.
+ */
+import { fmt, gridCursor, tooltip } from "./core.js";
+
+export function fitCanvas(canvas) {
+  // a canvas that is not laid out (display: none, e.g. a view hidden by a switch) keeps its backing store: its
+  // pixels stay (preserveDrawingBuffer) and showing it again reallocates nothing (a toggle cost ~50 ms a frame)
+  if (!canvas.clientWidth || !canvas.clientHeight) return false;
+  var dpr = window.devicePixelRatio || 1;
+  var w = Math.round(canvas.clientWidth * dpr), h = Math.round(canvas.clientHeight * dpr);
+  if (canvas.width === w && canvas.height === h) return false;
+  canvas.width = w; canvas.height = h;
+  return true;
+}
+
+// The cells of a rows x cols grid of values last drawn in state.box (CSS pixels from the canvas' top-left; state:
+// {rows, cols, data, box}): cellAt(px, py) -> {row, col, value} or null outside the box, cellBox(row, col) -> its
+// CSS-pixel rectangle (for overlays). Shared by gl.heatmap and heatmap2d.js.
+export function gridCells(state) {
+  return {
+    cellAt: function (px, py) {
+      var b = state.box;
+      if (!b || px < b.x || py < b.y || px >= b.x + b.width || py >= b.y + b.height) return null;
+      var col = Math.min(state.cols - 1, Math.floor(((px - b.x) / b.width) * state.cols));
+      var row = Math.min(state.rows - 1, Math.floor(((py - b.y) / b.height) * state.rows));
+      return { row: row, col: col, value: state.data[row * state.cols + col] };
+    },
+    cellBox: function (row, col) {
+      var b = state.box, w = b.width / state.cols, h = b.height / state.rows;
+      return { x: b.x + col * w, y: b.y + row * h, width: w, height: h };
+    },
+  };
+}
+
+// Hover tooltips and a keyboard cursor for one or more heatmaps drawn on `canvas`.
+// opts.label(hm, row, col, value, index) -> text (default "row r, col c: value");
+// opts.onCell(hm, row, col) called on hover/keyboard moves (e.g. to update linked views).
+// The arrow-key cursor works on the first heatmap (opts.keyboardIndex to pick another).
+export function hoverGrid(canvas, heatmaps, opts) {
+  opts = opts || {};
+  var label = opts.label || function (hm, r, c, v) { return "row " + r + ", col " + c + ": " + fmt(v, 6); };
+  var parent = canvas.parentElement;
+  if (getComputedStyle(parent).position === "static") parent.style.position = "relative";
+  var outline = document.createElement("div");
+  outline.className = "nb-cell-cursor";
+  outline.hidden = true;
+  parent.appendChild(outline);
+
+  function show(hm, idx, r, c, clientX, clientY) {
+    var b = hm.cellBox(r, c), cr = canvas.getBoundingClientRect(), pr = parent.getBoundingClientRect();
+    outline.style.left = cr.left - pr.left + b.x + "px"; outline.style.top = cr.top - pr.top + b.y + "px";
+    outline.style.width = b.width + "px"; outline.style.height = b.height + "px";
+    outline.hidden = false;
+    if (clientX === undefined) { clientX = cr.left + b.x + b.width; clientY = cr.top + b.y + b.height; }
+    tooltip.show(label(hm, r, c, hm.value(r, c), idx), clientX, clientY);
+    if (opts.onCell) opts.onCell(hm, r, c);
+  }
+  canvas.addEventListener("mousemove", function (e) {
+    var rect = canvas.getBoundingClientRect(), px = e.clientX - rect.left, py = e.clientY - rect.top;
+    for (var i = 0; i < heatmaps.length; i++) {
+      var cell = heatmaps[i].cellAt(px, py);
+      if (cell) { show(heatmaps[i], i, cell.row, cell.col, e.clientX, e.clientY); return; }
+    }
+    outline.hidden = true; tooltip.hide();
+  });
+  canvas.addEventListener("mouseleave", function () { outline.hidden = true; tooltip.hide(); });
+  var k = opts.keyboardIndex || 0, khm = heatmaps[k];
+  var cursor = gridCursor(canvas, khm.rows, khm.cols, function (r, c) { if (khm.box) show(khm, k, r, c); },
+                             opts.ariaLabel || "heatmap");
+  canvas.addEventListener("blur", function () { outline.hidden = true; tooltip.hide(); });
+  return cursor;
+}
