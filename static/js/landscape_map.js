@@ -1,15 +1,12 @@
 /* landscape_map.js: the loss landscape stored in the checkpoint by `nilmbuild landscape` (extra["landscape"]).
- * landscapeMap.create(canvas, overlay, L, regl?) draws log10(loss) on the (alpha, beta) plane as a WebGL height map
- * with contours (landscape.vert/.frag), and on a 2D overlay the axes, the checkpoint (centre), the grid minimum
- * and the training trajectory projected onto the plane (one point per epoch). Returns
+ * landscapeMap.create(canvas, overlay, L) draws log10(loss) on the (alpha, beta) plane as a height map with contours
+ * (pixel by pixel on a 2D canvas: a few ms for its ~10^5 pixels, where a WebGL context costs 100-300 ms of the
+ * page's load in software GL), and on a 2D overlay the axes, the checkpoint (centre), the grid minimum and the
+ * training trajectory projected onto the plane (one point per epoch). Returns
  * {draw, toPixel(alpha, beta) -> {x, y} CSS px, valueAt(px, py) -> {alpha, beta, loss} | null}.
- * regl: a context already made on `canvas` with gl.create (a page may make it in an earlier task); else made here.
  */
-import landscapeFrag from "../glsl/landscape.frag";
-import landscapeVert from "../glsl/landscape.vert";
 import { colormaps } from "./colormaps.js";
 import { context2d, fmt, font, onResize } from "./core.js";
-import { gl } from "./gl.js";
 import { fitCanvas } from "./grid.js";
 import { plot2d } from "./plot2d.js";
 var PAD = { l: 64, t: 16, r: 16, b: 52 }, LEVELS = 14;
@@ -25,10 +22,43 @@ function range(L) {
   return { lo: lo, hi: hi > lo ? hi : lo + 1e-6 };
 }
 
-function texData(L) {        // row i = beta index, column j = alpha index; values log10(loss)
+function heights(L) {        // row i = beta index, column j = alpha index; values log10(loss)
   var n = L.grid, d = new Float32Array(n * n);
   for (var i = 0; i < n; i++) for (var j = 0; j < n; j++) d[i * n + j] = Math.log10(L.loss[i][j]);
   return d;
+}
+
+// log10(loss) at p = (px, py) in grid-index units (alpha, beta), bilinear between the 4 grid points around it
+function height(d, n, px, py) {
+  var jx = Math.min(Math.max(Math.floor(px), 0), n - 2), iy = Math.min(Math.max(Math.floor(py), 0), n - 2);
+  var fx = Math.min(Math.max(px - jx, 0), 1), fy = Math.min(Math.max(py - iy, 0), 1), o = iy * n + jx;
+  var low = d[o] * (1 - fx) + d[o + 1] * fx, high = d[o + n] * (1 - fx) + d[o + n + 1] * fx;
+  return low * (1 - fy) + high * fy;
+}
+
+function smoothstep(e0, e1, x) { var t = Math.min(Math.max((x - e0) / (e1 - e0), 0), 1); return t * t * (3 - 2 * t); }
+
+// one pixel's RGB at p: the colormap over [lo, hi], lightened toward white by up to 0.55 on a contour line (every
+// 1/LEVELS of the range, ~1 px wide from the level's change over one pixel: step = grid units per pixel)
+function shade(d, n, R, lut, px, py, stepX, stepY, out, o) {
+  var span = Math.max(R.hi - R.lo, 1e-9), t = (height(d, n, px, py) - R.lo) / span, lev = t * LEVELS;
+  var k = 4 * Math.round(Math.min(Math.max(t, 0), 1) * 255);
+  var gx = Math.abs(((height(d, n, px + stepX, py) - R.lo) / span) * LEVELS - lev);
+  var gy = Math.abs(((height(d, n, px, py + stepY) - R.lo) / span) * LEVELS - lev);
+  var g = Math.max(Math.hypot(gx, gy), 1e-6), f = lev + 0.5 - Math.floor(lev + 0.5);
+  var mixW = 0.55 * (1 - smoothstep(0.5, 1.2, Math.abs(f - 0.5) / g));
+  for (var c = 0; c < 3; c++) out[o + c] = Math.round(((lut[k + c] / 255) * (1 - mixW) + mixW) * 255);
+  out[o + 3] = 255;
+}
+
+// the height map in a w x h pixel box: pixel (x, y)'s centre is grid point ((x + 0.5) / w, 1 - (y + 0.5) / h) * (n - 1)
+function heightMap(d, n, R, w, h) {
+  var img = new ImageData(w, h), lut = colormaps.lut("viridis"), sx = (n - 1) / w, sy = (n - 1) / h;
+  for (var y = 0; y < h; y++) {
+    var py = (1 - (y + 0.5) / h) * (n - 1);
+    for (var x = 0; x < w; x++) shade(d, n, R, lut, ((x + 0.5) / w) * (n - 1), py, sx, sy, img.data, 4 * (y * w + x));
+  }
+  return img;
 }
 
 function marker(g, p, kind, colour) {
@@ -79,29 +109,18 @@ function trajectory(g, pts, toPixel, b) {
 }
 
 export const landscapeMap = {
-  create: function (canvas, overlay, L, regl) {
+  create: function (canvas, overlay, L) {
     fitCanvas(canvas);
-    regl = regl || gl.create(canvas);
-    if (!regl) return null;
-    if (!regl.hasExtension("oes_texture_float")) throw new Error("the landscape needs WebGL float textures (OES_texture_float)");
-    var n = L.grid, R = range(L), B = box(canvas);
-    var lossTex = regl.texture({ width: n, height: n, data: texData(L), format: "luminance", type: "float", min: "nearest", mag: "nearest" });
-    var lut = regl.texture({ width: 256, height: 1, data: colormaps.lut("viridis"), min: "nearest", mag: "nearest" });
-    var cmd = regl({
-      vert: landscapeVert, frag: landscapeFrag,
-      attributes: { position: [-1, -1, 1, -1, -1, 1, -1, 1, 1, -1, 1, 1] }, count: 6,
-      uniforms: { lossTex: lossTex, lut: lut, n: n, lo: R.lo, hi: R.hi, levels: LEVELS, pxStep: regl.prop("pxStep") },
-      viewport: regl.prop("viewport"), depth: { enable: false },
-    });
+    var n = L.grid, R = range(L), B = box(canvas), d = heights(L);
     function toPixel(a, b) {
       return { x: B.x + ((a + L.span) / (2 * L.span)) * B.width, y: B.y + (1 - (b + L.span) / (2 * L.span)) * B.height };
     }
     function draw() {
-      fitCanvas(canvas); B = box(canvas); regl.poll(); regl.clear({ color: [1, 1, 1, 1] });
-      var sx = canvas.width / canvas.clientWidth, sy = canvas.height / canvas.clientHeight;
-      var vp = { x: Math.round(B.x * sx), y: Math.round(canvas.height - (B.y + B.height) * sy),
-                 width: Math.round(B.width * sx), height: Math.round(B.height * sy) };
-      cmd({ viewport: vp, pxStep: [(n - 1) / vp.width, (n - 1) / vp.height] });
+      fitCanvas(canvas); B = box(canvas);
+      var g0 = context2d(canvas), sx = canvas.width / canvas.clientWidth, sy = canvas.height / canvas.clientHeight;
+      var x0 = Math.round(B.x * sx), y0 = Math.round(B.y * sy), w = Math.round(B.width * sx), h = Math.round(B.height * sy);
+      g0.setTransform(1, 0, 0, 1, 0, 0); g0.fillStyle = "#fff"; g0.fillRect(0, 0, canvas.width, canvas.height);
+      if (w > 0 && h > 0) g0.putImageData(heightMap(d, n, R, w, h), x0, y0);
       var dpr = window.devicePixelRatio || 1;
       overlay.style.width = canvas.clientWidth + "px"; overlay.style.height = canvas.clientHeight + "px";
       overlay.width = Math.round(canvas.clientWidth * dpr); overlay.height = Math.round(canvas.clientHeight * dpr);

@@ -5,7 +5,6 @@ import { stateInUrl } from "./url_state.js";
 import { legend } from "./colormaps.js";
 import { blob, controls, fmt, inTasks, ready, saveButton, tooltip } from "./core.js";
 import { deviceColors } from "./disaggregation_watts.js";
-import { gl } from "./gl.js";
 import { fitCanvas, hoverGrid } from "./grid.js";
 import { heatmap2d } from "./heatmap2d.js";
 import { plot2d } from "./plot2d.js";
@@ -149,16 +148,14 @@ function start(pg) {
   if (!pg.data.has_log) { ready(); return; }
   T = unpack(blob("train"));
   E = T.epochs; devs = T.devices; ep = E.map(function (r) { return r.epoch; });
-  var pc = null, land = null, regl = null;
-  // a few tasks instead of one long one while loading (core.inTasks); the WebGL context is a task of its own
-  // (the longest single step in software GL), apart from its first draw
+  var pc = null, land = null;
+  // a few tasks instead of one long one while loading (core.inTasks)
   inTasks([
     buildLossFigure,
     function () { pc = buildPcgradFigure(); },
     function () { buildScheduleFigure(); buildValidationFigure(); },
     // ---- 5. loss landscape (stored by `nilmbuild landscape`; absent: the template says how to compute it) ----
-    function () { regl = T.landscape ? gl.create(document.getElementById("landscape")) : null; if (T.landscape && !regl) throw new Error("no WebGL context for the landscape"); },
-    function () { land = T.landscape ? landscape(T.landscape, regl) : null; },
+    function () { land = T.landscape ? landscape(T.landscape) : null; },
     function () {
       testHook({ pc: pc, landscape: land });
       stateInUrl([["component", "#loss-component"], ["epoch", "#pc-epoch"]]);
@@ -167,9 +164,8 @@ function start(pg) {
   ]);
 }
 
-function landscape(L, regl) {
-  var canvas = document.getElementById("landscape"), map = landscapeMap.create(canvas, document.getElementById("landscape-axes"), L, regl);
-  if (!map) return null;
+function landscape(L) {
+  var canvas = document.getElementById("landscape"), map = landscapeMap.create(canvas, document.getElementById("landscape-axes"), L);
   legend(document.getElementById("landscape-legend"), "viridis", map.range.lo, map.range.hi, "log₁₀ validation loss", 5);
   var out = document.getElementById("landscape-readout"), pts = L.trajectory || [];
   function near(px, py) {
