@@ -2,12 +2,12 @@
  * headMatrix.create(canvas, cap, opts) draws the (layer x head) x device matrix of the mean |change in watts|
  * when one head's context is zeroed (opts.names = {delta, sample}: the records, from the view), with row/column
  * labels on a 2D overlay; opts.onPick(layer, head, sample)
- * is called on click / Enter with the batch sample where that cell's effect is largest; opts.regl (optional): a
- * gl.create context on canvas made in an earlier task.
+ * is called on click / Enter with the batch sample where that cell's effect is largest. A grid of a few dozen cells:
+ * heatmap2d.js on a 2D canvas (a WebGL context would cost 100-300 ms in software GL).
  */
 import { context2d, fmt, font, onResize, sizeBacking } from "./core.js";
-import { gl } from "./gl.js";
 import { fitCanvas, hoverGrid } from "./grid.js";
+import { clear2d, heatmap2d } from "./heatmap2d.js";
 var PAD = { l: 118, t: 64, r: 8, b: 8 };
 
 function pretty(s) { return String(s).replace(/_/g, " "); }
@@ -46,15 +46,13 @@ export const headMatrix = {
     var m = matrixOf(cap, opts.names), devices = cap.meta.devices, vmax = 0;
     for (var i = 0; i < m.data.length; i++) vmax = Math.max(vmax, m.data[i]);
     fitCanvas(canvas);
-    var regl = opts.regl || gl.create(canvas);
-    if (!regl) return null;
-    var hm = gl.heatmap(regl, { data: m.data, rows: m.layers * m.heads, cols: m.devices, vmin: 0, vmax: vmax || 1,
-                                   cmap: "viridis" });
+    var hm = heatmap2d(canvas, { data: m.data, rows: m.layers * m.heads, cols: m.devices, vmin: 0, vmax: vmax || 1,
+                                 cmap: "viridis" });
     function box() {
       return { x: PAD.l, y: PAD.t, width: canvas.clientWidth - PAD.l - PAD.r, height: canvas.clientHeight - PAD.t - PAD.b };
     }
     function draw() {
-      fitCanvas(canvas); regl.poll(); regl.clear({ color: [1, 1, 1, 1] });
+      fitCanvas(canvas); clear2d(canvas);
       var b = box(); hm.draw(b);
       overlay.style.width = canvas.clientWidth + "px"; overlay.style.height = canvas.clientHeight + "px";
       labels(overlay, m, devices, b);

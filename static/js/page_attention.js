@@ -421,16 +421,10 @@ function onHeadPicked(layer, head, sample, c) {   // a matrix cell -> that head 
   canvas.scrollIntoView({ block: "nearest" });
 }
 function hasHeadMatrix() { return P.head_ablation && cap.has(N.head_delta); }
-var matrixRegl = null;
-function createHeadMatrix() {   // its context, a task before its first draw
-  if (!hasHeadMatrix()) return;
-  matrixRegl = gl.create(document.getElementById("att-heads"));
-  if (!matrixRegl) throw new Error("no WebGL context for the head ablation matrix");
-}
 function buildHeadMatrix() {
   if (!hasHeadMatrix()) return;
   headMatrix = makeHeadMatrix.create(document.getElementById("att-heads"), document.getElementById("att-heads-axes"), cap, {
-    names: { delta: N.head_delta, sample: N.head_sample }, regl: matrixRegl,
+    names: { delta: N.head_delta, sample: N.head_sample },
     onPick: function (l, h, s, c) { c.deviceName = String(cap.meta.devices[c.device]).replace(/_/g, " "); onHeadPicked(l, h, s, c); },
   });
   if (headMatrix) legend(document.getElementById("att-heads-legend"), "viridis", 0, headMatrix.vmax,
@@ -459,7 +453,7 @@ function start(pg) {
 }
 function buildBelow() {
   afterReady([drawBelow, buildLayers, function () { if (layersView) later.layers(function () { layersView.draw(S.head, S.sample); }); },
-              createHeadMatrix, buildHeadMatrix,
+              buildHeadMatrix,
               function () { testHook({ layers: layersView, headMatrix: headMatrix }); }]);
 }
 
