@@ -54,7 +54,8 @@ function pcMatrix(e) {
 
 function buildPcLabels() {
   var D = devs.length, colsEl = document.getElementById("pc-cols"), rowsEl = document.getElementById("pc-rows");
-  colsEl.style.gridTemplateColumns = "repeat(" + D + ", 1fr)"; rowsEl.style.gridTemplateRows = "repeat(" + D + ", 1fr)";
+  // minmax(0, 1fr): each label exactly over its matrix column, however long the device name
+  colsEl.style.gridTemplateColumns = "repeat(" + D + ", minmax(0, 1fr))"; rowsEl.style.gridTemplateRows = "repeat(" + D + ", 1fr)";
   devs.forEach(function (d) { var a = document.createElement("span"); a.textContent = pretty(d); colsEl.appendChild(a);
     var b = document.createElement("span"); b.textContent = pretty(d); rowsEl.appendChild(b); });
 }

@@ -57,6 +57,30 @@ def test_pcgrad_heatmap_cell_and_epoch_slider(nb, training, site_context):
         break
 
 
+def test_pcgrad_labels_sit_over_their_columns_and_rows(training, site_context):
+    """Each device label is centred on its matrix column (row), and no two labels overlap, however long the name."""
+    if not (site_context.loaded.train_log or {}).get("epochs"):
+        pytest.skip("no training log")
+    training.locator("#pc-canvas").scroll_into_view_if_needed()
+    got = training.evaluate("""() => {
+      const c = document.getElementById('pc-canvas').getBoundingClientRect();
+      const rects = (id) => Array.from(document.querySelectorAll(id + ' span')).map(s => s.getBoundingClientRect());
+      return {canvas: [c.left, c.top, c.width, c.height], cols: rects('#pc-cols').map(r => [r.left, r.right, r.top, r.bottom]),
+              rows: rects('#pc-rows').map(r => [r.left, r.right, r.top, r.bottom])};
+    }""")
+    x, y, w, h = got["canvas"]
+    D = len(got["cols"])
+    for k, (left, right, _top, bottom) in enumerate(got["cols"]):
+        assert abs((left + right) / 2 - (x + (k + 0.5) * w / D)) <= 2, (k, left, right)
+        assert bottom <= y + 1
+    for k, (_left, right, top, bottom) in enumerate(got["rows"]):
+        assert abs((top + bottom) / 2 - (y + (k + 0.5) * h / D)) <= 2, (k, top, bottom)
+        assert right <= x + 1
+    for spans, lo, hi in ((got["cols"], 0, 1), (got["rows"], 2, 3)):
+        for a, b in zip(spans, spans[1:]):
+            assert a[hi] <= b[lo] + 0.5, (a, b)  # no overlap along the axis
+
+
 def test_device_types_table(training, site_context):
     types = (site_context.loaded.extra or {}).get("device_types") or {}
     if not types:
