@@ -37,7 +37,7 @@ def test_wheel_contents(wheel):
         "nilmbuild/checkpoints/default.pt",
         "nilmbuild/_assets/templates/base.html",
         "nilmbuild/_assets/static/js/core.js",
-        "nilmbuild/_assets/static/glsl/heatmap.frag",
+        "nilmbuild/_assets/static/glsl/blit.frag",
         "nilmbuild/_assets/static/css/site.css",
         "nilmbuild/_assets/licenses/regl/LICENSE",
         "nilmbuild/_assets/licenses/@msgpack/msgpack/LICENSE",

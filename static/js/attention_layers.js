@@ -48,7 +48,7 @@ export const attentionLayers = {
   create: function (canvas, overlay, cap, opts) {
     var q0 = cap.record(cap.record(opts.weights[0]).q), H = q0.shape[1], L = q0.shape[2], E = q0.shape[3], n = opts.layers;
     fitCanvas(canvas);
-    var regl = gl.create(canvas);
+    var regl = gl.create(canvas, gl.FLOAT_TEXTURES);
     if (!regl) return null;
     var lut = regl.texture({ width: 256, height: 1, data: colormaps.lut("viridis"), min: "nearest", mag: "nearest" });
     var T4 = Math.ceil(E / 4), cache = {};

@@ -11,7 +11,7 @@
  *  - burd: ColorBrewer "RdBu" 11-class (Brewer, colorbrewer2.org; marked colour-blind safe), reversed so
  *    blue = negative, white = 0 (when vmin = -vmax), red = positive; linear interpolation in sRGB.
  *  - palette: Okabe & Ito (2008) categorical colours, for line plots.
- * Index rule (shared with heatmap.frag): value t in [0,1] -> entry round(t * 255).
+ * Index rule (heatmap2d.js and the attention shaders' LUT lookups): value t in [0,1] -> entry round(t * 255).
  */
 import { context2d, fmt, setText } from "./core.js";
 

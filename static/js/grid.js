@@ -3,7 +3,7 @@
  * fitCanvas(canvas)             backing store = CSS size x devicePixelRatio; true if it changed (kept while the
  *                               canvas is not laid out)
  * gridCells(state)              cellAt / cellBox of a grid drawn in a box
- * hoverGrid(canvas, heatmaps, opts) tooltip on hover + arrow-key cursor with a cell outline (gl.heatmap's or heatmap2d's)
+ * hoverGrid(canvas, heatmaps, opts) tooltip on hover + arrow-key cursor with a cell outline (heatmap2d's, or any object with its rows, cols, box, value, cellAt, cellBox)
  * Boxes are {x, y, width, height} in CSS pixels from the canvas' top-left corner.
  */
 import { fmt, gridCursor, tooltip } from "./core.js";
@@ -21,7 +21,7 @@ export function fitCanvas(canvas) {
 
 // The cells of a rows x cols grid of values last drawn in state.box (CSS pixels from the canvas' top-left; state:
 // {rows, cols, data, box}): cellAt(px, py) -> {row, col, value} or null outside the box, cellBox(row, col) -> its
-// CSS-pixel rectangle (for overlays). Shared by gl.heatmap and heatmap2d.js.
+// CSS-pixel rectangle (for overlays). heatmap2d.js's, and the attention page's per-head adapters'.
 export function gridCells(state) {
   return {
     cellAt: function (px, py) {

@@ -1,10 +1,11 @@
-/* heatmap2d.js: a rows x cols value grid drawn on a 2D canvas through a colormap, with gl.heatmap's interface
- * (rows, cols, box, draw(box), update, setRange, value, cellAt, cellBox), so grid.js's hoverGrid works on it unchanged.
- *   var hm = heatmap2d(canvas, {data, rows, cols, vmin, vmax, cmap, nanColor [r,g,b,a] 0..1}); clear2d(canvas); hm.draw();
- * For a view whose WebGL context would serve this one grid (the training page's PCGrad matrix, FiLM's γ/β and
- * embeddings, the forward page's zoom): creating a context costs 100-300 ms in software GL, drawing a box of pixels
- * here a few ms (one JS pass over the box). Each pixel is the one gl.heatmap draws: the colour
- * colormaps.map(cmap, (v - vmin) / (vmax - vmin)) (nanColor for NaN) of the cell under its centre. */
+/* heatmap2d.js: a rows x cols value grid drawn on a 2D canvas through a colormap: every value grid of the site (the
+ * encoder's strips, the embedding's maps, the FiLM grids, the PCGrad and head-ablation matrices, the forward zoom).
+ *   var hm = heatmap2d(canvas, {data, rows, cols, vmin, vmax, cmap, nanColor [r,g,b,a] 0..1}); clear2d(canvas); hm.draw(box);
+ *   hm.rows, hm.cols, hm.box, hm.update(data, vmin?, vmax?), hm.setRange(vmin, vmax), hm.value(r, c), hm.cellAt,
+ *   hm.cellBox (grid.js: hoverGrid works on it).
+ * Each backing-store pixel of the box is the colour colormaps.map(cmap, (v - vmin) / (vmax - vmin)) (nanColor for
+ * NaN) of the cell under the pixel's centre (what a GPU's nearest-texel lookup draws). A redraw is a few ms of JS;
+ * a WebGL context would cost 100-300 ms of a page's load in software GL. */
 import { colormaps } from "./colormaps.js";
 import { context2d } from "./core.js";
 import { gridCells } from "./grid.js";
@@ -28,15 +29,15 @@ function paintRow(state, r) {
   state.painted[r] = 1;
 }
 
-// the cell of each of n pixels across a span of `cells` cells: the one under the pixel's centre (heatmap.frag's
-// nearest texel)
+// the cell of each of n pixels across a span of `cells` cells: the one under the pixel's centre (a GPU's nearest
+// texel)
 function cellIndex(n, cells) {
   var out = new Int32Array(n);
   for (var i = 0; i < n; i++) out[i] = Math.min(cells - 1, Math.floor(((i + 0.5) / n) * cells));
   return out;
 }
 
-// the grid at the box's backing-store pixels (x0, y0, w x h), pixel by pixel as gl.heatmap draws it: each pixel
+// the grid at the box's backing-store pixels (x0, y0, w x h), pixel by pixel: each pixel
 // a copy of its cell's colour word, a pixel row under the same cell row as the row above a copy of that row, and
 // only the cell rows some pixel shows painted (a tall grid in a short box: a fraction of them)
 function image(state, w, h) {
@@ -59,7 +60,7 @@ function sized(state, w, h) {
   return (state.sized = { img: img, px: new Uint32Array(img.data.buffer), cols: cellIndex(w, state.cols), rows: cellIndex(h, state.rows) });
 }
 
-// the whole canvas white (backing-store pixels), before its heatmaps are drawn: what regl.clear does for gl.heatmap
+// the whole canvas white (backing-store pixels), before its heatmaps are drawn
 export function clear2d(canvas) {
   var g = context2d(canvas);
   g.setTransform(1, 0, 0, 1, 0, 0); g.fillStyle = "#fff"; g.fillRect(0, 0, canvas.width, canvas.height);

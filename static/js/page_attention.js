@@ -94,7 +94,7 @@ function headColour(h) { return palette[h % palette.length]; }
 function createGL() {   // the context alone: the longest single step of the page's start in software GL
   canvas = document.getElementById("att-main"); axes = document.getElementById("att-main-axes");
   fitCanvas(canvas);
-  regl = gl.create(canvas);
+  regl = gl.create(canvas, gl.FLOAT_TEXTURES);
   if (!regl) throw new Error("no WebGL context for the attention maps");
   if (!regl.hasExtension("oes_texture_float")) {
     throw new Error("this view needs WebGL float textures (OES_texture_float) to rebuild attention on the GPU");
@@ -129,7 +129,7 @@ function layout() {   // large head left, one small multiple per head right
   }
   return out;
 }
-function adapter(getHead, boxRef) {   // the gl.heatmap hover interface over one head's box
+function adapter(getHead, boxRef) {   // heatmap2d's hover interface (grid.js hoverGrid) over one head's box
   return {
     rows: L, cols: L,
     get box() { return boxRef(); },

@@ -2,7 +2,7 @@
  * #fwd-3d: one regl context, an orthographic isometric camera, one block per stage sized by the real
  * record shapes (sqrt scale), front face = the selected sample's values (CPU colour-mapped RGBA8 texture,
  * box-averaged to <= 128 x 128 texels for the thumbnail). #fwd-zoom: a 2D canvas with the exact values of the
- * selected stage (heatmap2d.js, drawn as gl.heatmap would: no WebGL context to create).
+ * selected stage (heatmap2d.js: no WebGL context to create).
  * Stage list, record names: page().data.stages;
  * shapes, axes, stats, docs: the blob records (or, for binned stages, the records' metadata in the "binned" blob).
  * The page state lives in module variables set once by start(); each build, draw and on function does one job.

@@ -9,12 +9,12 @@
  * key must name everything the pass reads (data, head, colour scale, colormap ...); the size is added here.
  */
 import blitFrag from "../glsl/blit.frag";
-import heatmapVert from "../glsl/heatmap.vert";
+import quadVert from "../glsl/quad.vert";
 
 export function texCache(regl, maxBytes) {
   var entries = new Map(), bytes = 0;          // Map keeps insertion order: first = least recently used
   var blit = regl({
-    vert: heatmapVert, frag: blitFrag,
+    vert: quadVert, frag: blitFrag,
     attributes: { position: [-1, -1, 1, -1, -1, 1, -1, 1, 1, -1, 1, 1] }, count: 6,
     uniforms: { tex: regl.prop("tex") },
     viewport: regl.prop("viewport"), scissor: { enable: true, box: regl.prop("viewport") }, depth: { enable: false },

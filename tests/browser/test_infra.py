@@ -1,4 +1,4 @@
-"""The site infrastructure in a real browser: a fixture page with a regl heatmap of a known 4x4 matrix."""
+"""The site infrastructure in a real browser: a fixture page with a heatmap2d grid of a known 4x4 matrix."""
 
 from __future__ import annotations
 
@@ -19,10 +19,10 @@ def test_loads_offline_ready_no_errors(nb, page_at, infra_site):
     page = _open(nb, page_at, infra_site)
     assert page.evaluate("document.documentElement.dataset.ready") == "true"
     assert page.evaluate(
-        "typeof nilmbuild.test.gl.create === 'function' && typeof nilmbuild.test.msgpack.decode === 'function'"
+        "typeof nilmbuild.test.heatmap2d === 'function' && typeof nilmbuild.test.msgpack.decode === 'function'"
     )
     assert page.evaluate("nilmbuild.test.page().slug") == "fixture"
-    assert page.evaluate("nilmbuild.test.shaders['heatmap.frag'].includes('texture2D')")
+    assert page.evaluate("nilmbuild.test.shaders['blit.frag'].includes('texture2D')")
     # blobs and template context survive '</script' and markup, escaped
     assert page.locator("#note").text_content() == nb.NOTE_TEXT
     assert "Escaped: </script><i>not italic</i>" in page.locator(".nb-explanation").text_content()
@@ -47,10 +47,8 @@ def test_ready_event_fires_once(nb, page_at, infra_site):
     assert n == 0  # already ready: no second event
 
 
-@pytest.mark.parametrize("suffix", ["", "?uint8"], ids=["float-texture", "uint8-fallback"])
-def test_heatmap_cell_colours(nb, page_at, infra_site, suffix):
-    page = _open(nb, page_at, infra_site, suffix)
-    assert page.evaluate("nilmbuild.test.hm.floatTexture") is (suffix == "")
+def test_heatmap_cell_colours(nb, page_at, infra_site):
+    page = _open(nb, page_at, infra_site)
     m = nb.fixture_matrix()
     vmin, vmax = float(m.min()), float(m.max())
     for r, c in [(0, 0), (1, 2), (3, 3), (2, 1)]:
@@ -173,10 +171,14 @@ def test_fail_shows_readable_error(nb, page_at, infra_site):
     page.nb_errors.clear()
 
 
-def test_webgl_unavailable_fails_cleanly(nb, page_at, infra_site):
+def test_webgl_unavailable_fails_cleanly(nb, page_at, built_site):
+    """A WebGL page (attention) in a browser without WebGL: one readable message, no crash."""
     page_ctx = page_at("about:blank")
-    page_ctx.add_init_script("HTMLCanvasElement.prototype.getContext = function () { return null; };")
-    page_ctx.goto((infra_site / "fixture.html").resolve().as_uri())
+    page_ctx.add_init_script(
+        "const get = HTMLCanvasElement.prototype.getContext;"
+        "HTMLCanvasElement.prototype.getContext = function (t, o) { return /webgl/.test(t) ? null : get.call(this, t, o); };"
+    )
+    page_ctx.goto((built_site / "attention.html").resolve().as_uri())
     with pytest.raises(AssertionError, match="WebGL is not available in this browser"):
         nb.wait_ready(page_ctx)
     page_ctx.nb_errors.clear()
@@ -192,19 +194,18 @@ def test_index_page(nb, page_at, infra_site):
     assert page.url.endswith("fixture.html")
 
 
-def test_small_multiples_one_context(nb, page_at, infra_site):
-    """8 heatmaps in one canvas / one regl context, each in its own viewport (constant value k per panel)."""
+def test_small_multiples_in_one_canvas(nb, page_at, infra_site):
+    """8 heatmaps in one 2D canvas, each in its own box (constant value k per panel), the gaps left white."""
     page = _open(nb, page_at, infra_site)
     page.evaluate("""() => {
       const c = document.createElement('canvas');
       c.id = 'multi'; c.className = 'nb-canvas'; c.style.width = '400px'; c.style.height = '200px';
       document.getElementById('nb-visual').prepend(c);
       nilmbuild.test.fitCanvas(c);
-      const regl = nilmbuild.test.gl.create(c);
       const boxes = [...Array(8).keys()].map(k => ({x: (k % 4) * 106, y: Math.floor(k / 4) * 104, width: 94, height: 96}));
-      const hms = boxes.map((b, k) => nilmbuild.test.gl.heatmap(regl, {data: new Float32Array(6).fill(k), rows: 2, cols: 3,
-                                                          vmin: 0, vmax: 7, cmap: 'cividis'}));
-      regl.clear({color: [1, 1, 1, 1]});
+      const hms = boxes.map((b, k) => nilmbuild.test.heatmap2d(c, {data: new Float32Array(6).fill(k), rows: 2, cols: 3,
+                                                                   vmin: 0, vmax: 7, cmap: 'cividis'}));
+      nilmbuild.test.clear2d(c);
       hms.forEach((h, k) => h.draw(boxes[k]));
       window.MULTI = {boxes, hms};
     }""")
@@ -221,36 +222,37 @@ def test_small_multiples_one_context(nb, page_at, infra_site):
     }
 
 
-def test_heatmap2d_draws_the_pixels_gl_heatmap_draws(nb, page_at, infra_site):
-    """heatmap2d.js (2D canvas) against gl.heatmap (WebGL, float texture) on the same grid, NaN cells included, in
-    boxes where cells span fractional pixel counts both ways: every pixel's RGB is the same. Odd cell counts over
-    whole-pixel boxes put no pixel centre exactly on a cell edge (where the GPU's float32 may pick the other cell)."""
+def test_heatmap2d_pixel_rule(nb, page_at, infra_site):
+    """Every backing-store pixel of a heatmap2d box is the colormap colour of the cell under the pixel's centre
+    (NaN cells: nanColor), in three boxes (apart) where cells span fractional pixel counts both ways, on one canvas; the rule is computed here from colormaps.map, pixel by pixel. Fails on a shifted pixel centre."""
     page = _open(nb, page_at, infra_site)
-    diff = page.evaluate("""() => {
-      const T = nilmbuild.test, rows = 7, cols = 13, data = new Float32Array(rows * cols);
+    got = page.evaluate("""() => {
+      const T = nilmbuild.test, rows = 7, cols = 13, data = new Float32Array(rows * cols), vmin = -2, vmax = 6;
       for (let i = 0; i < data.length; i++) data[i] = Math.sin(i * 1.7) * 3 + (i % 5);
       data[3] = NaN; data[40] = NaN;
       const boxes = [{x: 3, y: 2, width: 29, height: 61}, {x: 40, y: 5, width: 211, height: 17}, {x: 0, y: 70, width: 256, height: 50}];
-      const make = (id) => { const c = document.createElement('canvas'); c.id = id; c.style.width = '260px'; c.style.height = '124px';
-                             document.getElementById('nb-visual').prepend(c); T.fitCanvas(c); return c; };
-      const cg = make('hm-gl'), c2 = make('hm-2d'), regl = T.gl.create(cg);
-      const opts = {data, rows, cols, vmin: -2, vmax: 6, cmap: 'viridis', nanColor: [0.8, 0.1, 0.1, 1]};
-      const a = T.gl.heatmap(regl, opts), b = T.heatmap2d(c2, opts);
-      regl.clear({color: [1, 1, 1, 1]}); T.clear2d(c2);
-      boxes.forEach(bx => { a.draw(bx); b.draw(bx); });
-      const read = (c) => { const t = document.createElement('canvas'); t.width = c.width; t.height = c.height;
-                            const g = t.getContext('2d'); g.drawImage(c, 0, 0); return g.getImageData(0, 0, c.width, c.height).data; };
-      const pa = read(cg), pb = read(c2);
-      let differ = 0, nan = 0, cells = 0;
-      for (let i = 0; i < pa.length; i += 4) {
-        if (pa[i] !== pb[i] || pa[i + 1] !== pb[i + 1] || pa[i + 2] !== pb[i + 2]) differ++;
-        if (pb[i] === 204 && pb[i + 1] === 26 && pb[i + 2] === 26) nan++;
-        if (!(pb[i] === 255 && pb[i + 1] === 255 && pb[i + 2] === 255)) cells++;
-      }
-      return {differ, nan, cells, floatTexture: a.floatTexture};
+      const c = document.createElement('canvas'); c.style.width = '260px'; c.style.height = '124px';
+      document.getElementById('nb-visual').prepend(c); T.fitCanvas(c);
+      const hm = T.heatmap2d(c, {data, rows, cols, vmin, vmax, cmap: 'viridis', nanColor: [0.8, 0.1, 0.1, 1]});
+      T.clear2d(c);
+      boxes.forEach(b => hm.draw(b));
+      const px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let differ = 0, checked = 0, nan = 0;
+      boxes.forEach(b => {
+        for (let y = 0; y < b.height; y++) for (let x = 0; x < b.width; x++) {
+          const r = Math.min(rows - 1, Math.floor((y + 0.5) / b.height * rows)), k = Math.min(cols - 1, Math.floor((x + 0.5) / b.width * cols));
+          const v = data[r * cols + k];
+          const want = v !== v ? [204, 26, 26] : T.colormaps.map('viridis', (v - vmin) / (vmax - vmin));
+          if (v !== v) nan++;
+          const o = 4 * ((y + b.y) * c.width + x + b.x);
+          if (px[o] !== want[0] || px[o + 1] !== want[1] || px[o + 2] !== want[2]) differ++;
+          checked++;
+        }
+      });
+      return {differ, checked, nan};
     }""")
-    assert diff["floatTexture"] and diff["cells"] > 18000 and diff["nan"] > 100, diff
-    assert diff["differ"] == 0, diff
+    assert got["checked"] > 18000 and got["nan"] > 100, got
+    assert got["differ"] == 0, got
 
 
 def test_patch_html_rewrites_only_what_changed(nb, page_at, infra_site):

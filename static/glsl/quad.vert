@@ -1,4 +1,4 @@
-// heatmap.vert: one quad covering the viewport; uv (0,0) = top-left cell (row 0, col 0).
+// quad.vert: one quad covering the viewport; uv (0,0) = its top-left corner (tex_cache.js's 1:1 copy).
 precision highp float;
 attribute vec2 position;   // clip space, [-1, 1]^2
 varying vec2 uv;
