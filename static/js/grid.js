@@ -1,9 +1,10 @@
-/* grid.js: what a value-grid view needs besides drawing it, for WebGL (gl.js) and 2D (heatmap2d.js) grids alike;
- * no WebGL here, so a page whose grids are all 2D bundles no regl.
- * fitCanvas(canvas)             backing store = CSS size x devicePixelRatio; true if it changed (kept while the
- *                               canvas is not laid out)
- * gridCells(state)              cellAt / cellBox of a grid drawn in a box
- * hoverGrid(canvas, heatmaps, opts) tooltip on hover + arrow-key cursor with a cell outline (heatmap2d's, or any object with its rows, cols, box, value, cellAt, cellBox)
+/* grid.js: what a value-grid view needs besides drawing it; no WebGL here, so a page whose grids are all 2D
+ * (heatmap2d.js) bundles no regl.
+ * fitCanvas(canvas)        backing store = CSS size x devicePixelRatio; true if it changed (kept while the canvas
+ *                          is not laid out); 2D and WebGL canvases alike
+ * gridCells(state)         cellAt / cellBox of a grid drawn in a box (heatmap2d's)
+ * hoverGrid(canvas, heatmaps, opts)  tooltip on hover + arrow-key cursor with a cell outline, over heatmap2d grids
+ *                          or any object with their rows, cols, box, value, cellAt, cellBox (the attention heads)
  * Boxes are {x, y, width, height} in CSS pixels from the canvas' top-left corner.
  */
 import { fmt, gridCursor, tooltip } from "./core.js";
@@ -21,7 +22,7 @@ export function fitCanvas(canvas) {
 
 // The cells of a rows x cols grid of values last drawn in state.box (CSS pixels from the canvas' top-left; state:
 // {rows, cols, data, box}): cellAt(px, py) -> {row, col, value} or null outside the box, cellBox(row, col) -> its
-// CSS-pixel rectangle (for overlays). heatmap2d.js's, and the attention page's per-head adapters'.
+// CSS-pixel rectangle (for overlays).
 export function gridCells(state) {
   return {
     cellAt: function (px, py) {

@@ -57,7 +57,8 @@ function sized(state, w, h) {
   var c = state.sized;
   if (c && c.img.width === w && c.img.height === h) return c;
   var img = new ImageData(w, h);
-  return (state.sized = { img: img, px: new Uint32Array(img.data.buffer), cols: cellIndex(w, state.cols), rows: cellIndex(h, state.rows) });
+  state.sized = { img: img, px: new Uint32Array(img.data.buffer), cols: cellIndex(w, state.cols), rows: cellIndex(h, state.rows) };
+  return state.sized;
 }
 
 // the whole canvas white (backing-store pixels), before its heatmaps are drawn

@@ -1,9 +1,9 @@
 /* page_embedding.js: the embedding page (architecture.md 5, forward-pass.md stages 1-4).
  * Views: input channels + instance norm (plot2d); receptive field tree on the real signal (Canvas2D, tap
  * weights from the checkpoint's conv weights in the "extra" blob); feature maps as heatmap2d.js grids on one 2D
- * canvas (no WebGL context to create: 100-300 ms of a load in software GL), with a 2D label overlay. Shapes come from the capture records, record names from
- * the view (page().data.names, nilmbuild/site/views/embedding.py). The page state lives in module variables set
- * once by run(); each build, draw and on function does one job.
+ * canvas (no WebGL context to create: 100-300 ms of a load in software GL), with a 2D label overlay. Shapes come
+ * from the capture records, record names from the view (page().data.names, nilmbuild/site/views/embedding.py).
+ * The page state lives in module variables set once by run(); each build, draw and on function does one job.
  */
 import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
