@@ -28,35 +28,45 @@ function heights(L) {        // row i = beta index, column j = alpha index; valu
   return d;
 }
 
-// log10(loss) at p = (px, py) in grid-index units (alpha, beta), bilinear between the 4 grid points around it
-function height(d, n, px, py) {
-  var jx = Math.min(Math.max(Math.floor(px), 0), n - 2), iy = Math.min(Math.max(Math.floor(py), 0), n - 2);
-  var fx = Math.min(Math.max(px - jx, 0), 1), fy = Math.min(Math.max(py - iy, 0), 1), o = iy * n + jx;
-  var low = d[o] * (1 - fx) + d[o + 1] * fx, high = d[o + n] * (1 - fx) + d[o + n + 1] * fx;
-  return low * (1 - fy) + high * fy;
+// t = (log10 loss - lo) / (hi - lo) along one row of the grid, py (beta, grid-index units), at the w + 1 points
+// px = (x + 0.5) / w * (n - 1), x = 0 .. w (a pixel's centre, and its right neighbour's): bilinear between the 4
+// grid points around each
+function rowValues(d, n, R, py, w, out) {
+  var iy = Math.min(Math.max(Math.floor(py), 0), n - 2), fy = Math.min(Math.max(py - iy, 0), 1);
+  var span = Math.max(R.hi - R.lo, 1e-9);
+  for (var x = 0; x <= w; x++) {
+    var px = ((x + 0.5) / w) * (n - 1), jx = Math.min(Math.max(Math.floor(px), 0), n - 2);
+    var fx = Math.min(Math.max(px - jx, 0), 1), o = iy * n + jx;
+    var low = d[o] * (1 - fx) + d[o + 1] * fx, high = d[o + n] * (1 - fx) + d[o + n + 1] * fx;
+    out[x] = (low * (1 - fy) + high * fy - R.lo) / span;
+  }
 }
 
 function smoothstep(e0, e1, x) { var t = Math.min(Math.max((x - e0) / (e1 - e0), 0), 1); return t * t * (3 - 2 * t); }
 
-// one pixel's RGB at p: the colormap over [lo, hi], lightened toward white by up to 0.55 on a contour line (every
-// 1/LEVELS of the range, ~1 px wide from the level's change over one pixel: step = grid units per pixel)
-function shade(d, n, R, lut, px, py, stepX, stepY, out, o) {
-  var span = Math.max(R.hi - R.lo, 1e-9), t = (height(d, n, px, py) - R.lo) / span, lev = t * LEVELS;
-  var k = 4 * Math.round(Math.min(Math.max(t, 0), 1) * 255);
-  var gx = Math.abs(((height(d, n, px + stepX, py) - R.lo) / span) * LEVELS - lev);
-  var gy = Math.abs(((height(d, n, px, py + stepY) - R.lo) / span) * LEVELS - lev);
-  var g = Math.max(Math.hypot(gx, gy), 1e-6), f = lev + 0.5 - Math.floor(lev + 0.5);
-  var mixW = 0.55 * (1 - smoothstep(0.5, 1.2, Math.abs(f - 0.5) / g));
-  for (var c = 0; c < 3; c++) out[o + c] = Math.round(((lut[k + c] / 255) * (1 - mixW) + mixW) * 255);
-  out[o + 3] = 255;
+// one pixel row's RGBA from its values t and the row above's: the colormap over [lo, hi], lightened toward white
+// by up to 0.55 on a contour line (every 1/LEVELS of the range, ~1 px wide from the level's change to the pixel
+// on the right and the one above)
+function shadeRow(t, above, w, lut, out, o) {
+  for (var x = 0; x < w; x++, o += 4) {
+    var lev = t[x] * LEVELS, k = 4 * Math.round(Math.min(Math.max(t[x], 0), 1) * 255);
+    var gx = Math.abs(t[x + 1] * LEVELS - lev), gy = Math.abs(above[x] * LEVELS - lev);
+    var g = Math.max(Math.sqrt(gx * gx + gy * gy), 1e-6), f = lev + 0.5 - Math.floor(lev + 0.5);
+    var mixW = 0.55 * (1 - smoothstep(0.5, 1.2, Math.abs(f - 0.5) / g));
+    for (var c = 0; c < 3; c++) out[o + c] = Math.round(((lut[k + c] / 255) * (1 - mixW) + mixW) * 255);
+    out[o + 3] = 255;
+  }
 }
 
-// the height map in a w x h pixel box: pixel (x, y)'s centre is grid point ((x + 0.5) / w, 1 - (y + 0.5) / h) * (n - 1)
+// the height map in a w x h pixel box: pixel (x, y)'s centre is grid point ((x + 0.5) / w, 1 - (y + 0.5) / h) * (n - 1);
+// each row of values is computed once (a pixel row's, then the one below's "above")
 function heightMap(d, n, R, w, h) {
-  var img = new ImageData(w, h), lut = colormaps.lut("viridis"), sx = (n - 1) / w, sy = (n - 1) / h;
+  var img = new ImageData(w, h), lut = colormaps.lut("viridis"), row = new Float64Array(w + 1), above = new Float64Array(w + 1);
+  rowValues(d, n, R, (1 + 0.5 / h) * (n - 1), w, above);   // the row above pixel row 0
   for (var y = 0; y < h; y++) {
-    var py = (1 - (y + 0.5) / h) * (n - 1);
-    for (var x = 0; x < w; x++) shade(d, n, R, lut, ((x + 0.5) / w) * (n - 1), py, sx, sy, img.data, 4 * (y * w + x));
+    rowValues(d, n, R, (1 - (y + 0.5) / h) * (n - 1), w, row);
+    shadeRow(row, above, w, lut, img.data, 4 * y * w);
+    var swap = above; above = row; row = swap;
   }
   return img;
 }
