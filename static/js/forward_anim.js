@@ -3,8 +3,10 @@
  * cost when they grow (graceful degradation on software WebGL), and prefers-reduced-motion (no motion: Play and
  * Step show each scene's end state, one per click).
  *   createForwardAnim({canvas, overlay, caption, status, controls, pg, data, sample(), onStage(stage)})
- *   (regl: optional, a gl.create context on canvas made in an earlier task; else made here)
- *     -> {state, scenes, seek(scene, t) -> particles, renderAt(t), particles(), draw(), play(), pause(), step()}
+ *     -> {state, scenes, prepare(), seek(scene, t) -> particles, renderAt(t), particles(), draw(), play(), pause(), step()}
+ *   The controls and caption are built at once; the WebGL context and the first frame wait for prepare() and the
+ *   first draw (the page makes them after it is ready: the view sits below the fold), or for the first control
+ *   that needs a frame.
  * Scenes: forward_anim_scenes.js; one frame: forward_anim_render.js; data: forward_anim_data.js; the frame-rate
  * policy: forward_anim_quality.js (checked every 30 frames, on the mean frame time of the last 30).
  */
@@ -55,8 +57,7 @@ function addControls(ctl, m, A, h) {
 }
 
 export function createForwardAnim(o) {
-  var m = o.pg.model, regl = o.regl || gl.create(o.canvas);
-  if (!regl) return null;
+  var m = o.pg.model, R = null;
   var scenes = makeScenes(m), P = o.data.table(0, 0, 0).P, raf = 0, last = null, skipNext = false, playBtn;
   var A = { scene: 0, t: 0, playing: false, speed: 1, layer: 0, head: 0, perQuery: P, maxPerQuery: P, resolution: 1,
             frames: 0, frameMs: [], fps: null, drawMs: null, degraded: 0, particles: [], blocks: [] };
@@ -64,8 +65,13 @@ export function createForwardAnim(o) {
     return { W: o.canvas.clientWidth, H: o.canvas.clientHeight, m: m, data: o.data, tex: tex,
              sample: o.sample(), layer: A.layer, head: A.head, perQuery: A.perQuery };
   }
-  var R = createRenderer(o.canvas, o.overlay, regl, env);
-  function render() { R.render(scenes[A.scene], A.t, A); }
+  function prepare() {   // the WebGL context and the renderer's commands, once
+    if (R) return R;
+    var regl = gl.create(o.canvas);
+    if (!regl) throw new Error("no WebGL context for the animation");
+    return (R = createRenderer(o.canvas, o.overlay, regl, env));
+  }
+  function render() { prepare().render(scenes[A.scene], A.t, A); }
   function caption() { captionTo(o.caption, A, scenes[A.scene], scenes.length, env(null)); }
   function status() { o.status.textContent = statusText(A); }
   function goTo(i, t) {
@@ -109,7 +115,7 @@ export function createForwardAnim(o) {
   }
   function redraw() { caption(); render(); }
   playBtn = addControls(o.controls, m, A, { toggle: function () { if (A.playing) pause(); else play(); }, step: step, redraw: redraw });
-  caption(); status(); render();
-  return { state: A, scenes: scenes, seek: seek, renderAt: function (t) { A.t = t; render(); },   // renderAt: benchmarks
+  caption(); status();
+  return { state: A, scenes: scenes, prepare: function () { prepare(); }, seek: seek, renderAt: function (t) { A.t = t; render(); },   // renderAt: benchmarks
            particles: function () { return A.particles; }, draw: redraw, play: play, pause: pause, step: step };
 }

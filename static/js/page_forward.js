@@ -13,7 +13,7 @@ import boxVert from "../glsl/forward_box.vert";
 import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
 import { colormaps, setLegends } from "./colormaps.js";
-import { animationsOff, blob, controls, fail, fmt, font, inTasks, onResize, overlay2d, ready, saveButton, tooltip } from "./core.js";
+import { afterReady, animationsOff, blob, controls, fail, fmt, font, inTasks, onResize, overlay2d, ready, saveButton, tooltip } from "./core.js";
 import { decode, decodeF16 } from "./decode.js";
 import { createForwardAnim } from "./forward_anim.js";
 import { animData } from "./forward_anim_data.js";
@@ -102,7 +102,7 @@ function colMajor(m) { var o = new Float32Array(16); for (var r = 0; r < 4; r++)
 function apply(m, p) { return [0, 1, 2, 3].map(function (r) { return m[r * 4] * p[0] + m[r * 4 + 1] * p[1] + m[r * 4 + 2] * p[2] + m[r * 4 + 3]; }); }
 
 /* ---------- the animated forward pass (4.4): its data are the stages' tensors and the "anim" blob ---------- */
-function startAnim(pg, sample, onStage, regl) {
+function startAnim(pg, sample, onStage) {
   function matrix(name, i) {     // a one-record stage's (rows x cols) values for sample i, as the page shows them
     var s = stages.find(function (x) { return x.parts.length === 1 && x.parts[0].name === name; });
     return { values: s.values(i), rows: s.rows, cols: s.cols, range: s.range, shape: [s.B, s.rowsFull, s.colsFull], binned: s.binned };
@@ -112,7 +112,7 @@ function startAnim(pg, sample, onStage, regl) {
   return createForwardAnim({
     canvas: cv, overlay: document.getElementById("fwd-anim-overlay"), caption: document.getElementById("fwd-anim-caption"),
     status: document.getElementById("fwd-anim-status"), controls: document.getElementById("fwd-anim-controls"), pg: pg,
-    data: animData(pg, cap, unpack(blob("anim")), matrix), sample: sample, onStage: onStage, regl: regl,
+    data: animData(pg, cap, unpack(blob("anim")), matrix), sample: sample, onStage: onStage,
   });
 }
 function onAnimStage(stage) {    // the animation reached a stage: select its block
@@ -398,7 +398,7 @@ function listen() {
   zc.addEventListener("mouseleave", function () { tooltip.hide(); });
 }
 
-/* ---------- start: data, the two regl contexts (blocks, animation), controls; false where WebGL is missing ---------- */
+/* ---------- start: data, the blocks' regl context, the views and controls (the animation's context: after ready) ---------- */
 // One WebGL context per task (each takes 0.05-0.5 s in software GL; see core.inTasks), apart from what uses it. A step that cannot go on
 // throws: fail() already shows the first (root-cause) message, and inTasks stops there.
 function createMainView() {
@@ -417,19 +417,11 @@ function buildZoomView() {   // a 2D canvas (heatmap2d.js): one WebGL context le
   listen();
   buildControls();
 }
-var animRegl = null;
-function createAnimView() {
-  var cv = document.getElementById("fwd-anim");
-  fitCanvas(cv);
-  animRegl = gl.create(cv);
-  if (!animRegl) throw new Error("no WebGL context for the animation");
-}
 function faceTextures() {   // the first frame's block faces (box-averaged on the CPU), before the frame itself
   stages.forEach(function (s, i) { faceTexture(i); });
 }
 function buildAnimation() {
-  anim = startAnim(PG, function () { return S.sample; }, onAnimStage, animRegl);
-  if (!anim) throw new Error("the animation could not start");
+  anim = startAnim(PG, function () { return S.sample; }, onAnimStage);
   document.getElementById("fwd-sample").addEventListener("change", function () { anim.draw(); });
 }
 function finish() {
@@ -439,6 +431,9 @@ function finish() {
   testHook({ state: S, stages: stages, capture: cap, select: select, screenBox: screenBox, anim: anim,
              zoomBox: function () { return ZB; }, zoomHeatmap: function () { return zhm[S.stage]; } });
   ready();
+  // the animation's controls exist before ready (the URL may set them); its WebGL context and first frame come
+  // after, a task each: it sits below the 3D view, whose own context already took 0.05-0.5 s in software GL
+  afterReady([function () { anim.prepare(); }, function () { anim.draw(); }]);
 }
 function start(pg) {
   P = pg.data; cap = decode(blob("capture"));
@@ -447,7 +442,7 @@ function start(pg) {
   S = { sample: 0, stage: 0, playing: null };
   layoutStages(pg.model.window);
   PG = pg;
-  inTasks([createMainView, buildMainView, buildZoomView, createAnimView, buildAnimation, faceTextures, finish]);
+  inTasks([createMainView, buildMainView, buildZoomView, buildAnimation, faceTextures, finish]);
 }
 
 registerPage({ slug: "forward", start: start });
