@@ -1,4 +1,5 @@
-"""How many worker threads a build step may use: its own cap, and no more than the CPUs this process may run on."""
+"""Threads of a build: how many workers a step may use (its own cap, and no more than the CPUs this process may run
+on), and slow products started once in a thread of their own and read later (start_once)."""
 
 from __future__ import annotations
 

@@ -413,11 +413,10 @@ def select_names(capture, names) -> list[str]:
     return [n for n in all_names if n in chosen]
 
 
-def _kept_rows(r, idx: list[int], B: int) -> tuple[list[int], list[int]]:
+def _kept_rows(r, idx: list[int]) -> tuple[list[int], list[int]]:
     """(rows of record r, their batch indices) for the blob's batch indices idx, in idx order: all of idx unless r
-    holds only some samples (r.samples)."""
-    have = list(range(B)) if getattr(r, "samples", None) is None else [int(s) for s in r.samples]
-    pos = {s: i for i, s in enumerate(have)}
+    holds only some samples (CaptureRecord.rows)."""
+    pos = {s: i for i, s in enumerate(r.rows())}
     kept = [s for s in idx if s in pos]
     return [pos[s] for s in kept], kept
 
@@ -457,7 +456,7 @@ def encode(capture, names=None, samples=None) -> bytes:
         }
         rows = None
         if batched:
-            rows, kept = _kept_rows(r, idx, B)
+            rows, kept = _kept_rows(r, idx)
             rec["shape"][0] = len(rows)
             if kept != idx:
                 rec["samples"] = kept
