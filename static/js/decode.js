@@ -170,12 +170,19 @@ Capture.prototype._narrowed = function (r) {
     any = true;
   }
   if (!any) return this;
-  var view = Object.create(this);
+  return this._view(function (n) {
+    return rows[n] && { rows: rows[n].length, get: function () { return self._takeRows(n, rows[n]); } };
+  });
+};
+// this capture with some records narrowed: narrow(name) -> {rows, get()} (that record's rows and values, its
+// other axes unchanged) or a falsy value (the record as it is); a view of its own cache
+Capture.prototype._view = function (narrow) {
+  var self = this, view = Object.create(this);
   view._cache = {};
-  view.get = function (n) { return rows[n] ? self._takeRows(n, rows[n]) : self.get(n); };
+  view.get = function (n) { var w = narrow(n); return w ? w.get() : self.get(n); };
   view._rec = function (n) {
-    var rec = self._rec(n);
-    return rows[n] ? Object.assign({}, rec, { shape: [rows[n].length].concat(rec.shape.slice(1)) }) : rec;
+    var rec = self._rec(n), w = narrow(n);
+    return w ? Object.assign({}, rec, { shape: [w.rows].concat(rec.shape.slice(1)) }) : rec;
   };
   return view;
 };
@@ -219,13 +226,10 @@ Capture.prototype._deriveSlice = function (r, i) {
     if (this._rec(src).shape[0] !== r.shape[0] || !this._sameRows(src, r.name)) return null;
     batched[src] = true;
   }
-  var one = [1].concat(r.shape.slice(1)), sub = Object.create(this);
-  sub._cache = {};
-  sub.get = function (n) { return batched[n] ? self._sliceRow(n, i) : self.get(n); };
-  sub._rec = function (n) {
-    var rec = self._rec(n);
-    return batched[n] ? Object.assign({}, rec, { shape: [1].concat(rec.shape.slice(1)) }) : rec;
-  };
+  var one = [1].concat(r.shape.slice(1));
+  var sub = this._view(function (n) {
+    return batched[n] && { rows: 1, get: function () { return self._sliceRow(n, i); } };
+  });
   return sub._derive(Object.assign({}, r, { shape: one }), numel(one));
 };
 
