@@ -3,10 +3,11 @@
  * cost when they grow (graceful degradation on software WebGL), and prefers-reduced-motion (no motion: Play and
  * Step show each scene's end state, one per click).
  *   createForwardAnim({canvas, overlay, caption, status, controls, pg, data, sample(), onStage(stage)})
- *     -> {state, scenes, prepare(), seek(scene, t) -> particles, renderAt(t), particles(), draw(), play(), pause(), step()}
- *   The controls and caption are built at once; the WebGL context and the first frame wait for prepare() and the
- *   first draw (the page makes them after it is ready: the view sits below the fold), or for the first control
- *   that needs a frame.
+ *     -> {state, scenes, open(), prepare(), seek(scene, t) -> particles, renderAt(t), particles(), draw(), play(), pause(),
+ *         step()}
+ *   The controls and caption are built at once; the WebGL context (open(), alone: gl.open), regl on it (prepare())
+ *   and the first frame wait for the first draw (the page makes them after it is ready, a task each: the view sits
+ *   below the fold), or for the first control that needs a frame.
  * Scenes: forward_anim_scenes.js; one frame: forward_anim_render.js; data: forward_anim_data.js; the frame-rate
  * policy: forward_anim_quality.js (checked every 30 frames, on the mean frame time of the last 30).
  */
@@ -65,7 +66,8 @@ export function createForwardAnim(o) {
     return { W: o.canvas.clientWidth, H: o.canvas.clientHeight, m: m, data: o.data, tex: tex,
              sample: o.sample(), layer: A.layer, head: A.head, perQuery: A.perQuery };
   }
-  function prepare() {   // the WebGL context and the renderer's commands, once
+  function open() { if (!R) gl.open(o.canvas); }   // the WebGL context alone (a task of its own before prepare)
+  function prepare() {   // regl on that context and the renderer's commands, once
     if (R) return R;
     var regl = gl.create(o.canvas);
     if (!regl) throw new Error("no WebGL context for the animation");
@@ -116,6 +118,6 @@ export function createForwardAnim(o) {
   function redraw() { caption(); render(); }
   playBtn = addControls(o.controls, m, A, { toggle: function () { if (A.playing) pause(); else play(); }, step: step, redraw: redraw });
   caption(); status();
-  return { state: A, scenes: scenes, prepare: function () { prepare(); }, seek: seek, renderAt: function (t) { A.t = t; render(); },   // renderAt: benchmarks
+  return { state: A, scenes: scenes, open: open, prepare: function () { prepare(); }, seek: seek, renderAt: function (t) { A.t = t; render(); },   // renderAt: benchmarks
            particles: function () { return A.particles; }, draw: redraw, play: play, pause: pause, step: step };
 }

@@ -91,9 +91,12 @@ function aggregateW() {   // the input aggregate of the sample in watts (channel
 function headColour(h) { return palette[h % palette.length]; }
 
 /* ---------- the WebGL heads: a draw command, layout, hover adapters ---------- */
-function createGL() {   // the context alone: the longest single step of the page's start in software GL
+function openGL() {   // the context alone (gl.open): the longest single step of the page's start in software GL
   canvas = document.getElementById("att-main"); axes = document.getElementById("att-main-axes");
   fitCanvas(canvas);
+  gl.open(canvas);
+}
+function createGL() {   // regl on gl.open's context (its probes are synchronous: after prepare, the GPU has caught up)
   regl = gl.create(canvas, gl.FLOAT_TEXTURES);
   if (!regl) throw new Error("no WebGL context for the attention maps");
   if (!regl.hasExtension("oes_texture_float")) {
@@ -441,25 +444,33 @@ function exposeForTests() {
 }
 
 function start(pg) {
-  P = pg.data; N = P.names; cap = decode(blob("capture"));
+  P = pg.data; N = P.names;
+  // the WebGL context first, in a task of its own (0.02-0.3 s in software GL); the GPU process goes on setting it up
+  // while the capture is decoded, and regl's synchronous probes come after that: no long task while loading; the
+  // heads first (ready), then the views further down: the layers view and the head matrix (core.afterReady)
+  inTasks([function () {}, openGL, function () { load(); prepare(); }, createGL,
+           function () { buildMarks(); buildHeatmaps(); buildControls(); buildPointer(); buildLater(); }, buildGL, upload, finish]);
+}
+function load() {   // the capture, its sizes and the first selection
+  cap = decode(blob("capture"));
   var q0 = cap.record(N.q[0]);
   H = q0.shape[1]; L = q0.shape[2]; E = q0.shape[3];
   affine = watts.of("aggregate");
   S = { sample: 0, layer: 0, head: 0, query: Math.min(L - 1, Math.floor(L / 2)), masked: true, mode: "log", cmap: "viridis" };
-  // one task per WebGL context (each takes 0.05-0.5 s in software GL) and per first draw: no long task while loading;
-  // the heads first (ready), then the views further down: the layers view and the head matrix (core.afterReady)
-  inTasks([createGL, function () { buildMarks(); buildGL(); buildHeatmaps(); }, function () { buildControls(); buildPointer(); buildLater(); },
-           prepare, finish]);
 }
 function buildBelow() {
-  afterReady([drawBelow, buildLayers, function () { if (layersView) later.layers(function () { layersView.draw(S.head, S.sample); }); },
+  // the layers view's context first (gl.open), drawBelow while the GPU process sets it up, then regl on it
+  afterReady([function () { gl.open(document.getElementById("att-layers")); }, drawBelow, buildLayers, function () { if (layersView) later.layers(function () { layersView.draw(S.head, S.sample); }); },
               buildHeadMatrix,
               function () { testHook({ layers: layersView, headMatrix: headMatrix }); }]);
 }
 
-function prepare() {   // decode what the first frame reads (q, k, lse textures; the selected row) in a task of its own
-  current(); row(S.head, S.query); aggregateW();
+function prepare() {   // decode what the first frame reads (q, k, lse; the selected row) in a task of its own
+  var w = cap.record(weightsName(S.layer, S.masked));
+  cap.slice(w.q, S.sample); cap.slice(w.k, S.sample); cap.slice(w.lse, S.sample);
+  row(S.head, S.query); aggregateW();
 }
+function upload() { current(); }   // the first frame's textures
 
 function finish() {
   wi = attentionWhatIf({ after: document.getElementById("att-readout"), cap: cap, state: S, sampleLabel: function (i) { return "batch sample " + P.samples[i]; } });

@@ -399,11 +399,22 @@ function listen() {
 }
 
 /* ---------- start: data, the blocks' regl context, the views and controls (the animation's context: after ready) ---------- */
-// One WebGL context per task (each takes 0.05-0.5 s in software GL; see core.inTasks), apart from what uses it. A step that cannot go on
-// throws: fail() already shows the first (root-cause) message, and inTasks stops there.
-function createMainView() {
+// One WebGL context per task (0.02-0.3 s in software GL; see core.inTasks), alone (gl.open): the GPU process goes on setting it up
+// while the data is decoded, and regl's synchronous probes come after that. A step that cannot go on throws: fail() already shows
+// the first (root-cause) message, and inTasks stops there.
+function openMainView() {
   canvas = document.getElementById("fwd-3d"); overlay = document.getElementById("fwd-3d-overlay");
   fitCanvas(canvas);
+  gl.open(canvas);
+}
+function load() {   // the capture, the binned blocks and the first selection
+  cap = decode(blob("capture"));
+  var binned = unpack(blob("binned"));
+  stages = P.stages.map(function (st) { return makeStage(st, cap, binned); });
+  S = { sample: 0, stage: 0, playing: null };
+  layoutStages(PG.model.window);
+}
+function createMainView() {
   regl = gl.create(canvas);
   if (!regl) throw new Error("no WebGL context for the 3D view");
 }
@@ -433,16 +444,11 @@ function finish() {
   ready();
   // the animation's controls exist before ready (the URL may set them); its WebGL context and first frame come
   // after, a task each: it sits below the 3D view, whose own context already took 0.05-0.5 s in software GL
-  afterReady([function () { anim.prepare(); }, function () { anim.draw(); }]);
+  afterReady([function () { anim.open(); }, function () { anim.prepare(); }, function () { anim.draw(); }]);
 }
 function start(pg) {
-  P = pg.data; cap = decode(blob("capture"));
-  var binned = unpack(blob("binned"));
-  stages = P.stages.map(function (st) { return makeStage(st, cap, binned); });
-  S = { sample: 0, stage: 0, playing: null };
-  layoutStages(pg.model.window);
-  PG = pg;
-  inTasks([createMainView, buildMainView, buildZoomView, buildAnimation, faceTextures, finish]);
+  P = pg.data; PG = pg;
+  inTasks([function () {}, openMainView, load, createMainView, buildMainView, buildZoomView, buildAnimation, faceTextures, finish]);
 }
 
 registerPage({ slug: "forward", start: start });
