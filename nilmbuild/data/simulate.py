@@ -95,16 +95,21 @@ def simulate_household(
             ("immersion", _immersion),
         )
     }
-    other = sum(unlabelled.values())
-    other = other + _base_load(rng, n) + _lighting(rng, n, season)
+    # Sums accumulate in place, in the order of the plain expressions (same bits, no (T,) temporaries per term).
+    other = _sum_in_place(list(unlabelled.values()))
+    other += _base_load(rng, n)
+    other += _lighting(rng, n, season)
 
     appliances = {}
     for name in DEVICE_NAMES:
         x = target[name]
-        x = x + (x > 0) * rng.normal(0.0, 1.5, n)  # plug meter noise while running
-        appliances[name] = np.maximum(x, 0.0).astype(np.float32)
-    aggregate = other + sum(appliances[d].astype(np.float64) for d in DEVICE_NAMES) + rng.normal(0, 4.0, n)
-    aggregate = np.maximum(aggregate, 0.0).astype(np.float32)
+        noise = rng.normal(0.0, 1.5, n)  # plug meter noise while running
+        noise *= x > 0
+        x += noise
+        appliances[name] = np.maximum(x, 0.0, out=x).astype(np.float32)
+    other += _sum_in_place([appliances[d].astype(np.float64) for d in DEVICE_NAMES])
+    other += rng.normal(0, 4.0, n)
+    aggregate = np.maximum(other, 0.0, out=other).astype(np.float32)
     return Household(
         timestamps=timestamps,
         aggregate=aggregate,
@@ -118,6 +123,14 @@ def simulate_household(
             **({"unlabelled": {k: v.astype(np.float32) for k, v in unlabelled.items()}} if keep_unlabelled else {}),
         },
     )
+
+
+def _sum_in_place(arrays: list[np.ndarray]) -> np.ndarray:
+    """sum(arrays) (left to right, the same bits) into a copy of the first."""
+    out = arrays[0].astype(np.float64, copy=True)
+    for a in arrays[1:]:
+        out += a
+    return out
 
 
 class _Context:
@@ -324,16 +337,14 @@ def _base_load(rng, n: int) -> np.ndarray:
 def _lighting(rng, n: int, season: np.ndarray) -> np.ndarray:
     """Lights on between waking and sunrise and between dusk and bedtime, at piecewise-constant
     levels (switches flipped every ~5-40 min). Dusk is ~16:00 in winter and ~21:00 in summer."""
-    day = np.arange(n) // STEPS_PER_DAY
-    hour = (np.arange(n) % STEPS_PER_DAY) * RATE_S / 3600.0
-    sunrise = 6.8 + 1.6 * season[day]
-    sunset = 18.5 - 2.5 * season[day]
-    wake = 6.5 + rng.normal(0, 0.3, season.size)[day]
-    bed = 23.0 + rng.normal(0, 0.5, season.size)[day]
-    need = ((hour > wake) & (hour < sunrise)) | ((hour > sunset - 0.3) & (hour < bed))
-    seg = rng.integers(50, 400, n // 50 + 1)  # segment lengths in steps
+    hour = np.arange(STEPS_PER_DAY) * RATE_S / 3600.0  # (steps per day,): the same every day
+    sunrise = (6.8 + 1.6 * season)[:, None]  # (days, 1)
+    sunset = (18.5 - 2.5 * season)[:, None]
+    wake = (6.5 + rng.normal(0, 0.3, season.size))[:, None]
+    bed = (23.0 + rng.normal(0, 0.5, season.size))[:, None]
+    need = ((hour > wake) & (hour < sunrise)) | ((hour > sunset - 0.3) & (hour < bed))  # (days, steps per day)
+    seg = rng.integers(50, 400, n // 50 + 1)  # segment lengths in steps (sum >= n: each is >= 50)
     levels = rng.uniform(30, 260, seg.size)
-    piece = np.repeat(levels, seg)[:n]
-    if piece.size < n:
-        piece = np.pad(piece, (0, n - piece.size), mode="edge")
-    return need * piece
+    used = int(np.searchsorted(np.cumsum(seg), n)) + 1  # the segments that reach step n
+    piece = np.repeat(levels[:used], seg[:used])[:n]
+    return need.reshape(-1)[:n] * piece
