@@ -1,6 +1,6 @@
 """`python -m nilmbuild ...` is the `nilmbuild` command."""
 
-from nilmbuild.cli import main
+from nilmbuild.cli import run
 
 if __name__ == "__main__":
-    main(prog_name="nilmbuild")
+    run()

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+
+_STARTED: list[Future] = []  # every start_once job, for wait_started
 
 
 def usable_threads(at_most: int) -> int:
@@ -20,4 +22,10 @@ def start_once(started: dict, key, name: str, fn: Callable, *args) -> Future:
         pool = ThreadPoolExecutor(1, thread_name_prefix=name)
         started[key] = pool.submit(fn, *args)
         pool.shutdown(wait=False)  # the submitted job still runs; its thread ends with it
+        _STARTED.append(started[key])
     return started[key]
+
+
+def wait_started() -> None:
+    """Wait until every job start_once started has finished (before a hard exit: cli.run)."""
+    wait(_STARTED)
