@@ -1,7 +1,7 @@
 """The site's pages: one view module per page in nilmbuild/site/views/, built from one SiteContext.
 
 Each view module exposes SLUG, TITLE and build(ctx: SiteContext) -> PageSpec. NAV_ORDER is the navigation
-order; every slug in it must have its module (a test checks that all ten pages are built).
+order; every slug in it must have its module (a test checks that every page is built).
 """
 
 from __future__ import annotations
