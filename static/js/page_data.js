@@ -3,7 +3,7 @@ import { decode as unpack } from "@msgpack/msgpack";
 import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
 import { palette } from "./colormaps.js";
-import { FONT_FAMILY, blob, context2d, controls, fmt, onResize, ready, saveButton } from "./core.js";
+import { FONT_FAMILY, blob, context2d, controls, fmt, inTasks, onResize, ready, saveButton } from "./core.js";
 import { deviceColors } from "./disaggregation_watts.js";
 import { plot2d } from "./plot2d.js";
 
@@ -206,15 +206,20 @@ function buildFeaturesFigure() {
 }
 
 function start() {
-  D = unpack(blob("data"));
-  S = series(D);
-  var rawPlot = buildRawFigure(), stPlot = buildStatesFigure();
-  buildScalingTable();
-  buildTimeline();
-  var fPlot = buildFeaturesFigure();
-  testHook({ plots: { raw: rawPlot, states: stPlot, features: fPlot } });
-  stateInUrl([["zoom", "#raw-zoom"], ["window", "#feature-sample"]]);
-  ready();
+  // one figure per task (core.inTasks): no long task while loading
+  var plots = {};
+  inTasks([
+    function () { D = unpack(blob("data")); S = series(D); },
+    function () { plots.raw = buildRawFigure(); },
+    function () { plots.states = buildStatesFigure(); },
+    function () { buildScalingTable(); buildTimeline(); },
+    function () { plots.features = buildFeaturesFigure(); },
+    function () {
+      testHook({ plots: plots });
+      stateInUrl([["zoom", "#raw-zoom"], ["window", "#feature-sample"]]);
+      ready();
+    },
+  ]);
 }
 
 registerPage({ slug: "data", start: start });

@@ -7,7 +7,7 @@ import { decode as unpack } from "@msgpack/msgpack";
 import { registerPage, testHook } from "./register.js";
 import { disaggSignal } from "./whatif_signal_disagg.js";
 import { stateInUrl } from "./url_state.js";
-import { animate, blob, controls, fmt, ready, saveButton, tooltip } from "./core.js";
+import { animate, blob, controls, fmt, inTasks, ready, saveButton, tooltip } from "./core.js";
 import { decode } from "./decode.js";
 import { lanes } from "./disaggregation_lanes.js";
 import { deviceColors, watts } from "./disaggregation_watts.js";
@@ -170,7 +170,7 @@ function buildMetrics() {
   if (hasDay && !day.metrics) document.getElementById("metrics-note").textContent = "This span has no ground truth: no metrics.";
 }
 
-function start(pg) {
+function load(pg) {   // the blobs, the sizes and the first state
   PG = pg; N = pg.data.names; cap = decode(blob("capture"));
   hasDay = pg.blobs.indexOf("day") >= 0;
   day = hasDay ? unpack(blob("day")) : NO_DAY;
@@ -182,15 +182,20 @@ function start(pg) {
   canvas = document.getElementById("lanes"); readoutEl = document.getElementById("readout");
   st = { mode: "window", sample: 0, step: day.post_steps.length - 1, anim: null, split: 1 };
   dayArr = dayArrays();
-  view = lanes.create(canvas, windowOpts(0));
-  buildPointer();
-  ds = disaggSignal(pg.data.live);
-  buildControls();
-  buildMetrics();
-  view.draw(1);
-  stateInUrl([["view", ui.modeSel], ["sample", ui.sampleSel], ["step", ui.stepSel]]);
-  ready();
-  testHook({ state: st, view: function () { return view; }, yourSignal: ds });
+}
+function start(pg) {
+  // a few tasks instead of one long one while loading (core.inTasks)
+  inTasks([
+    function () { load(pg); },
+    function () { view = lanes.create(canvas, windowOpts(0)); buildPointer(); ds = disaggSignal(pg.data.live); buildControls(); },
+    buildMetrics,
+    function () {
+      view.draw(1);
+      stateInUrl([["view", ui.modeSel], ["sample", ui.sampleSel], ["step", ui.stepSel]]);
+      ready();
+      testHook({ state: st, view: function () { return view; }, yourSignal: ds });
+    },
+  ]);
 }
 
 registerPage({ slug: "disaggregation", start: start });
