@@ -11,7 +11,7 @@ import { decode as unpack } from "@msgpack/msgpack";
 import { registerPage, testHook } from "./register.js";
 import { startDocsBox } from "./docs_box.js";
 import { stateInUrl } from "./url_state.js";
-import { FONT_FAMILY, animationsOff, blob, context2d, controls, fmt, onResize, ready, saveButton, tooltip } from "./core.js";
+import { FONT_FAMILY, animationsOff, blob, context2d, controls, fmt, inTasks, onResize, ready, saveButton, tooltip } from "./core.js";
 import { decode } from "./decode.js";
 import { deviceColors, phaseColors, watts } from "./disaggregation_watts.js";
 
@@ -301,7 +301,7 @@ function setPlaying(on) {
   if (on) state.raf = requestAnimationFrame(frame); else draw();
 }
 
-function start(pg) {
+function load(pg) {   // the blobs, the sizes and the first state
   PG = pg; N = pg.data.names;
   flow = unpack(blob("flow"));
   cap = decode(blob("capture"));
@@ -314,19 +314,20 @@ function start(pg) {
   flow.nodes.forEach(function (n) { nodesById[n.id] = n; });
   L = cap.record(N.input).shape[2];
   data = series(0);
-  buildPointer();
-  buildControls();
-  buildLegend();
-  buildShapesTable();
+}
+function finish() {
   onResize(wrap, function () { state.layout = null; if (!state.playing) draw(); });
-  draw();
-  setPlaying(false);
   var urlState = stateInUrl([["sample", "#flow-sample"]]);
   var box = document.getElementById("docs-box");
   if (box) startDocsBox(box, { ownHref: "index.html", ownState: urlState.values, watch: controlsEl });
   ready();
   if (!animationsOff()) setPlaying(true);
   testHook({ state: state, series: function () { return data; } });
+}
+function start(pg) {
+  // a few tasks instead of one long one while loading (core.inTasks); the diagram is drawn (setPlaying(false)) before ready
+  inTasks([function () { load(pg); }, function () { buildPointer(); buildControls(); buildLegend(); buildShapesTable(); },
+           function () { setPlaying(false); }, finish]);
 }
 
 registerPage({ slug: "index", start: start });
