@@ -319,7 +319,7 @@ function run(pg) {
   buildViews();
   mapDefs = buildMapDefs();
   kit.onResize(el.stack, function () { if (hms.length) drawMaps(); drawRF(); if (inputPlot) inputPlot.draw(); });
-  inTasks([drawRF, drawInput, initMaps, readout, finish]);
+  inTasks([function () {}, drawRF, drawInput, initMaps, readout, finish]);   // drawRF too in a task of its own (the first layout)
 }
 
 registerPage({ slug: "embedding", start: run });
