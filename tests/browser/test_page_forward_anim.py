@@ -118,6 +118,10 @@ def test_reduced_motion_is_a_step_through(nb, page_at, built_site):
     page.reload()
     nb.wait_ready(page)
     page.locator("#fwd-anim").scroll_into_view_if_needed()
+    # the page's own steps after ready (core.afterReady: the animation's context, regl, first frame) are one-off and
+    # schedule themselves with requestAnimationFrame: run them, let their last frames pass, then count
+    nb.flush(page)
+    page.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 0))))")
     page.evaluate(
         "window.__rafs = 0; const raf = window.requestAnimationFrame.bind(window);"
         "window.requestAnimationFrame = f => { window.__rafs++; return raf(f); }; 0"
