@@ -293,48 +293,31 @@ function deriveLinear(out, n, get, shapeOf, r) {
     out[((b * r.heads + ((f / E) | 0)) * L + t) * E + (f % E)] = flat[i * Fo + f];
   }
 }
-// Both layouts compute four outputs at a time: four independent sums instead of one chain of dependent adds
-// (~2x faster in V8), each still adding its terms in order c = 0, 1, ... and then the bias: the same bits.
 function linearChannels(out, x, W, bias, B, Fi, Fo, L) {     // (B, Fi, L) -> (B, Fo, L)
-  var f4 = Fo - (Fo % 4);
-  for (var b = 0; b < B; b++) for (var t = 0; t < L; t++) {
-    var xo = b * Fi * L + t, oo = b * Fo * L + t, f = 0;
-    for (; f < f4; f += 4) {
-      var a0 = 0, a1 = 0, a2 = 0, a3 = 0, w0 = f * Fi, w1 = w0 + Fi, w2 = w1 + Fi, w3 = w2 + Fi;
-      for (var c = 0; c < Fi; c++) {
-        var xc = x[xo + c * L];
-        a0 += W[w0 + c] * xc; a1 += W[w1 + c] * xc; a2 += W[w2 + c] * xc; a3 += W[w3 + c] * xc;
-      }
-      if (bias) { a0 += bias[f]; a1 += bias[f + 1]; a2 += bias[f + 2]; a3 += bias[f + 3]; }
-      out[oo + f * L] = a0; out[oo + (f + 1) * L] = a1; out[oo + (f + 2) * L] = a2; out[oo + (f + 3) * L] = a3;
-    }
-    for (; f < Fo; f++) {
-      var acc = 0, wo = f * Fi;
-      for (var k = 0; k < Fi; k++) acc += W[wo + k] * x[xo + k * L];
-      if (bias) acc += bias[f];
-      out[oo + f * L] = acc;
-    }
-  }
+  for (var b = 0; b < B; b++) for (var t = 0; t < L; t++) linearVector(out, b * Fo * L + t, L, x, b * Fi * L + t, L, W, bias, Fi, Fo);
 }
 function linearLast(out, x, W, bias, rows, Fi, Fo) {        // (rows, Fi) -> (rows, Fo)
-  var f4 = Fo - (Fo % 4);
-  for (var i = 0; i < rows; i++) {
-    var xo = i * Fi, oo = i * Fo, f = 0;
-    for (; f < f4; f += 4) {
-      var a0 = 0, a1 = 0, a2 = 0, a3 = 0, w0 = f * Fi, w1 = w0 + Fi, w2 = w1 + Fi, w3 = w2 + Fi;
-      for (var c = 0; c < Fi; c++) {
-        var xc = x[xo + c];
-        a0 += W[w0 + c] * xc; a1 += W[w1 + c] * xc; a2 += W[w2 + c] * xc; a3 += W[w3 + c] * xc;
-      }
-      if (bias) { a0 += bias[f]; a1 += bias[f + 1]; a2 += bias[f + 2]; a3 += bias[f + 3]; }
-      out[oo + f] = a0; out[oo + f + 1] = a1; out[oo + f + 2] = a2; out[oo + f + 3] = a3;
+  for (var i = 0; i < rows; i++) linearVector(out, i * Fo, 1, x, i * Fi, 1, W, bias, Fi, Fo);
+}
+// out[oo + f * os] = sum over c of W[f, c] * x[xo + c * xs] (+ bias[f]), for every output f of one input vector.
+// Four outputs at a time: four independent sums instead of one chain of dependent adds (~2x faster in V8), each
+// still adding its terms in order c = 0, 1, ... and then the bias: the same bits as one output at a time.
+function linearVector(out, oo, os, x, xo, xs, W, bias, Fi, Fo) {
+  var f = 0, f4 = Fo - (Fo % 4);
+  for (; f < f4; f += 4) {
+    var a0 = 0, a1 = 0, a2 = 0, a3 = 0, w0 = f * Fi, w1 = w0 + Fi, w2 = w1 + Fi, w3 = w2 + Fi;
+    for (var c = 0; c < Fi; c++) {
+      var xc = x[xo + c * xs];
+      a0 += W[w0 + c] * xc; a1 += W[w1 + c] * xc; a2 += W[w2 + c] * xc; a3 += W[w3 + c] * xc;
     }
-    for (; f < Fo; f++) {
-      var acc = 0, wo = f * Fi;
-      for (var k = 0; k < Fi; k++) acc += W[wo + k] * x[xo + k];
-      if (bias) acc += bias[f];
-      out[oo + f] = acc;
-    }
+    if (bias) { a0 += bias[f]; a1 += bias[f + 1]; a2 += bias[f + 2]; a3 += bias[f + 3]; }
+    out[oo + f * os] = a0; out[oo + (f + 1) * os] = a1; out[oo + (f + 2) * os] = a2; out[oo + (f + 3) * os] = a3;
+  }
+  for (; f < Fo; f++) {
+    var acc = 0, wo = f * Fi;
+    for (var k = 0; k < Fi; k++) acc += W[wo + k] * x[xo + k * xs];
+    if (bias) acc += bias[f];
+    out[oo + f * os] = acc;
   }
 }
 function deriveFilm(out, n, get, shapeOf, r) {
