@@ -347,4 +347,4 @@ def _lighting(rng, n: int, season: np.ndarray) -> np.ndarray:
     levels = rng.uniform(30, 260, seg.size)
     used = int(np.searchsorted(np.cumsum(seg), n)) + 1  # the segments that reach step n
     piece = np.repeat(levels[:used], seg[:used])[:n]
-    return need.reshape(-1)[:n] * piece
+    return need.reshape(-1) * piece  # days x steps per day = n
