@@ -5,6 +5,7 @@
  * blob(name)           -> Uint8Array of the page's inlined blob (base64 in the script element #nb-blob-NAME)
  * inflateBlobs()       -> Promise: the deflated blobs inflated (registerPage awaits it before start)
  * inTasks([f, g, ...])  run a page's start steps one macrotask each (no single long load task)
+ * newTask              a no-op first step for inTasks: the next step then starts in a task of its own
  * ready()              first frame drawn: <html data-ready="true"> + "nilmbuild:ready" event (once)
  * fail(err)            readable message in #nb-error, <html data-ready="error">
  * isEmbed()            the page was opened with #embed (only the visual is shown)
@@ -76,6 +77,9 @@ export const inTasks = function (steps) {
     });
   }, Promise.resolve()).catch(fail);
 };
+// A step that does nothing: first in inTasks' list, it starts the next step in a task of its own instead of the
+// current one (apart from the page script's evaluation and the work start() did before inTasks).
+export function newTask() {}
 
 /* ---- off-screen views: drawn when they scroll into view ---- */
 // A control change redraws every view it touches; views far off screen need not be drawn on every change (each

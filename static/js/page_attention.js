@@ -11,7 +11,7 @@ import attWeightsVert from "../glsl/attention_weights.vert";
 import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
 import { colormaps, legend, palette, setLegends } from "./colormaps.js";
-import { afterReady, blob, context2d, controls, element, flushDeferred, fmt, font, inTasks, onResize, onScreen, overlay2d, placeAt, ready, saveButton, setText } from "./core.js";
+import { afterReady, blob, context2d, controls, element, flushDeferred, fmt, font, inTasks, newTask, onResize, onScreen, overlay2d, placeAt, ready, saveButton, setText } from "./core.js";
 import { decode } from "./decode.js";
 import { watts } from "./disaggregation_watts.js";
 import { gl } from "./gl.js";
@@ -448,7 +448,7 @@ function start(pg) {
   // the WebGL context first, in a task of its own (0.02-0.3 s in software GL); the GPU process goes on setting it up
   // while the capture is decoded, and regl's synchronous probes come after that: no long task while loading; the
   // heads first (ready), then the views further down: the layers view and the head matrix (core.afterReady)
-  inTasks([function () {}, openGL, function () { load(); prepare(); }, createGL,
+  inTasks([newTask, openGL, function () { load(); prepare(); }, createGL,
            function () { buildMarks(); buildHeatmaps(); buildControls(); buildPointer(); buildLater(); }, buildGL, upload, finish]);
 }
 function load() {   // the capture, its sizes and the first selection

@@ -8,7 +8,7 @@
 import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
 import { palette, setLegends } from "./colormaps.js";
-import { controls, fmt, inTasks, ready } from "./core.js";
+import { controls, fmt, inTasks, newTask, ready } from "./core.js";
 import { kit } from "./film_kit.js";
 import { fitCanvas, hoverGrid } from "./grid.js";
 import { clear2d, heatmap2d } from "./heatmap2d.js";
@@ -319,7 +319,7 @@ function run(pg) {
   buildViews();
   mapDefs = buildMapDefs();
   kit.onResize(el.stack, function () { if (hms.length) drawMaps(); drawRF(); if (inputPlot) inputPlot.draw(); });
-  inTasks([function () {}, drawRF, drawInput, initMaps, readout, finish]);   // drawRF too in a task of its own (the first layout)
+  inTasks([newTask, drawRF, drawInput, initMaps, readout, finish]);   // drawRF too in a task of its own (the first layout)
 }
 
 registerPage({ slug: "embedding", start: run });

@@ -13,7 +13,7 @@ import boxVert from "../glsl/forward_box.vert";
 import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
 import { colormaps, setLegends } from "./colormaps.js";
-import { afterReady, animationsOff, blob, controls, fail, fmt, font, inTasks, onResize, overlay2d, ready, saveButton, tooltip } from "./core.js";
+import { afterReady, animationsOff, blob, controls, fail, fmt, font, inTasks, newTask, onResize, overlay2d, ready, saveButton, tooltip } from "./core.js";
 import { decode, decodeF16 } from "./decode.js";
 import { createForwardAnim } from "./forward_anim.js";
 import { animData } from "./forward_anim_data.js";
@@ -448,7 +448,7 @@ function finish() {
 }
 function start(pg) {
   P = pg.data; PG = pg;
-  inTasks([function () {}, openMainView, load, createMainView, buildMainView, buildZoomView, buildAnimation, faceTextures, finish]);
+  inTasks([newTask, openMainView, load, createMainView, buildMainView, buildZoomView, buildAnimation, faceTextures, finish]);
 }
 
 registerPage({ slug: "forward", start: start });
