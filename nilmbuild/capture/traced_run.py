@@ -15,6 +15,7 @@ import torch
 
 from nilmbuild.memory import release_freed_memory
 from nilmbuild.model import names
+from nilmbuild.model.buffers import BufferPool
 from nilmbuild.model.trace import Trace, TraceRecord
 
 CHUNK = 8  # samples per traced run
@@ -39,11 +40,14 @@ def run_traced(model, x: torch.Tensor, keep=None, attention: Callable | None = N
     want = range(B) if samples is None else sorted({int(s) for s in samples})
     joined: Trace | None = None
     done = 0
+    pool = BufferPool() if attention is not None else None  # the matrices of one layer, reused chunk after chunk
     for start in range(0, B, CHUNK):
         rows = [s - start for s in want if start <= s < start + CHUNK]
         if not rows:
             continue
-        part = _run_chunk(model, x[start : start + CHUNK], keep, attention, None if samples is None else rows, **kw)
+        part = _run_chunk(
+            model, x[start : start + CHUNK], keep, attention, None if samples is None else rows, pool, **kw
+        )
         joined = _join(joined, part, done, len(want))
         done += len(rows)
         del part
@@ -58,10 +62,11 @@ def _rows(r: TraceRecord, rows: list[int] | None) -> TraceRecord:
     return TraceRecord(r.tensor[rows], r.axes, r.stage, r.section, r.doc, r.derive)
 
 
-def _run_chunk(model, x, keep, attention, rows: list[int] | None = None, **kw) -> Trace:
-    """One traced run of x; with rows, only these rows of its records are planned and kept."""
+def _run_chunk(model, x, keep, attention, rows: list[int] | None = None, pool: BufferPool | None = None, **kw) -> Trace:
+    """One traced run of x; with rows, only these rows of its records are planned and kept. pool: where the
+    attention matrices are made (they go back to it once planned and dropped)."""
 
-    def on_put(name: str) -> None:
+    def on_put(trace: Trace, name: str) -> None:  # given the trace: a closure over it would be a reference cycle
         p = name.split(".")
         if attention is None or len(p) != 4 or p[0] != "encoder" or p[2:] != ["attn", "lse"]:
             return
@@ -73,7 +78,7 @@ def _run_chunk(model, x, keep, attention, rows: list[int] | None = None, **kw) -
         for k in names.ATTN_MATRICES:  # (chunk, H, L, L): dropped once planned
             trace.drop(names.attn(layer, k))
 
-    trace = Trace(keep=keep, copy=False, on_put=on_put)
+    trace = Trace(keep=keep, copy=False, on_put=on_put, pool=pool)
     with torch.no_grad():
         model(x, trace=trace, **kw)
     if rows is not None:

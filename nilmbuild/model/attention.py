@@ -9,6 +9,8 @@ exp(-1e4 - max) underflows to exactly 0 in float32, so both paths agree (tested 
 
 from __future__ import annotations
 
+import math
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -41,10 +43,48 @@ def _overwritable(t: torch.Tensor, trace=None, recorded_as: str | None = None) -
     return not (torch.is_grad_enabled() and t.requires_grad)
 
 
-def _row_logsumexp(scores: torch.Tensor) -> torch.Tensor:
+def _row_logsumexp(scores: torch.Tensor, trace: Trace) -> torch.Tensor:
     """(B, H, L, S) -> (B, H, L) log-sum-exp over keys, a few samples at a time: logsumexp holds two temporaries
-    of its input's size (rows are independent, so this is bit-identical to one call)."""
-    return torch.cat([torch.logsumexp(part, dim=-1) for part in scores.split(4)])
+    of its input's size (rows are independent, so this is bit-identical to one call). A pooled trace lends the
+    temporary (_logsumexp_in)."""
+    parts = scores.split(4)
+    if not trace.pooled:
+        return torch.cat([torch.logsumexp(part, dim=-1) for part in parts])
+    with trace.scratch(parts[0].shape) as work:
+        return torch.cat([_logsumexp_in(part, work[: part.shape[0]]) for part in parts])
+
+
+def _logsumexp_in(x: torch.Tensor, work: torch.Tensor) -> torch.Tensor:
+    """torch.logsumexp(x, dim=-1) with its x-sized temporary in `work`: PyTorch's own steps (row max, +-inf taken
+    as 0; log of the sum of exp(x - max); + max), so the same bits (tests/test_model.py)."""
+    m = torch.amax(x, dim=-1, keepdim=True)  # (n, H, L, 1)
+    m.masked_fill_(m.abs() == math.inf, 0.0)
+    total = torch.sum(torch.sub(x, m, out=work).exp_(), dim=-1)  # (n, H, L)
+    return total.log_().add_(m.squeeze(-1))
+
+
+def _buffer(trace: Trace | None, name: str, shape) -> torch.Tensor | None:
+    """Where to compute record `name` (trace.buffer), or None: allocate (also under autograd: out= has no grad)."""
+    return None if trace is None or torch.is_grad_enabled() else trace.buffer(name, shape)
+
+
+def _dot_products(q: torch.Tensor, k: torch.Tensor, out: torch.Tensor | None) -> torch.Tensor:
+    """(B, H, L, E) q, (B, H, S, E) k -> (B, H, L, S) q.k, into `out` if given (the same bmm either way)."""
+    return torch.einsum("bhle,bhse->bhls", q, k) if out is None else torch.matmul(q, k.transpose(-2, -1), out=out)
+
+
+def _masked(scores: torch.Tensor, diag: torch.Tensor, trace: Trace | None, name: str, shape) -> torch.Tensor:
+    """scores with MASK_VALUE where diag is True: in place, unless `name`.scores is recorded or autograd needs it;
+    then in a copy (in the trace's buffer for `name`.masked_scores, if it lends one)."""
+    if _overwritable(scores, trace, f"{name}.scores"):
+        return scores.masked_fill_(diag, MASK_VALUE)
+    out = _buffer(trace, f"{name}.masked_scores", shape)
+    return scores.masked_fill(diag, MASK_VALUE) if out is None else out.copy_(scores).masked_fill_(diag, MASK_VALUE)
+
+
+def _softmax(scores: torch.Tensor, out: torch.Tensor | None) -> torch.Tensor:
+    """Softmax over the last axis (torch.softmax's own kernel, into `out` if given)."""
+    return torch.softmax(scores, dim=-1) if out is None else torch._softmax(scores, -1, False, out=out)
 
 
 def _mask_flag(mask_diagonal) -> tuple[bool, torch.Tensor | None]:
@@ -136,7 +176,8 @@ class DiagonallyMaskedSelfAttention(nn.Module):
             f"values, {split}",
             derive=linear(in_name, weight(f"{name}.wv"), heads=self.n_head) if in_name else None,
         )
-        scores = torch.einsum("bhle,bhse->bhls", q, k).mul_(self.scale)  # (B, H, L, L), scaled in place
+        shape = q.shape[:-1] + k.shape[-2:-1]  # (B, H, L, L)
+        scores = _dot_products(q, k, _buffer(trace, f"{name}.scores", shape)).mul_(self.scale)  # scaled in place
         put(
             trace,
             f"{name}.scores",
@@ -151,8 +192,7 @@ class DiagonallyMaskedSelfAttention(nn.Module):
         qk = (f"{name}.q", f"{name}.k")
         if masked:
             diag = diagonal_mask(scores.shape[-1], scores.device, flag)
-            fill = scores.masked_fill_ if _overwritable(scores, trace, f"{name}.scores") else scores.masked_fill
-            scores = fill(diag, MASK_VALUE)
+            scores = _masked(scores, diag, trace, name, shape)
             put(
                 trace,
                 f"{name}.masked_scores",
@@ -163,7 +203,7 @@ class DiagonallyMaskedSelfAttention(nn.Module):
                 "scores with -1e4 on the diagonal",
                 derive=_static(flag, attention_masked_scores(*qk, self.scale, MASK_VALUE)),
             )
-        attn = torch.softmax(scores, dim=-1)  # (B, H, L, L)
+        attn = _softmax(scores, _buffer(trace, f"{name}.weights", shape))  # (B, H, L, L)
         if masked:  # the softmax output is never recorded: in place unless autograd needs it
             attn = attn.masked_fill_(diag, 0.0) if _overwritable(attn) else attn.masked_fill(diag, 0.0)
         put(
@@ -177,7 +217,7 @@ class DiagonallyMaskedSelfAttention(nn.Module):
             derive=_static(flag, attention_weights(*qk, f"{name}.lse", self.scale, masked, MASK_VALUE)),
         )
         if trace is not None:
-            lse = _row_logsumexp(scores)  # (B, H, L)
+            lse = _row_logsumexp(scores, trace)  # (B, H, L)
             put(
                 trace,
                 f"{name}.lse",

@@ -6,10 +6,13 @@ source of truth for tensor names, shapes and axis order: capture serialises it, 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
+
+from .buffers import BufferPool
 
 
 @dataclass
@@ -107,16 +110,23 @@ class Trace:
     keep: only names for which keep(name) is true are recorded (a run that needs a few tensors holds no others).
     copy: clone each tensor (default). copy=False keeps the model's own tensor, for callers that read it before
         anything could change it (the forward pass does no in-place op on a traced tensor).
-    on_put: called with each kept name right after it is recorded (capture plans attention layer by layer and
-        drops the (B, H, L, L) tensors at once, with `drop`).
+    on_put: called with the trace and each kept name right after it is recorded (capture plans attention layer
+        by layer and drops the (B, H, L, L) tensors at once, with `drop`).
+    pool: where the model may get the memory of big records (`buffer`) and temporaries (`scratch`) from, for a
+        caller that drops each such record before the next one of its shape is made (capture's chunked runs).
     """
 
     def __init__(
-        self, keep: Callable[[str], bool] | None = None, copy: bool = True, on_put: Callable[[str], None] | None = None
+        self,
+        keep: Callable[[str], bool] | None = None,
+        copy: bool = True,
+        on_put: Callable[[Trace, str], None] | None = None,
+        pool: BufferPool | None = None,
     ) -> None:
         self.records: dict[str, TraceRecord] = {}
         self.order: list[str] = []
         self._keep, self._copy, self._on_put = keep, copy, on_put
+        self._pool, self._lent = pool, {}
 
     def put(
         self,
@@ -138,15 +148,44 @@ class Trace:
         t = tensor.detach().float().cpu()
         self.records[name] = TraceRecord(t.clone() if self._copy else t, tuple(axes), stage, section, doc, derive)
         if self._on_put is not None:
-            self._on_put(name)
+            self._on_put(self, name)
 
     def wants(self, name: str) -> bool:
         """Whether put(name, ...) would record it: a model may skip work whose only use is a record nobody keeps."""
         return self._keep is None or self._keep(name)
 
+    @property
+    def pooled(self) -> bool:
+        """Whether this trace lends memory from a pool (`buffer`, `scratch`)."""
+        return self._pool is not None
+
+    def buffer(self, name: str, shape) -> torch.Tensor | None:
+        """A pooled float32 tensor of `shape` (values undefined) to compute record `name` into, or None (allocate
+        as usual) when this trace has no pool or does not keep `name`. It goes back to the pool when `name` is
+        dropped, so the model must not use the tensor after putting `name` once a later buffer may be taken."""
+        if self._pool is None or not self.wants(name) or name in self._lent:
+            return None
+        self._lent[name] = t = self._pool.take(shape)
+        return t
+
+    @contextmanager
+    def scratch(self, shape) -> Iterator[torch.Tensor]:
+        """A pooled float32 tensor of `shape` (values undefined) for a temporary, back in the pool after the block
+        (a trace with a pool only: see `pooled`)."""
+        if self._pool is None:
+            raise ValueError("Trace.scratch: this trace has no pool")
+        t = self._pool.take(shape)
+        try:
+            yield t
+        finally:
+            self._pool.give(t)
+
     def drop(self, name: str) -> None:
-        """Forget a record's tensor (its name stays in `order`)."""
+        """Forget a record's tensor (its name stays in `order`); a pooled buffer it was made in goes back."""
         self.records.pop(name, None)
+        t = self._lent.pop(name, None)
+        if t is not None:
+            self._pool.give(t)
 
     def __getitem__(self, name: str) -> torch.Tensor:
         return self.records[name].tensor
