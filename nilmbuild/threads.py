@@ -15,6 +15,16 @@ def usable_threads(at_most: int) -> int:
     return max(1, min(at_most, len(os.sched_getaffinity(0))))
 
 
+def one_blas_thread():
+    """A context in which numpy's BLAS (OpenBLAS, MKL, ...: threadpoolctl) runs in the calling thread only, for the
+    build's numpy work (capture's exact rebuilds, the pages' derivations). Its products there are small, and its
+    worker threads spin while they wait for the next one: on 2 cores they took ~1.4 of a site build's ~16 CPU
+    seconds from torch's threads and ours. The previous limits come back at the end of the block."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
+
+
 def start_once(started: dict, key, name: str, fn: Callable, *args) -> Future:
     """fn(*args) in a thread of its own (named `name`), once per key of `started` (key -> its Future): a later call
     gets the same Future. For a slow product that overlaps other work and is read later with .result()."""

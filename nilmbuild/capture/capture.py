@@ -21,6 +21,7 @@ import torch
 from nilmbuild.memory import release_freed_memory
 from nilmbuild.model import names
 from nilmbuild.model.trace import Trace
+from nilmbuild.threads import one_blas_thread
 
 from . import format as fmt
 from .attention_plan import ATTN_WEIGHTS_TOL, F16_EPS, LayerPlan, max_abs_diff
@@ -467,7 +468,8 @@ def capture_batch(loaded_or_model, x, y=None, t0=None, *, ablations: bool = True
     B = int(x.shape[0])
     planner = _Planner()
     try:
-        trace_order, head_meta = _runs(planner, loaded, model, x, y, ablations)
+        with one_blas_thread():
+            trace_order, head_meta = _runs(planner, loaded, model, x, y, ablations)
     finally:
         model.train(was_training)
     records = _order(planner, trace_order)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from nilmbuild.memory import release_freed_memory
 from nilmbuild.site.build import BuildResult, PageSpec, build_site
-from nilmbuild.threads import usable_threads
+from nilmbuild.threads import one_blas_thread, usable_threads
 
 NAV_ORDER = (
     "index",
@@ -57,7 +57,7 @@ def page_specs(ctx, progress: bool = False, only=None) -> list[PageSpec]:
 
         bar = tqdm(total=len(NAV_ORDER), desc="serialising pages", unit="page", file=sys.stderr)
     threads = usable_threads(PAGE_THREADS)
-    with ThreadPoolExecutor(threads) as pool:
+    with one_blas_thread(), ThreadPoolExecutor(threads) as pool:
         futures = {slug: pool.submit(one, slug) for slug in _costliest_first(NAV_ORDER)}
         if bar is not None:
             for f in futures.values():
