@@ -101,11 +101,38 @@ def _chunk_operands(n=5, H=2, L=9, E=3, seed=4):
     return q, k, {p: t.astype(np.float32) for p, t in true.items()}
 
 
+def test_rebuilding_head_by_head_is_the_whole_samples_arithmetic():
+    """rebuild_sample works one head at a time: lse and errors are those of the whole (H, L, S) sample computed
+    at once (the same bits), the moments are the whole sample's up to float64 rounding."""
+    from nilmbuild.capture import format as fmt
+    from nilmbuild.model.attention import MASK_VALUE
+
+    q, k, true = _chunk_operands(n=1)
+    one = {p: t[0] for p, t in true.items()}
+    lse, errs, moments = attention_plan.rebuild_sample(q[0], k[0], 0.5, True, one)
+    s = fmt.attention_scores64(q[0], k[0], 0.5)  # (H, L, S) at once
+    diag = np.arange(s.shape[-1])
+    want = {"scores": attention_plan.max_abs_diff(s.astype(np.float32), one["scores"])}
+    s[:, diag, diag] = MASK_VALUE
+    want["masked_scores"] = attention_plan.max_abs_diff(s.astype(np.float32), one["masked_scores"])
+    want_lse = fmt.logsumexp_rows(s).astype(np.float32)
+    w = np.exp(s - want_lse.astype(np.float64)[..., None])
+    w[:, diag, diag] = 0.0
+    want["weights"] = attention_plan.max_abs_diff(w.astype(np.float32), one["weights"])
+    assert np.array_equal(lse, want_lse) and errs == want and min(errs.values()) > 0
+    for p, t in one.items():
+        n, mn, mx, mean, m2 = fmt.moments(t)
+        assert moments[p][:3] == (n, mn, mx), p
+        assert moments[p][3] == pytest.approx(mean, rel=1e-12, abs=1e-15) and moments[p][4] == pytest.approx(
+            m2, rel=1e-12
+        ), p
+
+
 def test_a_reused_workspace_gives_the_same_bits():
     """One workspace reused from sample to sample (as LayerPlan.add does): lse, errors and moments equal a fresh
     workspace per sample, sample by sample."""
     q, k, true = _chunk_operands()
-    ws = attention_plan.Workspace(q.shape[1:3] + (k.shape[2],))
+    ws = attention_plan.Workspace((q.shape[2], k.shape[2]))
     errors = set()
     for b in range(5):
         one = {p: t[b] for p, t in true.items()}

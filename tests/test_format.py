@@ -154,10 +154,10 @@ def test_query_rows_of_derived_attention_equal_the_whole_matrix_bit_for_bit():
         fmt.attention_weight_rows({"name": "x", "op": "attention_scores"}, None, rows)
 
 
-@pytest.mark.parametrize("q_shape", [(8, 480, 12), (8, 1, 12), (8, 7, 12), (2, 3, 50, 17)])
+@pytest.mark.parametrize("q_shape", [(8, 480, 12), (480, 12), (8, 1, 12), (8, 7, 12), (2, 3, 50, 17), (3, 300)])
 def test_attention_scores64_is_the_readers_in_order_sum_bit_for_bit(q_shape):
-    """Whichever path attention_scores64 takes (einsum when it was checked to add in order), its bits are the
-    term-by-term float64 sum decode.js computes."""
+    """Whichever path attention_scores64 takes (BLAS or einsum when it was checked to add in order), its bits are
+    the term-by-term float64 sum decode.js computes."""
     rng = np.random.default_rng(3)
     q = (rng.standard_normal(q_shape) * 3).astype(np.float32)
     k = (rng.standard_normal(q_shape[:-2] + (37, q_shape[-1])) * 3).astype(np.float32)
@@ -169,14 +169,20 @@ def test_attention_scores64_is_the_readers_in_order_sum_bit_for_bit(q_shape):
 
 
 def test_a_fast_path_that_adds_in_another_order_is_not_used(monkeypatch):
-    """_fast_in_order must notice a fast path whose sum order differs (here: the terms added last to first)."""
+    """_fast_in_order must notice a fast path whose sum order differs (here: the terms added last to first) and
+    take the next one, or none."""
 
-    def reversed_sum(q, k, scale):
+    def reversed_sum(q, k, scale, out=None):
         return fmt._scores_in_order(q[..., ::-1], k[..., ::-1], scale)
 
-    monkeypatch.setattr(fmt, "_scores_fast", reversed_sum)
     fmt._fast_in_order.cache_clear()
     try:
-        assert not fmt._fast_in_order((8, 480, 12), (8, 480, 12))
+        monkeypatch.setattr(fmt, "_scores_blas", reversed_sum)
+        assert fmt._fast_in_order((8, 480, 12), (8, 480, 12)) in ("_scores_fast", None)
+        fmt._fast_in_order.cache_clear()
+        monkeypatch.setattr(fmt, "_scores_fast", reversed_sum)
+        assert fmt._fast_in_order((8, 480, 12), (8, 480, 12)) is None
+        q, k = np.ones((8, 480, 12), np.float32), np.full((8, 480, 12), 0.5, np.float32)
+        assert np.array_equal(fmt.attention_scores64(q, k, 2.0), np.full((8, 480, 480), 12.0))  # the explicit sum
     finally:
         fmt._fast_in_order.cache_clear()
