@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,7 +26,7 @@ from nilmbuild.threads import one_blas_thread
 
 from . import format as fmt
 from .attention_plan import ATTN_WEIGHTS_TOL, F16_EPS, LayerPlan, max_abs_diff
-from .head_ablation import focus_samples
+from .head_ablation import focus_samples, head_ablation, store_head_ablation
 from .traced_run import run_traced
 
 REL_TOL_DERIVED = 8 * F16_EPS  # derived (non-attention) records: err <= 8 u * max|x| (about 3.9e-3 max|x|)
@@ -484,24 +485,39 @@ def capture_batch(loaded_or_model, x, y=None, t0=None, *, ablations: bool = True
 
 
 def _runs(planner: _Planner, loaded, model, x, y, ablations: bool) -> tuple[list[str], dict | None]:
-    """Every traced run, planned: the main run, the targets, then the ablations. -> (trace order, head meta)."""
+    """Every traced run, planned: the main run, the targets, then the ablations. -> (trace order, head meta).
+    The ablation runs that plan nothing as they run (_unplanned_runs: torch) run in a thread meanwhile the main
+    run's records are planned (numpy, one core)."""
     _weights(planner, model)
     trace = _planned_run(planner, model, x, gate_mode="hard")
     trace_order = trace.names()
-    _main_records(planner, trace)
-    del trace
-    planner.release(_ablation_compares(model.cfg))
-    release_freed_memory()
-    if y is not None:
-        _targets(planner, np.asarray(y, dtype=np.float32))
+    with ThreadPoolExecutor(1, thread_name_prefix="ablation-runs") as pool:
+        later = pool.submit(_unplanned_runs, model, x, loaded) if ablations else None
+        _main_records(planner, trace)
+        del trace
+        planner.release(_ablation_compares(model.cfg))
+        release_freed_memory()
+        if y is not None:
+            _targets(planner, np.asarray(y, dtype=np.float32))
+        runs = later.result() if later is not None else None
     head_meta = None
-    if ablations:
-        _ablations(planner, model, x)
-        if loaded is not None and (loaded.scalers or {}).get("appliances"):
-            from .head_ablation import store_head_ablation
-
-            head_meta = store_head_ablation(planner, model, x, loaded.scalers)
+    if runs is not None:
+        _ablations(planner, model, x, runs)
+        if "heads" in runs:
+            head_meta = store_head_ablation(planner, runs["heads"])
     return trace_order, head_meta
+
+
+def _unplanned_runs(model, x, loaded) -> dict:
+    """The ablation runs that nothing is planned from while they run: FiLM off, the soft gate (traces) and, for a
+    checkpoint with appliance scalers, the head ablation (head_ablation's result)."""
+    runs = {
+        "no_film": run_traced(model, x, keep=_no_film_keeps, gate_mode="hard", use_film=False),
+        "soft_gate": run_traced(model, x, keep=lambda n: n == names.OUTPUT_POWER, gate_mode="soft"),
+    }
+    if loaded is not None and (loaded.scalers or {}).get("appliances"):
+        runs["heads"] = head_ablation(model, x, loaded.scalers, focus_samples(x))
+    return runs
 
 
 def _planned_run(
@@ -551,7 +567,10 @@ def _ablation_compares(cfg) -> set[str]:
     }
 
 
-def _ablations(planner: _Planner, model, x) -> None:
+def _ablations(planner: _Planner, model, x, runs: dict) -> None:
+    """Plan the ablations: FiLM off and the soft gate from their runs (_unplanned_runs), the diagonal mask off
+    from a planned run made here."""
+
     def out_power(prefix, trace, samples=None):
         r = trace.records[names.OUTPUT_POWER]
         planner.alias_or_store(
@@ -566,7 +585,7 @@ def _ablations(planner: _Planner, model, x) -> None:
         )
         return r
 
-    _ablation_no_film(planner, model, x, out_power)
+    _ablation_no_film(planner, model.cfg, runs.pop("no_film"), out_power)
 
     # diagonal mask off, on the attention page's samples (its (H, L, L) rebuilds cost as much as the main run's):
     # q, k, lse and rebuilt weights for every layer, final power
@@ -587,29 +606,22 @@ def _ablations(planner: _Planner, model, x) -> None:
     del trace
     release_freed_memory()
 
-    # soft gate: final power
-    trace = run_traced(model, x, keep=lambda n: n == names.OUTPUT_POWER, gate_mode="soft")
-    out_power("ablation.soft_gate", trace)
-    del trace
+    out_power("ablation.soft_gate", runs.pop("soft_gate"))  # soft gate: final power
 
 
-def _ablation_no_film(planner: _Planner, model, x, out_power) -> None:
-    """FiLM off: encoder outputs, final power, per-device power."""
-    cfg = model.cfg
-    devs = cfg.device_names
-    trace = run_traced(
-        model,
-        x,
-        keep=lambda n: (
-            n == names.OUTPUT_POWER
-            or n.endswith((".film", ".out", ".power"))
-            and n.startswith(("encoder.", "heads."))
-            and ".attn." not in n
-            and ".ffn." not in n
-        ),
-        gate_mode="hard",
-        use_film=False,
+def _no_film_keeps(name: str) -> bool:
+    """What the FiLM-off run records: the encoder layers' FiLM and outputs, the heads' and the final power."""
+    return name == names.OUTPUT_POWER or (
+        name.endswith((".film", ".out", ".power"))
+        and name.startswith(("encoder.", "heads."))
+        and ".attn." not in name
+        and ".ffn." not in name
     )
+
+
+def _ablation_no_film(planner: _Planner, cfg, trace: Trace, out_power) -> None:
+    """FiLM off (trace: its run): encoder outputs, final power, per-device power."""
+    devs = cfg.device_names
     P = "ablation.no_film"
     for l in range(cfg.n_encoder_layers):
         for part in ("film", "out"):

@@ -95,10 +95,8 @@ def head_ablation(model, x, scalers: dict, samples: list[int]) -> dict:
     return {"delta_w": per.mean(axis=3), "sample": best, "per_sample": per, "samples": list(samples)}
 
 
-def store_head_ablation(planner, model, x, scalers: dict) -> dict:
-    """Run `head_ablation` on the varied samples and plan its records; returns the meta entry."""
-    samples = focus_samples(x)
-    r = head_ablation(model, x, scalers, samples)
+def store_head_ablation(planner, r: dict) -> dict:
+    """Plan the records of a `head_ablation` result (capture runs it on focus_samples); returns the meta entry."""
     axes = ("layer", "head", "device")
     planner.store(
         "ablation.heads.delta_w",
@@ -118,4 +116,4 @@ def store_head_ablation(planner, model, x, scalers: dict) -> dict:
         "batch index (of the full captured batch) where that change is largest",
         encoding="f32",
     )
-    return {"samples": samples, "method": METHOD, "unit": "W"}
+    return {"samples": r["samples"], "method": METHOD, "unit": "W"}
