@@ -7,6 +7,7 @@ Everything ends up inside inline ``<script>`` elements, so every string that goe
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import os
 import re
@@ -89,7 +90,13 @@ def blob_html(name: str, payload: bytes) -> str:
     sparse and repetitive records do), as base64 (which never contains '<')."""
     if not _BLOB_NAME.match(name):
         raise UserError(f"blob name {name!r}: use letters, digits, '.', '_' or '-' only")
-    raw = bytes(payload)
+    return _blob_html(name, bytes(payload))
+
+
+@functools.lru_cache(
+    maxsize=64
+)  # a site has ~22 blobs; page_specs deflates each in its page's thread, render reuses it
+def _blob_html(name: str, raw: bytes) -> str:
     packed = zlib.compress(raw, 9)
     attr = ""
     if len(packed) <= (1.0 - DEFLATE_MIN_SAVING) * len(raw):

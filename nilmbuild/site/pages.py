@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from nilmbuild.memory import release_freed_memory
+from nilmbuild.site import assets
 from nilmbuild.site.build import BuildResult, PageSpec, build_site
 from nilmbuild.threads import one_blas_thread, usable_threads
 
@@ -48,6 +49,8 @@ def page_specs(ctx, progress: bool = False, only=None) -> list[PageSpec]:
         mod = view_module(slug)
         light = only is not None and slug not in only and hasattr(mod, "nav_spec")
         spec = mod.nav_spec() if light else mod.build(ctx)
+        for name, payload in spec.blobs.items():  # deflated now, in this thread (render reads assets.blob_html's cache)
+            assets.blob_html(name, payload)
         release_freed_memory()  # a page's decoded and derived tensors
         return spec
 
