@@ -101,3 +101,20 @@ def test_false_positive_minutes_map_to_the_appliance_running_then():
     )
     ts = t0 + np.array([1, 2, 3]) * np.timedelta64(60, "s")
     assert _unlabelled_at(hh, ts)["x"].tolist() == [0.0, 1000.0, 0.0]
+
+
+def test_the_simulated_source_does_not_import_pandas():
+    """pandas (~0.1 s to import, ~50 MB) is for reading files: a build from the simulator, the default source, must
+    not load it (nilmbuild/data/loaders.py imports it where a file is read)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from nilmbuild.data.loaders import load_source\n"
+        "from nilmbuild.data.preprocess import prepare\n"
+        "load_source('synthetic', days=1)\n"
+        "print('pandas' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False", out.stderr

@@ -16,13 +16,16 @@ import gzip
 import re
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from nilmbuild.data.household import DEVICE_NAMES, Household, device_for_label, normalise_label
 from nilmbuild.errors import DataWarning, UserError
 from nilmbuild.units import UNITS, default_unit
+
+if TYPE_CHECKING:
+    import pandas as pd  # imported where a file is read: the simulator (the default source) never needs it
 
 #: REFIT "CLEAN_HouseN.csv" Appliance1..9 -> label, per house (from the REFIT dataset's readme).
 #: Houses not listed here need an explicit map, e.g. --columns Appliance8=kettle,Appliance5=microwave.
@@ -111,6 +114,8 @@ def read_channel(path: Path) -> tuple[np.ndarray, np.ndarray]:
 
     Fast path with pandas; on any problem a line-by-line scan finds and reports the first bad line.
     """
+    import pandas as pd
+
     if not path.is_file():
         raise UserError(f"{path}: channel file is missing; re-download the house or drop the channel from labels.dat")
     try:
@@ -364,6 +369,8 @@ def _check_fields(path: Path, lines: list[str], sep: str) -> None:
 def _read_csv(path: Path) -> pd.DataFrame:
     """Read one CSV (optionally .gz) as strings-or-numbers, header required. The delimiter (',', ';',
     tab, '|') and decimal mark ('.' or ',') are sniffed from the first lines (`df.attrs["dialect"]`)."""
+    import pandas as pd
+
     lines = _peek_lines(path)
     sep, decimal = sniff_dialect(lines)
     _check_fields(path, lines, sep)
@@ -406,6 +413,8 @@ def _scan_csv_fields(path: Path, sep: str = ",") -> None:
 
 def _numeric(path: Path, df: pd.DataFrame, col: str) -> np.ndarray:
     """Column -> float64; empty cells are NaN, anything else non-numeric is an error with its line."""
+    import pandas as pd
+
     s = df[col]
     if pd.api.types.is_numeric_dtype(s):
         return _finite(path, s, s.to_numpy(dtype=np.float64), col)
@@ -437,6 +446,8 @@ def _finite(path: Path, s: pd.Series, a: np.ndarray, col: str) -> np.ndarray:
 
 def _times(path: Path, df: pd.DataFrame, col: str) -> np.ndarray:
     """Time column (ISO text, or unix seconds when numeric) -> int64 unix seconds, UTC."""
+    import pandas as pd
+
     s = df[col]
     if pd.api.types.is_numeric_dtype(s):
         if s.isna().any():
