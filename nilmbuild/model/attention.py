@@ -56,7 +56,7 @@ def _row_logsumexp(scores: torch.Tensor, trace: Trace) -> torch.Tensor:
 
 def _logsumexp_in(x: torch.Tensor, work: torch.Tensor) -> torch.Tensor:
     """torch.logsumexp(x, dim=-1) with its x-sized temporary in `work`: PyTorch's own steps (row max, +-inf taken
-    as 0; log of the sum of exp(x - max); + max), so the same bits (tests/test_model.py)."""
+    as 0; log of the sum of exp(x - max); + max), so the same bits (tests/test_trace_pool.py)."""
     m = torch.amax(x, dim=-1, keepdim=True)  # (n, H, L, 1)
     m.masked_fill_(m.abs() == math.inf, 0.0)
     total = torch.sum(torch.sub(x, m, out=work).exp_(), dim=-1)  # (n, H, L)

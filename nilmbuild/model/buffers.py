@@ -2,7 +2,7 @@
 
 A traced run of the example batch makes (chunk, H, L, L) attention matrices (59 MB each for 8 windows of the
 shipped model) several times per layer and chunk. Each fresh one is a new mmap whose pages the kernel faults in
-and zeroes again: ~0.9 M page faults, over 2 s of system time in a build. A pool hands the same pages out again.
+and zeroes again (a third of a site build's ~0.9 M page faults). A pool hands the same pages out again.
 Trace lends its buffers (Trace.buffer, Trace.scratch) and takes them back (Trace.drop).
 """
 

@@ -93,9 +93,8 @@ def blob_html(name: str, payload: bytes) -> str:
     return _blob_html(name, bytes(payload))
 
 
-@functools.lru_cache(
-    maxsize=64
-)  # a site has ~22 blobs; page_specs deflates each in its page's thread, render reuses it
+# A site has ~22 blobs: page_specs deflates each in its page's thread as the page is built, and render reuses it.
+@functools.lru_cache(maxsize=64)
 def _blob_html(name: str, raw: bytes) -> str:
     packed = zlib.compress(raw, 9)
     attr = ""
