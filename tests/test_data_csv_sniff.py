@@ -180,4 +180,10 @@ def test_cli_unit_option_and_delimiter_error(tmp_path):
     r = CliRunner().invoke(main, ["data", "--source", f"csv:{g}"])
     assert r.exit_code == 2 and "Traceback" not in r.stderr
     assert r.stderr.count("\n") == 1 and "mixed delimiters" in r.stderr
-    assert load_source  # the public entry point takes unit= too (see test_kw_from_header_and_from_unit_option)
+    # the public entry point takes unit= too: kW columns come back in watts, and without it they stay as read
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataWarning)
+        kw, raw = load_source(f"csv:{f}", unit="kW"), load_source(f"csv:{f}")
+    np.testing.assert_allclose(kw.aggregate[:3], [300.0, 300.0, 300.0], rtol=1e-6)
+    np.testing.assert_allclose(kw.appliances["kettle"][:4], [2000.0, 2000.0, 2000.0, 0.0], rtol=1e-6)
+    np.testing.assert_allclose(raw.aggregate[:3], [0.3, 0.3, 0.3], rtol=1e-6)
