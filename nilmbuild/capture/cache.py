@@ -70,9 +70,16 @@ def capture_key(checkpoint_sha256: str, x, y, t0, settings: dict) -> str:
     return h.hexdigest()
 
 
+#: The classes an entry may name (pickle_store refuses any other global).
+ALLOWED = frozenset({("nilmbuild.capture.capture", "Capture"), ("nilmbuild.capture.capture", "CaptureRecord")})
+
+
 def load(key: str, directory: Path | None = None):
-    """The cached Capture for `key`, or None (absent or unreadable: the caller captures afresh)."""
-    return store.load(directory or cache_dir(), key)
+    """The cached Capture for `key`, or None (absent, unreadable or refused: the caller captures afresh)."""
+    from nilmbuild.capture.capture import Capture
+
+    entry = store.load(directory or cache_dir(), key, ALLOWED)
+    return entry if isinstance(entry, Capture) else None
 
 
 def save(key: str, capture, directory: Path | None = None) -> Path | None:

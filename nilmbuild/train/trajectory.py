@@ -12,6 +12,7 @@ import os
 
 import torch
 
+from nilmbuild.errors import UserError
 from nilmbuild.model.checkpoint import atomic_write_bytes
 
 FORMAT = "nilmbuild-trajectory"
@@ -34,7 +35,13 @@ def load_trajectory(path: str | os.PathLike) -> dict | None:
     """The trajectory file, or None when there is none (an older run, or a shipped checkpoint)."""
     if not os.path.isfile(path):
         return None
-    data = torch.load(path, map_location="cpu", weights_only=True)
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True)  # never runs code from the file
+    except Exception as e:  # truncated, not a torch file, or a pickle that names anything but tensors
+        raise UserError(
+            f"trajectory {path} is unreadable or not a weights file ({type(e).__name__}): "
+            "delete it, or retrain with `nilmbuild train` to write a new one"
+        ) from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         return None
     return data
