@@ -1,6 +1,7 @@
 # nilmbuild: two commands do everything on a fresh machine.
-#   make site   installs what is missing (Python venv with torch==2.13.0, npm packages), builds site/; no browser
-#   make test   the same set-up plus Debian chromium, then the whole test suite (Python, node, browser)
+#   make site   installs what is missing (Python venv with torch==2.13.0, node + npm, npm packages), builds site/; no browser
+#   make test   the same set-up plus Debian chromium, then the whole test suite (Python, node, browser); under CI
+#               (CI=true) a test that would skip for a missing dependency fails instead (tests/conftest.py)
 # Every set-up step is a no-op when its result is already there.
 # TORCH_INDEX=https://download.pytorch.org/whl/cpu installs the CPU-only torch wheel (the Pages workflow does).
 
@@ -14,7 +15,7 @@ PYTEST_ARGS ?=
 TORCH_INDEX ?=
 FAST_TESTS  := not browser and not slow and not realdata
 
-.PHONY: setup site-deps python-deps js-deps chromium site test test-fast lint format bench serve goldens mutate clean help
+.PHONY: setup site-deps python-deps js-deps node chromium site test test-fast lint format bench serve goldens mutate clean help
 
 help:
 	@echo "make site    install what is missing, then build the site into site/"
@@ -36,11 +37,18 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -q --disable-pip-version-check -e '.[test]'
 	@touch $@
 
-js-deps: node_modules/.installed
+js-deps: node node_modules/.installed
 node_modules/.installed: package.json package-lock.json
-	@command -v npm >/dev/null || { echo "npm is missing: install Node.js 20+ (Debian: apt-get install -y nodejs npm)"; exit 1; }
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
+
+# node runs the JS tests and npm installs the pages' packages: Debian's nodejs + npm when either is missing
+node:
+	@if command -v node >/dev/null && command -v npm >/dev/null; then exit 0; fi; \
+	echo "node or npm not found: installing Debian's nodejs and npm"; \
+	if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq nodejs npm >/dev/null \
+	  || { echo "could not install node: run 'apt-get install -y nodejs npm' as root, or install Node.js 20+"; exit 1; }
 
 chromium:
 	@if [ -x "$(CHROMIUM)" ]; then exit 0; fi; \

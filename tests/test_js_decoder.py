@@ -45,10 +45,11 @@ def write_fixture(out: Path) -> None:
     (out / "manifest.json").write_text(json.dumps(manifest))
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_js_decoder_matches_python_reader(tmp_path):
+    if shutil.which("node") is None:
+        pytest.skip("missing dependency: node: install Node.js 20+ (`make setup` installs it)")
     if not (ROOT / "node_modules" / "@msgpack" / "msgpack" / "package.json").is_file():
-        pytest.skip("node_modules/@msgpack/msgpack missing: run `npm ci`")
+        pytest.skip("missing dependency: node_modules/@msgpack/msgpack: run `npm ci` (or `make setup`)")
     write_fixture(tmp_path)
     env = dict(os.environ, NB_CAPTURE_FIXTURE=str(tmp_path))
     res = subprocess.run(
