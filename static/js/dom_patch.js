@@ -2,6 +2,8 @@
  *
  *   patchHTML(el, html)   el's children become `html`; nodes with the same shape (element name, position)
  *                         are kept and only their changed attributes and text are written.
+ *   escapeHTML(s)         s as text safe inside an element or a quoted attribute of such a string: every string
+ *                         a user's file brought (device names, column names) goes through it.
  *
  * Why: pages rewrite tables on every sample switch. Rebuilding one (innerHTML) re-lays out and repaints the
  * whole table; patching it repaints only the cells whose numbers changed (FiLM page, sample select held:
@@ -28,6 +30,10 @@ function morph(cur, next) {   // cur: a live node; next: the node whose children
     else if (a[k].nodeValue !== b[k].nodeValue) a[k].nodeValue = b[k].nodeValue;
   }
 }
+
+const ENTITIES = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+
+export function escapeHTML(s) { return String(s).replace(/[&<>"']/g, function (c) { return ENTITIES[c]; }); }
 
 export function patchHTML(el, html) {
   const t = el.ownerDocument.createElement("template");

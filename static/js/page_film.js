@@ -10,7 +10,7 @@
 import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
 import { colormaps, palette, setLegends } from "./colormaps.js";
-import { patchHTML } from "./dom_patch.js";
+import { escapeHTML, patchHTML } from "./dom_patch.js";
 import { controls, flushDeferred, fmt, inTasks, onScreen, ready, tooltip } from "./core.js";
 import { kit } from "./film_kit.js";
 import { fitCanvas, hoverGrid } from "./grid.js";
@@ -47,7 +47,8 @@ function condTable(elec, bands, edges) {
   extra.elec_features.forEach(function (n, k) {
     // in watts only where the conversion has no offset (then std and peak scale like the signal)
     var w = n === "crest" || aggW.ab.b !== 0 ? "" : " <span class=nb-muted>(" + fmt(aggW.f(elec[k]), 4) + " W)</span>";
-    html += "<tr><td>" + n + "</td><td>" + (ELEC_MEANING[n] || "") + "</td><td class=num data-key='elec-" + n + "' data-value='" + elec[k] + "'>" + fmt(elec[k], 5) + w + "</td></tr>";
+    var e = escapeHTML(n);
+    html += "<tr><td>" + e + "</td><td>" + (ELEC_MEANING[n] || "") + "</td><td class=num data-key='elec-" + e + "' data-value='" + elec[k] + "'>" + fmt(elec[k], 5) + w + "</td></tr>";
   });
   for (var b = 0; b < bands.length; b++) {
     html += "<tr><td>band " + b + "</td><td>bins " + edges[b] + "–" + (edges[b + 1] - 1) + "</td><td class=num data-key='band-" + b + "' data-value='" + bands[b] + "'>" + fmt(bands[b], 5) + "</td></tr>";

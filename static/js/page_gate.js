@@ -11,7 +11,7 @@
 import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
 import { palette } from "./colormaps.js";
-import { patchHTML } from "./dom_patch.js";
+import { escapeHTML, patchHTML } from "./dom_patch.js";
 import { controls, fmt, inTasks, onScreen, page, ready } from "./core.js";
 import { kit } from "./film_kit.js";
 import { plot2d } from "./plot2d.js";
@@ -224,7 +224,7 @@ function tableRow(name, d, i, L, ts, tp, hours) {   // one device: ON share (gat
     if (ts[d * L + t] > 0.5) truth++;
     e += w.f(r.power[t]) * hours; et += w.f(tp[d * L + t]) * hours;
   }
-  return "<tr" + (d === state.dev ? " style='font-weight:600'" : "") + "><td>" + kit.devName(name) + "</td><td>" +
+  return "<tr" + (d === state.dev ? " style='font-weight:600'" : "") + "><td>" + escapeHTML(kit.devName(name)) + "</td><td>" +
     (100 * on / L).toFixed(1) + "%</td><td>" + (100 * truth / L).toFixed(1) + "%</td><td>" + fmt(e / 1000, 3) +
     "</td><td>" + fmt(et / 1000, 3) + "</td></tr>";
 }

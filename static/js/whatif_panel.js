@@ -17,6 +17,7 @@
  */
 import { blob, element as el, fmt, page } from "./core.js";
 import { palette } from "./colormaps.js";
+import { escapeHTML } from "./dom_patch.js";
 import { createLiveModel, modelInputScaled } from "./live_model.js";
 import { plot2d } from "./plot2d.js";
 import { watts } from "./disaggregation_watts.js";
@@ -62,8 +63,9 @@ function drawTable(table, rows, refLabel) {
   var html = "<thead><tr><th scope=col>device</th><th scope=col>mean W, " + refLabel + "</th><th scope=col>mean W, live</th>" +
     "<th scope=col>max |live − captured| W</th><th scope=col>bound W</th></tr></thead><tbody>";
   rows.forEach(function (r) {
-    html += "<tr data-device='" + r.device + "' data-live-mean='" + r.liveMean + "' data-captured-mean='" + r.capturedMean +
-      "' data-max-diff='" + r.maxDiff + "' data-within='" + r.within + "'><td>" + r.device.replace(/_/g, " ") + "</td><td class=num>" +
+    var dev = escapeHTML(r.device);
+    html += "<tr data-device='" + dev + "' data-live-mean='" + r.liveMean + "' data-captured-mean='" + r.capturedMean +
+      "' data-max-diff='" + r.maxDiff + "' data-within='" + r.within + "'><td>" + dev.replace(/_/g, " ") + "</td><td class=num>" +
       fmt(r.capturedMean, 4) + "</td><td class=num>" + fmt(r.liveMean, 4) + "</td><td class=num>" + fmt(r.maxDiff, 3) +
       (r.ties ? " <span class=nb-muted>(" + r.ties + " tie step" + (r.ties > 1 ? "s" : "") + " left out)</span>" : "") +
       "</td><td class=num>" + fmt(r.bound, 3) + (r.within ? " ✓" : "") + "</td></tr>";

@@ -1,4 +1,4 @@
-// node --test tests/js/: url_state.js, embed_height.js, embed_snippet.js (ES modules, no browser)
+// node --test tests/js/: url_state.js, embed_height.js, embed_snippet.js, dom_patch.js escapeHTML (ES modules, no browser)
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import path from "node:path";
@@ -92,4 +92,12 @@ test("snippets: iframe with the state, the sizing listener, per format", () => {
   assert.equal(rst[1], "");
   assert.ok(rst.slice(2).every((l) => l === "" || l.startsWith("   ")));
   assert.throws(() => S.snippet("latex", o), /unknown snippet format/);
+});
+
+test("escapeHTML: a name from a user's file stays text in an element and in a quoted attribute", async () => {
+  const { escapeHTML } = await load("dom_patch.js");
+  assert.equal(escapeHTML("k<img src=x onerror=__pwned=1>"), "k&lt;img src=x onerror=__pwned=1&gt;");
+  assert.equal(escapeHTML(`a'b"c&d</script>`), "a&#39;b&quot;c&amp;d&lt;/script&gt;");
+  assert.equal(escapeHTML("washing_machine"), "washing_machine");
+  assert.equal(escapeHTML(3), "3");
 });
