@@ -47,7 +47,12 @@ def site(tmp_path_factory):
     model = NILMFormer(NILMFormerConfig(window=96, d_model=32, n_head=2, head_dim=16, devices=base.cfg.devices))
     prov = {**base.provenance, "days": 21, "prep": {**base.provenance["prep"], "window": 96, "stride": 48}}
     save_checkpoint(
-        tmp / CHECKPOINT, model.eval(), scalers=base.scalers, train_log=base.train_log, provenance=prov, extra=base.extra
+        tmp / CHECKPOINT,
+        model.eval(),
+        scalers=base.scalers,
+        train_log=base.train_log,
+        provenance=prov,
+        extra=base.extra,
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the devices this CSV lacks are filled with zeros, with a warning
