@@ -248,15 +248,28 @@ def prepare_for(loaded, hh, *, whole: bool = False):
 
 
 def model_input(loaded, timestamps: np.ndarray, aggregate_w: np.ndarray) -> np.ndarray:
-    """(T,) timestamps + aggregate watts -> (7, T) float32 model input, scaled with the checkpoint's
-    aggregate scaler, time features as nilmbuild.data.preprocess.exogenous."""
-    from nilmbuild.data.preprocess import exogenous, scaler_from_dict
+    """(T,) timestamps + aggregate watts -> (1 + E, T) float32 model input, scaled with the checkpoint's
+    aggregate scaler, with its architecture's time features (time_features_for; E = 6 for the spec)."""
+    from nilmbuild.data.preprocess import scaler_from_dict
 
     sc = (loaded.scalers or {}).get("aggregate")
     if not sc:
         raise UserError(f"checkpoint {getattr(loaded, 'path', '')} has no scalers: write it with `nilmbuild train`")
     agg = scaler_from_dict(sc).transform(np.asarray(aggregate_w, dtype=np.float64)).astype(np.float32)
-    return np.concatenate([agg[None], exogenous(np.asarray(timestamps))], axis=0).astype(np.float32)
+    return np.concatenate([agg[None], time_features_for(loaded, np.asarray(timestamps))], axis=0).astype(np.float32)
+
+
+def time_features_for(loaded, timestamps: np.ndarray) -> np.ndarray:
+    """The time-feature channels of the checkpoint's architecture: the spec's 6 (data.preprocess.exogenous), or
+    an upstream config's list_exo_variables as its dataset computes them (model/upstream/inputs.py)."""
+    from nilmbuild.data.preprocess import exogenous
+
+    exo = getattr(loaded.cfg, "exo_variables", None)
+    if exo is None:
+        return exogenous(timestamps)
+    from nilmbuild.model.upstream.inputs import time_features
+
+    return time_features(timestamps, exo)
 
 
 def truth_w(prepared, split, devices):

@@ -176,7 +176,23 @@ class MeanScaling(_Scaler):
         return self.mean, 0.0
 
 
-SCALERS = {c.kind: c for c in (MaxScaling, StandardScaling, MinMaxScaling, MeanScaling)}
+class AffineScaling(_Scaler):
+    """(x - offset) / scale with fixed statistics: how an imported upstream checkpoint's NILMscaler scales
+    (nilmbuild/model/upstream/inputs.py); never fitted by nilmbuild."""
+
+    kind, keys = "affine", ("offset", "scale")
+
+    def fit(self, x):
+        raise UserError("the affine scaler holds an imported checkpoint's statistics: it is never fitted")
+
+    def transform(self, x):
+        return (x - self.offset) / self.scale
+
+    def affine(self):
+        return self.scale, self.offset
+
+
+SCALERS = {c.kind: c for c in (MaxScaling, StandardScaling, MinMaxScaling, MeanScaling, AffineScaling)}
 
 
 def scaler_affines(scalers: dict) -> dict:

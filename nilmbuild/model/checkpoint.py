@@ -1,4 +1,8 @@
-"""One-file checkpoints: config, weights, scalers, device metadata, training log, version, provenance.
+"""One-file checkpoints: architecture, config, weights, scalers, device metadata, training log, version, provenance.
+
+`architecture` is "spec" (nilmbuild's own model, model/nilmformer.py; a file without the key is one) or an
+upstream architecture, "condinilm" or "nilmformer" (model/upstream/), whose config records the full upstream
+configuration it was built from.
 
 Loading never shows a traceback for a bad file: a truncated/corrupt file, a checkpoint of another format
 version, or weights that do not fit their config each raise a one-line UserError that says what to do.
@@ -31,8 +35,8 @@ def default_checkpoint_path() -> Path:
 
 @dataclass
 class Loaded:
-    model: NILMFormer
-    cfg: NILMFormerConfig
+    model: NILMFormer  # or model.upstream.UpstreamNILMFormer (see `architecture`)
+    cfg: NILMFormerConfig  # or model.upstream.UpstreamConfig
     scalers: dict = field(default_factory=dict)
     train_log: dict = field(default_factory=dict)
     provenance: dict = field(default_factory=dict)
@@ -43,6 +47,10 @@ class Loaded:
     @property
     def devices(self) -> list[str]:
         return self.cfg.device_names
+
+    @property
+    def architecture(self) -> str:
+        return getattr(self.cfg, "arch", "spec")
 
 
 def atomic_write_bytes(path: str | os.PathLike, write) -> None:
@@ -62,9 +70,27 @@ def atomic_write_bytes(path: str | os.PathLike, write) -> None:
         raise
 
 
+def architecture_of(model) -> str:
+    """ "spec" for nilmbuild's model, else the upstream architecture its config names."""
+    return getattr(model.cfg, "arch", "spec")
+
+
+def build_model(architecture: str, config: dict):
+    """(model, cfg) of any architecture from a checkpoint's config dict."""
+    if architecture == "spec":
+        cfg = NILMFormerConfig.from_dict(config)
+        return NILMFormer(cfg), cfg
+    from .upstream import ARCHITECTURES, UpstreamConfig, UpstreamNILMFormer
+
+    if architecture not in ARCHITECTURES:
+        raise ValueError(f"unknown architecture {architecture!r}")
+    cfg = UpstreamConfig.from_dict(config)
+    return UpstreamNILMFormer(cfg), cfg
+
+
 def save_checkpoint(
     path,
-    model: NILMFormer,
+    model,
     *,
     scalers: dict | None = None,
     train_log: dict | None = None,
@@ -75,6 +101,7 @@ def save_checkpoint(
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "nilmbuild_version": __version__,
+        "architecture": architecture_of(model),
         "config": model.cfg.to_dict(),
         "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()},
         "scalers": scalers or {},
@@ -113,10 +140,9 @@ def load_checkpoint(path=None) -> Loaded:
             f"reads version {FORMAT_VERSION}: retrain with `nilmbuild train` or use the matching nilmbuild"
         )
     try:
-        cfg = NILMFormerConfig.from_dict(payload["config"])
-        model = NILMFormer(cfg)
+        model, cfg = build_model(payload.get("architecture", "spec"), payload["config"])
         model.load_state_dict(payload["state_dict"], strict=True)
-    except (TypeError, ValueError, RuntimeError, KeyError) as e:
+    except (TypeError, ValueError, RuntimeError, KeyError, UserError) as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise UserError(
             f"checkpoint {path}: weights do not match its config ({first}): "

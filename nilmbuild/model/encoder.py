@@ -12,19 +12,37 @@ from .film import film
 from .trace import Trace, add, alias, layernorm, put
 from .trace import film as film_of
 
+RESIDUALS = ("input", "normalised")
+
 
 class EncoderLayer(nn.Module):
-    """x = x + attn(LN1(x));  x = x + FiLM(FFN(LN2(x)))   (111,456 parameters at the defaults)."""
+    """x = x + attn(LN1(x));  x = x + FiLM(FFN(LN2(x)))   (111,456 parameters at the defaults).
+
+    residual_from "input" is the spec's pre-norm block above. "normalised" is what CondiNILM and the original
+    NILMFormer compute: the residual is taken from the normalised stream, x = LN1(x); x = x + attn(x);
+    x = LN2(x); x = x + FiLM(FFN(x)). eps: both LayerNorms' epsilon (upstream `norm_eps`).
+    """
 
     def __init__(
-        self, d_model: int, n_head: int, head_dim: int, d_ff: int, dropout: float, attn_dropout: float | None = None
+        self,
+        d_model: int,
+        n_head: int,
+        head_dim: int,
+        d_ff: int,
+        dropout: float,
+        attn_dropout: float | None = None,
+        residual_from: str = "input",
+        eps: float = 1e-5,
     ) -> None:
         super().__init__()
-        self.norm1 = nn.LayerNorm(d_model, eps=1e-5)
+        if residual_from not in RESIDUALS:
+            raise ValueError(f"unknown residual_from {residual_from!r} (expected one of {RESIDUALS})")
+        self.residual_from = residual_from
+        self.norm1 = nn.LayerNorm(d_model, eps=eps)
         self.attn = DiagonallyMaskedSelfAttention(
             d_model, n_head, head_dim, dropout if attn_dropout is None else attn_dropout
         )
-        self.norm2 = nn.LayerNorm(d_model, eps=1e-5)
+        self.norm2 = nn.LayerNorm(d_model, eps=eps)
         self.pffn = PositionWiseFeedForward(d_model, d_ff, dropout)
         self.dropout = nn.Dropout(dropout)
 
@@ -69,6 +87,9 @@ class EncoderLayer(nn.Module):
             derive=layernorm(f"{name}.in", f"{name}.norm1", self.norm1.eps),
         )
         a = self.attn(h, mask_diagonal=mask_diagonal, trace=trace, name=f"{name}.attn", in_name=f"{name}.ln1")
+        skip = f"{name}.in"
+        if self.residual_from == "normalised":
+            x, skip = h, f"{name}.ln1"
         x = x + self.dropout(a)  # (B, L, d_model)
         put(
             trace,
@@ -78,7 +99,7 @@ class EncoderLayer(nn.Module):
             "7c",
             "encoder-film.md 6.4",
             "x + attention output",
-            derive=add(f"{name}.in", f"{name}.attn.out"),
+            derive=add(skip, f"{name}.attn.out"),
         )
         return x
 
@@ -97,7 +118,9 @@ class EncoderLayer(nn.Module):
             derive=layernorm(f"{name}.resid1", f"{name}.norm2", self.norm2.eps),
         )
         f = self.pffn(h, trace=trace, name=f"{name}.ffn", in_name=f"{name}.ln2")  # (B, L, d_model)
-        modulated = f"{name}.ffn.out"
+        modulated, skip = f"{name}.ffn.out", f"{name}.resid1"
+        if self.residual_from == "normalised":
+            x, skip = h, f"{name}.ln2"
         if gamma is not None:
             f = film(f, gamma, beta)
             modulated = f"{name}.film"
@@ -125,6 +148,6 @@ class EncoderLayer(nn.Module):
             "7g",
             "encoder-film.md 6.7",
             "x + modulated FFN output",
-            derive=add(f"{name}.resid1", modulated),
+            derive=add(skip, modulated),
         )
         return x

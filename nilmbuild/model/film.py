@@ -52,10 +52,29 @@ def band_edges(n_bins: int, n_bands: int) -> list[int]:
     return [round(i * n_bins / n_bands) for i in range(n_bands + 1)]
 
 
+def floor_band_edges(n_bins: int, n_bands: int) -> list[int]:
+    """CondiNILM's bands: min(n_bands, n_bins) bands of n_bins // n bins each, the last one running to the end.
+
+    L = 128 gives 65 bins: edges [0, 8, 16, 24, 32, 40, 48, 56, 65] (the last band holds 9 bins).
+    """
+    n = min(n_bands, n_bins)
+    size = n_bins // n
+    return [i * size for i in range(n)] + [n_bins]
+
+
+BAND_LAYOUTS = {"even": band_edges, "floor": floor_band_edges}
+
+
 def condition_features(
-    x_main: torch.Tensor, use_elec: bool, use_freq: bool, n_bands: int, trace: Trace | None = None
+    x_main: torch.Tensor,
+    use_elec: bool,
+    use_freq: bool,
+    n_bands: int,
+    trace: Trace | None = None,
+    bands: str = "even",
 ) -> torch.Tensor:
-    """(B, 1, L) scaled aggregate (before instance norm) -> (B, 13) condition vector."""
+    """(B, 1, L) scaled aggregate (before instance norm) -> (B, 13) condition vector.
+    bands: "even" (the spec's near-equal bands, band_edges) or "floor" (CondiNILM's, floor_band_edges)."""
     x = x_main[:, 0, :]  # (B, L)
     feats = []
     if use_elec:
@@ -86,18 +105,18 @@ def condition_features(
             "architecture.md 3.2",
             "|rFFT| of the centred aggregate",
         )
-        e = band_edges(int(mag.shape[-1]), n_bands)  # int(): a static size, also while traced for ONNX
-        bands = torch.stack([mag[:, e[i] : e[i + 1]].mean(dim=-1) for i in range(n_bands)], dim=-1)  # (B, 8)
+        e = BAND_LAYOUTS[bands](int(mag.shape[-1]), n_bands)  # int(): a static size, also while traced for ONNX
+        band_means = torch.stack([mag[:, e[i] : e[i + 1]].mean(dim=-1) for i in range(len(e) - 1)], dim=-1)  # (B, 8)
         put(
             trace,
             names.cond("bands"),
-            bands,
+            band_means,
             ("batch", "band"),
             "6b",
             "architecture.md 3.2",
             "mean magnitude in 8 frequency bands",
         )
-        feats.append(bands)
+        feats.append(band_means)
     cond = torch.cat(feats, dim=-1) if feats else x.new_zeros(x.shape[0], 0)  # (B, 13); (B, 0) with both off
     put(
         trace,
