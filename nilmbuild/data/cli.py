@@ -24,9 +24,7 @@ from nilmbuild.data.preprocess import SCALERS, PrepConfig, prepare, summary
 @click.option(
     "--cutoff", type=float, default=None, help="Aggregate cutoff, W (default: UK-DALE/CSV 6000, REFIT 10000)."
 )
-@click.option(
-    "--scaler", type=click.Choice(sorted(k for k in SCALERS if k != "affine")), default="max", show_default=True
-)
+@click.option("--scaler", type=click.Choice(sorted(SCALERS)), default="max", show_default=True)
 @click.option(
     "--columns",
     default=None,

@@ -91,7 +91,7 @@ class _Scaler:
 
     @staticmethod
     def from_dict(d: dict) -> _Scaler:
-        cls = SCALERS[d["kind"]]
+        cls = SCALERS.get(d["kind"]) or FIXED_SCALERS[d["kind"]]
         return cls(**{k: d[k] for k in cls.keys})
 
     def __repr__(self) -> str:
@@ -192,7 +192,9 @@ class AffineScaling(_Scaler):
         return self.scale, self.offset
 
 
-SCALERS = {c.kind: c for c in (MaxScaling, StandardScaling, MinMaxScaling, MeanScaling, AffineScaling)}
+SCALERS = {c.kind: c for c in (MaxScaling, StandardScaling, MinMaxScaling, MeanScaling)}  # what `prep` fits
+#: Scalers a checkpoint may hold but nilmbuild never fits (imported statistics).
+FIXED_SCALERS = {AffineScaling.kind: AffineScaling}
 
 
 def scaler_affines(scalers: dict) -> dict:
