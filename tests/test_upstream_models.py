@@ -156,3 +156,70 @@ def test_bad_inputs_are_one_line_user_errors():
         scalers_from_nilmscaler({**fields, "appliance_stat1": fields["appliance_stat1"][:1]})
     with pytest.raises(UserError, match="washing_machine"):
         check_scalers(scalers_from_nilmscaler({**fields, "devices": ["kettle", "fridge", "oven"]}), config["app"])
+
+
+def test_info_shows_architecture_params_and_stages(case, tmp_path):
+    from click.testing import CliRunner
+
+    from nilmbuild.cli import main
+
+    name, model, path, _ = case
+    r = CliRunner().invoke(main, ["info", "--checkpoint", str(path), "--json"])
+    assert r.exit_code == 0, r.output
+    info = json.loads(r.output)
+    assert info["architecture"] == model.cfg.arch
+    assert info["params"]["total"] == sum(p.numel() for p in model.parameters())
+    assert info["params"]["encoder_layers"] == sum(p.numel() for p in model.encoder_layers.parameters())
+    stages = info["stages"]
+    assert stages["encoder.{l}.out"] == model.cfg.n_encoder_layers and "stats_token" in stages
+    assert ("film_enc.gamma" in stages) == (model.cfg.arch == "condinilm")  # the original has no FiLM
+    assert ("gate.prob" in stages) == (model.cfg.arch == "condinilm")  # ... and no gate
+    assert info["upstream_config"]["model_kwargs"] == model.cfg.upstream["model_kwargs"]
+
+
+def test_nilmscaler_fields_become_affine_scalers_hand_computed():
+    fields = {
+        "power_scaling_type": "MinMax",
+        "appliance_scaling_type": "SameAsPower",
+        "power_stat1": 100.0,
+        "power_stat2": 1100.0,
+        "appliance_stat1": [100.0, 100.0],
+        "appliance_stat2": [1100.0, 1100.0],
+        "devices": ["kettle", "fridge"],
+    }
+    s = scalers_from_nilmscaler(fields)
+    assert s["aggregate"] == {"kind": "affine", "offset": 100.0, "scale": 1000.0}  # (x - min) / (max - min)
+    assert s["appliances"]["fridge"] == {"kind": "affine", "offset": 100.0, "scale": 1000.0}
+    s = scalers_from_nilmscaler(
+        {
+            **fields,
+            "power_scaling_type": "MaxScaling",
+            "appliance_scaling_type": "MaxScaling",
+            "power_stat1": 0.0,
+            "appliance_stat1": [0.0, 0.0],
+            "appliance_stat2": [3000.0, 250.0],
+        }
+    )
+    assert s["aggregate"]["scale"] == 1100.0 and s["appliances"]["fridge"] == {
+        "kind": "affine",
+        "offset": 0.0,
+        "scale": 250.0,
+    }
+
+
+def test_time_features_hand_computed():
+    from nilmbuild.model.upstream import time_features
+
+    # 2024-03-31 was a Sunday (dow 6); 22:47
+    f = time_features(np.array(["2024-03-31T22:47"], dtype="datetime64[s]"), ["minute", "hour", "dow", "month"])
+    want = [
+        np.sin(2 * np.pi * 47 / 60),
+        np.cos(2 * np.pi * 47 / 60),
+        np.sin(2 * np.pi * 22 / 24),
+        np.cos(2 * np.pi * 22 / 24),
+        np.sin(2 * np.pi * 6 / 7),
+        np.cos(2 * np.pi * 6 / 7),
+        np.sin(2 * np.pi * 3 / 12),
+        np.cos(2 * np.pi * 3 / 12),
+    ]
+    np.testing.assert_allclose(f[:, 0], want, atol=1e-7)
