@@ -19,7 +19,7 @@ from nilmbuild.model.checkpoint import load_checkpoint, save_checkpoint
 from nilmbuild.model.upstream import build_from_upstream, check_scalers, scalers_from_nilmscaler
 
 FIX = Path(__file__).parent / "fixtures" / "upstream"
-CONDINILM = ("condinilm_small", "condinilm_tuned")
+CONDINILM = ("condinilm_small", "condinilm_tuned", "condinilm_single")
 NILMFORMER = ("nilmformer_small", "nilmformer_odd")
 #: numpy types the original's log dict holds (metrics are numpy scalars): the weights-only unpickler allows these
 NUMPY_GLOBALS = [np._core.multiarray.scalar, np._core.multiarray._reconstruct, np.ndarray, np.dtype]
@@ -119,9 +119,31 @@ def test_checkpoint_records_architecture_and_upstream_config(case):
 
 def test_spec_sizes_are_not_assumed():
     sizes = {n: _build(n)[0].cfg for n in CONDINILM + NILMFORMER}
-    assert {c.n_encoder_layers for c in sizes.values()} >= {2, 3, 4}
+    assert {c.n_encoder_layers for c in sizes.values()} >= {1, 2, 3, 4}
     assert {c.n_head for c in sizes.values()} >= {2, 4, 6}
     assert {c.window for c in sizes.values()} >= {48, 64, 96, 100}
+
+
+@pytest.mark.parametrize("name", CONDINILM)
+def test_condinilm_without_criterion_uses_the_config_gate(name, tmp_path):
+    """A checkpoint without criterion.*: the evaluation's fallback gate from gate_soft_scale and gate_floor."""
+    ckpt = torch.load(FIX / name / "last.ckpt", map_location="cpu", weights_only=True)["state_dict"]
+    weights = {k[len("model.") :]: v for k, v in ckpt.items() if k.startswith("model.")}
+    config = json.loads((FIX / name / "experiment_config.json").read_text())
+    model = build_from_upstream("condinilm", {**config, "gate_soft_scale": 1.7, "gate_floor": 0.04}, weights)
+    assert model.cfg.gate_source == "config"
+    fields = json.loads((FIX / name / "scaler.json").read_text())
+    save_checkpoint(tmp_path / "OUT.pt", model, scalers=scalers_from_nilmscaler(fields))
+    m, ref = nilmbuild.load_model(tmp_path / "OUT.pt"), _ref(name)
+    for b, start in enumerate(ref["starts"]):
+        got = np.stack(list(m.run_window(ref["watts"][b], str(start)).values()))
+        want = ref["output_w_config_gate"][b]
+        assert float(np.abs(got - want).max()) <= max(0.05, 1e-4 * float(np.abs(want).max()))
+
+
+def test_condinilm_one_device_has_no_sparse_cnn_and_no_floor():
+    cfg = _condinilm("condinilm_single")[0].cfg
+    assert cfg.sparse_indices == () and cfg.gate_logits_floors == (float("-inf"),)
 
 
 def test_condinilm_gate_logit_floor_comes_from_the_device_type():

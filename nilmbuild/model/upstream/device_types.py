@@ -10,6 +10,8 @@ nilmbuild takes it, in this order, from:
   2. CondiNILM's configs/dataset_params.yaml types by device name (DATASET_TYPES below: kettle and microwave
      are sparse_high_power, cooker sparse_medium_power, ...);
   3. else no floor.
+A one-device run has no floor: CondiNILM computes per-device statistics for two or more devices only, and its
+loss classifies the one device from default statistics as "cycling", which has none (parse.py applies this).
 Leaving the floor out costs 2.6-6.2 W on a kettle (issue 31).
 """
 

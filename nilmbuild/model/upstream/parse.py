@@ -86,9 +86,13 @@ def _common(arch: str, config: dict, mk: dict, devices: list[str]) -> dict:
 
 
 def _sparse_indices(config: dict, mk: dict, devices: list[str]) -> tuple[int, ...]:
-    """CondiNILM's set_sparse_device_indices: devices named like its sparse_device_names (default kettle)."""
-    if "sparse_device_indices" in config:  # an explicit override, e.g. for a run whose stats had no names
+    """CondiNILM's set_sparse_device_indices: devices named like its sparse_device_names (default kettle). It
+    names devices from its per-device training statistics, which it computes for two or more devices only
+    (scripts/run_experiment.py): a one-device run has no named device, so no sparse CNN."""
+    if "sparse_device_indices" in config:  # an explicit override
         return tuple(int(i) for i in config["sparse_device_indices"])
+    if len(devices) == 1:
+        return ()
     names = [str(n).lower() for n in mk.get("sparse_device_names", ["kettle"])]
     return tuple(i for i, d in enumerate(devices) if d.lower() in names)
 
@@ -107,7 +111,7 @@ def _condinilm(config: dict, mk: dict, devices: list[str], has_criterion: bool) 
         use_freq_features=bool(mk.get("use_freq_features", True)),
         type_ids_per_channel=tuple(type_ids) if type_ids is not None and len(type_ids) == len(devices) else None,
         sparse_indices=_sparse_indices(config, mk, devices),
-        gate_logits_floors=tuple(gate_logits_floors(devices, config)),
+        gate_logits_floors=tuple(gate_logits_floors(devices, config)) if len(devices) > 1 else (float("-inf"),),
         gate_source="criterion" if has_criterion else "config",
         gate_soft_scale=float(config.get("gate_soft_scale", 1.0)),
         gate_floor=float(config.get("gate_floor", 0.0)),
