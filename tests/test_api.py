@@ -48,3 +48,15 @@ def test_bad_windows_are_one_line_errors(model, bad):
 def test_bad_start_is_a_one_line_error(model):
     with pytest.raises(UserError, match="bad start time"):
         model.run_window(np.zeros(model.window), "yesterday-ish")
+
+
+def test_a_z_suffixed_start_time_is_that_wall_clock_time_without_a_warning(model):
+    import warnings
+
+    agg = np.full(model.window, 450.0, np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        z, offset = model.run_window(agg, "2024-04-13T06:30Z"), model.run_window(agg, "2024-04-13T06:30+00:00")
+    plain = model.run_window(agg, "2024-04-13T06:30")
+    for d in model.devices:
+        np.testing.assert_array_equal(z[d], plain[d]), np.testing.assert_array_equal(offset[d], plain[d])
