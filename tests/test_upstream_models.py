@@ -72,11 +72,12 @@ def case(request, tmp_path_factory):
 
 def test_every_stage_matches_the_upstream(case):
     name, model, _, ref = case
+    stages = [k[len("stage.") :] for k in ref if k.startswith("stage.")]
+    n = ref[f"stage.{stages[0]}"].shape[0]  # the fixtures keep the stages of their first window(s)
     trace = Trace()
     with torch.no_grad():
-        model(torch.from_numpy(ref["model_input"]), trace=trace)
-    stages = [k[len("stage.") :] for k in ref if k.startswith("stage.")]
-    assert len(stages) >= 8
+        model(torch.from_numpy(ref["model_input"][:n]), trace=trace)
+    assert len(stages) >= 12
     for stage in stages:
         want, got = ref[f"stage.{stage}"], trace[_ours(stage, model)].numpy()
         assert got.shape == want.shape, stage
