@@ -171,6 +171,9 @@ def test_bad_inputs_are_one_line_user_errors():
         ("condinilm", {**config, "app": []}, weights, "app"),
         ("transformer", config, weights, "architecture"),
     ]
+    original = json.loads((FIX / "nilmformer_small" / "config.json").read_text())
+    xformers = {**original, "model_kwargs": {**original["model_kwargs"], "use_efficient_attention": True}}
+    bad.append(("nilmformer", xformers, {}, "use_efficient_attention"))
     for arch, cfg, sd, word in bad:
         with pytest.raises(UserError, match=word) as e:
             build_from_upstream(arch, cfg, sd)

@@ -9,6 +9,7 @@ code does; the device count is len(app) (CondiNILM overwrites model_kwargs.c_out
 
 from __future__ import annotations
 
+import json
 import re
 
 from nilmbuild.errors import UserError
@@ -123,7 +124,13 @@ def config_from_upstream(arch: str, config: dict, has_criterion: bool = False) -
         raise UserError(f"unknown architecture {arch!r}: use one of {ARCHITECTURES}")
     if not isinstance(config, dict):
         raise UserError("the upstream config must be a mapping (JSON object / YAML mapping)")
+    config = json.loads(json.dumps(config, default=str))  # plain JSON types: the checkpoint stores it whole
     devices, mk = devices_of(config), _kwargs(config)
+    if arch == "nilmformer" and bool(mk.get("use_efficient_attention", False)):
+        raise UserError(
+            "use_efficient_attention (xformers, a +1 attention bias on the diagonal instead of a mask) is not "
+            "supported: import a run trained with use_efficient_attention: false"
+        )
     fields = _common(arch, config, mk, devices)
     if arch == "condinilm":
         fields.update(_condinilm(config, mk, devices, has_criterion))
