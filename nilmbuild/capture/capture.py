@@ -10,7 +10,6 @@ falls back to storing the tensor.
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -407,8 +406,8 @@ def _iso(t0) -> list[str] | None:
 def checkpoint_info(loaded) -> dict:
     path = getattr(loaded, "path", "") or ""
     info = {"file": Path(path).name if path else None, "nilmbuild_version": getattr(loaded, "nilmbuild_version", None)}
-    if path and Path(path).is_file():
-        info["sha256"] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    if getattr(loaded, "fingerprint", ""):
+        info["sha256"] = loaded.fingerprint
     log = getattr(loaded, "train_log", None) or {}
     if isinstance(log, dict):
         info["train_log_keys"] = sorted(str(k) for k in log)

@@ -149,17 +149,13 @@ def export_onnx(loaded) -> bytes:
 
 
 def cache_key(loaded) -> str:
-    """Checkpoint bytes + the code the graph is traced from + the exporter's versions."""
-    import hashlib
-    from importlib.metadata import version
+    """The checkpoint's fingerprint + the code the graph is traced from + the exporter's versions."""
     from pathlib import Path
 
-    h = hashlib.sha256(Path(loaded.path).read_bytes())
-    code = Path(__file__).parents[1] / "model"
-    for p in sorted(code.glob("*.py")) + [Path(__file__)]:
-        h.update(p.read_bytes())
-    h.update(f"{torch.__version__} {version('onnx')}".encode())
-    return h.hexdigest()[:24]
+    from nilmbuild.provenance import PACKAGE_ROOT, code_fingerprint
+
+    code = code_fingerprint([("model", PACKAGE_ROOT / "model"), ("live", Path(__file__))], packages=("torch", "onnx"))
+    return code_fingerprint([], salt=f"live {loaded.fingerprint} {code}")[:24]
 
 
 _EXPORTS: dict[str, Future] = {}  # cache_key -> the graph's bytes, once per process

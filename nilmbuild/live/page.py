@@ -79,7 +79,7 @@ def live_parts(loaded) -> tuple[dict, dict[str, bytes]]:
     the graph are the shared sibling files RUNTIME_FILE and MODEL_FILE, loaded on first use, so each page stays
     small (one copy per site, not per page) and a build of any one such page writes both. The site builds pages in
     two threads: the first makes (exports, gzips, caches) the files, under a lock, and the others reuse them."""
-    from nilmbuild.site.assets import ROOT
+    from nilmbuild.provenance import ASSET_ROOT as ROOT
 
     with _FILES_LOCK:
         files = {RUNTIME_FILE: runtime_script(ROOT), MODEL_FILE: model_script(onnx_bytes(loaded))}
