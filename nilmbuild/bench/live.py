@@ -154,6 +154,6 @@ def bench_live(site_dir: Path, repeats: int = 7) -> list[dict]:
 
 
 if __name__ == "__main__":
-    from nilmbuild.bench.__main__ import print_table
+    from nilmbuild.bench.table import print_table
 
     print_table(bench_live(Path(sys.argv[1])))
