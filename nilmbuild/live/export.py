@@ -19,28 +19,35 @@ import numpy as np
 import torch
 from torch import nn
 
+from nilmbuild.model import names
 from nilmbuild.model.trace import Trace
 from nilmbuild.model.whatif import FIELDS as WHATIF_INPUTS
 from nilmbuild.model.whatif import WhatIf
 
-# name in the graph -> the Trace record it equals (batch axis dropped); "watts" and "attention" are derived.
-STAGES = {
-    "instance_norm": "instance_norm",
-    "embed_with_pos": "embed.with_pos",
-    "projection": "projection",
-    "cond_vector": "cond.vector",
-    "film_enc_gamma": "film_enc.gamma_mean",
-    "film_enc_beta": "film_enc.beta_mean",
-    "encoder_0_out": "encoder.0.out",
-    "encoder_1_out": "encoder.1.out",
-    "encoder_2_out": "encoder.2.out",
-    "film_dec_gamma": "film_dec.gamma",
-    "film_dec_beta": "film_dec.beta",
-    "gate_prob": "output.gate",
-    "power_scaled": "output.power",
-}
-OUTPUTS = ("watts", "attention", *STAGES)
 INPUTS = ("x", "head", *WHATIF_INPUTS)
+
+
+def stages(cfg) -> dict[str, str]:
+    """Name in the graph -> the Trace record it equals (batch axis dropped), in output order: one encoder output per
+    layer of the model's config; "watts" and "attention" (outputs(cfg)) are derived."""
+    return {
+        "instance_norm": names.INSTANCE_NORM,
+        "embed_with_pos": names.EMBED_WITH_POS,
+        "projection": names.PROJECTION,
+        "cond_vector": names.cond("vector"),
+        "film_enc_gamma": names.film("film_enc", "gamma_mean"),
+        "film_enc_beta": names.film("film_enc", "beta_mean"),
+        **{f"encoder_{l}_out": names.encoder(l, "out") for l in range(cfg.n_encoder_layers)},
+        "film_dec_gamma": names.film("film_dec", "gamma"),
+        "film_dec_beta": names.film("film_dec", "beta"),
+        "gate_prob": names.OUTPUT_GATE,
+        "power_scaled": names.OUTPUT_POWER,
+    }
+
+
+def outputs(cfg) -> tuple[str, ...]:
+    """The graph's outputs, in order: the watts, one head's attention per layer, the stage tensors."""
+    return ("watts", "attention", *stages(cfg))
 
 
 def inverse_affine(scaler: dict) -> tuple[float, float]:
@@ -64,6 +71,7 @@ class LiveModel(nn.Module):
     def __init__(self, loaded) -> None:
         super().__init__()
         self.model = loaded.model.eval()
+        self.stages = list(stages(loaded.cfg).values())
         aff = [inverse_affine(loaded.scalers["appliances"][d]) for d in loaded.devices]
         self.register_buffer("w_scale", torch.tensor([a for a, _ in aff], dtype=torch.float32)[:, None])
         self.register_buffer("w_offset", torch.tensor([b for _, b in aff], dtype=torch.float32)[:, None])
@@ -74,9 +82,9 @@ class LiveModel(nn.Module):
         watts = out.power[0] * self.w_scale + self.w_offset  # (D, W)
         layers = range(self.model.cfg.n_encoder_layers)
         attention = torch.stack(
-            [trace[f"encoder.{l}.attn.weights"][0].index_select(0, head.reshape(1))[0] for l in layers]
+            [trace[names.attn(l, "weights")][0].index_select(0, head.reshape(1))[0] for l in layers]
         )  # (layers, query, key)
-        return (watts, attention, *(trace[name][0] for name in STAGES.values()))
+        return (watts, attention, *(trace[name][0] for name in self.stages))
 
 
 def what_if_defaults(cfg) -> dict[str, np.ndarray]:
@@ -95,11 +103,11 @@ def torch_reference(loaded, x: np.ndarray, head: int, **forward_kw) -> dict[str,
     forward_kw.setdefault("gate_mode", "hard")
     with torch.no_grad():
         loaded.model.eval()(torch.from_numpy(np.asarray(x, np.float32)), trace=trace, **forward_kw)
-    ref = {g: trace[t][0].numpy() for g, t in STAGES.items()}
+    ref = {g: trace[t][0].numpy() for g, t in stages(loaded.cfg).items()}
     apps = loaded.scalers["appliances"]
     ref["watts"] = np.stack([denormalise(ref["power_scaled"][i], apps[d]) for i, d in enumerate(loaded.devices)])
     ref["attention"] = np.stack(
-        [trace[f"encoder.{l}.attn.weights"][0, head].numpy() for l in range(loaded.cfg.n_encoder_layers)]
+        [trace[names.attn(l, "weights")][0, head].numpy() for l in range(loaded.cfg.n_encoder_layers)]
     )
     return ref
 
@@ -141,7 +149,7 @@ def export_onnx(loaded) -> bytes:
             do_constant_folding=False,
             opset_version=18,
             input_names=list(INPUTS),
-            output_names=list(OUTPUTS),
+            output_names=list(outputs(loaded.cfg)),
         )
     proto = onnx.load_model_from_string(buf.getvalue())
     strip_metadata(proto)

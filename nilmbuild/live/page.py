@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import threading
 
-from nilmbuild.live.export import INPUTS, OUTPUTS, STAGES, inverse_affine, onnx_bytes, what_if_defaults
+from nilmbuild.live.export import INPUTS, inverse_affine, onnx_bytes, outputs, stages, what_if_defaults
 from nilmbuild.live.runtime import RUNTIME_FILE, runtime_script
 
 MODEL_FILE = "nilmbuild-model.js"  # the graph as a shared sibling script: one copy per site (live_parts)
@@ -47,8 +47,8 @@ def live_data(loaded) -> dict:
         "channels": int(cfg.c_in + cfg.n_exo),
         "stepS": Model(loaded).step_s,
         "aggregate": {"a": a, "b": b},
-        "outputs": list(OUTPUTS),
-        "stages": dict(STAGES),
+        "outputs": list(outputs(loaded.cfg)),
+        "stages": stages(loaded.cfg),
         "heads": int(cfg.n_head),
         "layers": int(cfg.n_encoder_layers),
         "thresholds": [float(d.gate_threshold) for d in cfg.devices],
