@@ -124,13 +124,13 @@ def test_what_if_input_equals_the_pytorch_switch(model, session, windows, what_i
 def test_threshold_one_closes_the_gate(model, session, windows):
     """Hand check: threshold 1.0 closes every gate (p <= 1), so the output FiLM sees 0 and the watts are
     beta_dec * a + b for every step (a, b: the appliance scaler), whatever the signal."""
-    from nilmbuild.live.export import inverse_affine
+    from nilmbuild.data.preprocess import scaler_affine
 
     x = windows[5:6].astype(np.float32)
     D = len(model.devices)
     got = run_graph(model, session, x, 0, thresholds=np.ones(D))
     for d, name in enumerate(model.devices):
-        a, b = inverse_affine(model.loaded.scalers["appliances"][name])
+        a, b = scaler_affine(model.loaded.scalers["appliances"][name])
         assert np.allclose(got["watts"][d], got["film_dec_beta"][d] * a + b, atol=1e-3)
     assert np.abs(got["watts"] - run_graph(model, session, x, 0)["watts"]).max() > 10.0
 

@@ -50,21 +50,6 @@ def outputs(cfg) -> tuple[str, ...]:
     return ("watts", "attention", *stages(cfg))
 
 
-def inverse_affine(scaler: dict) -> tuple[float, float]:
-    """A scaler's inverse as z * a + b (every nilmbuild scaler is affine)."""
-    from nilmbuild.data.preprocess import scaler_from_dict
-
-    inv = scaler_from_dict(scaler).inverse
-    b = float(inv(np.float64(0.0)))
-    return float(inv(np.float64(1.0))) - b, b
-
-
-def forward_affine(scaler: dict) -> tuple[float, float]:
-    """A scaler's transform as x * a + b (for the aggregate, which the page scales itself)."""
-    a, b = inverse_affine(scaler)
-    return 1.0 / a, -b / a
-
-
 class LiveModel(nn.Module):
     """The checkpoint's model in eval mode (hard gate) with its outputs in watts and its stage tensors."""
 
@@ -72,7 +57,9 @@ class LiveModel(nn.Module):
         super().__init__()
         self.model = loaded.model.eval()
         self.stages = list(stages(loaded.cfg).values())
-        aff = [inverse_affine(loaded.scalers["appliances"][d]) for d in loaded.devices]
+        from nilmbuild.data.preprocess import scaler_affine
+
+        aff = [scaler_affine(loaded.scalers["appliances"][d]) for d in loaded.devices]
         self.register_buffer("w_scale", torch.tensor([a for a, _ in aff], dtype=torch.float32)[:, None])
         self.register_buffer("w_offset", torch.tensor([b for _, b in aff], dtype=torch.float32)[:, None])
 
@@ -182,5 +169,5 @@ def prefetch_onnx(loaded) -> Future:
 
 def onnx_bytes(loaded) -> bytes:
     """export_onnx, cached on disk by cache_key and made once per process (prefetch_onnx). Not for two threads at
-    once (live/page.py's live_parts, which the site's page threads call, takes a lock)."""
+    once (site/views/live_parts.py's live_parts, which the site's page threads call, takes a lock)."""
     return prefetch_onnx(loaded).result()

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import nilmbuild
-from nilmbuild.live.export import inverse_affine, outputs, torch_reference
+from nilmbuild.data.preprocess import scaler_affine
+from nilmbuild.live.export import outputs, torch_reference
 from nilmbuild.live.palette import palette
 
 RUN_TIMEOUT = 180_000  # first run loads the runtime (~2-6 s) and the session; SwiftShader on 2 busy cores
@@ -58,7 +59,7 @@ def test_the_graph_is_the_shared_sibling_file_not_in_the_page(site, model):
     import re
 
     from nilmbuild.live.export import onnx_bytes
-    from nilmbuild.live.page import MODEL_FILE
+    from nilmbuild.site.views.live_parts import MODEL_FILE
 
     onnx = onnx_bytes(model.loaded)
     script = (site / MODEL_FILE).read_text()
@@ -78,7 +79,7 @@ def open_playground(page_at, site, nb):
 
 def watts_bound(model, device):
     """max(2 W, 1 % of the device's peak): the peak is the top of its training scaler (watts at scaled 1)."""
-    a, b = inverse_affine(model.loaded.scalers["appliances"][device])
+    a, b = scaler_affine(model.loaded.scalers["appliances"][device])
     return max(2.0, 0.01 * (a + b))
 
 

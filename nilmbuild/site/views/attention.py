@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from nilmbuild.live.page import whatif_page
 from nilmbuild.model.names import HEAD_ABLATION_DELTA, HEAD_ABLATION_SAMPLE, INPUT, OUTPUT_POWER, ablation, attn
 from nilmbuild.site.build import PageSpec
 
 from ._common import view_page, window_starts
+from .live_parts import whatif_page
 
 SLUG = "attention"
 TITLE = "Attention"

@@ -12,11 +12,11 @@ from __future__ import annotations
 import msgpack
 import numpy as np
 
-from nilmbuild.live.page import live_parts
 from nilmbuild.site.build import PageSpec
 from nilmbuild.site.prose import spelled
 
 from ._common import clean, f32, io_names, u8, view_page
+from .live_parts import live_parts
 
 SLUG = "disaggregation"
 TITLE = "Disaggregation"
