@@ -27,9 +27,6 @@ class _Group(click.Group):
         return getattr(importlib.import_module(module), attr)
 
     def invoke(self, ctx: click.Context):
-        from nilmbuild.units import default_unit
-
-        unit = default_unit.set(None)  # --unit (cli_options.unit_option) sets it for this command only
         with warnings.catch_warnings():
             warnings.simplefilter("always", DataWarning)
             warnings.showwarning = _show_warning
@@ -38,8 +35,6 @@ class _Group(click.Group):
             except UserError as e:
                 click.echo(f"error: {e}", err=True)
                 sys.exit(2)
-            finally:
-                default_unit.reset(unit)
 
 
 _PACKAGE = str(Path(__file__).resolve().parent)

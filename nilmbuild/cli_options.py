@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from nilmbuild.units import UNITS, default_unit
+from nilmbuild.units import UNITS
 
 SOURCES = "synthetic | csv:PATH | ukdale:PATH | refit:PATH | redd:PATH"
 
@@ -31,19 +31,12 @@ def source_option(default: str | None = None):
 house_option = click.option("--house", type=int, default=None, help="House number (UK-DALE/REDD default 1, REFIT 2).")
 
 
-def _set_unit(ctx, param, value):
-    default_unit.set(value)  # read by load_source, however deep the command calls it
-    return value
-
-
-#: `--unit W|kW` for every command that takes --source: the unit of CSV power columns whose name has none.
+#: `--unit W|kW` for every command that takes --source: the unit of CSV power columns whose name has none. The
+#: command passes it on as `unit=` (a data setting, recorded in the checkpoint: see nilmbuild.units).
 unit_option = click.option(
     "--unit",
     type=click.Choice(sorted(UNITS)),
     default=None,
-    callback=_set_unit,
-    expose_value=False,
-    is_eager=True,
-    help="Unit of CSV power columns without one in their name (default W; "
-    "'Aggregate_kW' or 'kettle (kW)' are read as kW anyway).",
+    help="Unit of CSV power columns without one in their name (default W, or the unit the checkpoint was trained "
+    "with when the source is its own; 'Aggregate_kW' or 'kettle (kW)' are read as kW anyway).",
 )

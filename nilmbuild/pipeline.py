@@ -11,7 +11,7 @@ Checkpoint provenance read here (all optional; missing -> the simulator with Pre
     provenance = {"source": "synthetic" | "csv:PATH" | ..., "house": int | None,
                   "days": int, "seed": int,              # simulator only
                   "columns": {...} | None,               # CSV/REFIT column map
-                  "unit": "W" | "kW" | None,             # --unit the run was trained with
+                  "unit": "W" | "kW" | None,             # --unit the run was trained with (None: W)
                   "prep": {PrepConfig fields}}           # split / resample settings used in training
     (the same keys nested under provenance["data"] are accepted too; "prep_config" is an alias of "prep")
 
@@ -59,15 +59,17 @@ def load_training_data(
     test_from: str | None = None,
     scaler: str = "max",
     prep: dict | None = None,
+    unit: str | None = None,
 ):
     """Load and prepare a training run's data -> Prepared (scalers fitted on its train split).
 
-    devices: None -> every device the source has a channel for. prep: PrepConfig overrides."""
+    devices: None -> every device the source has a channel for. prep: PrepConfig overrides. unit: of CSV power
+    columns whose name has none (None: W)."""
     from nilmbuild.data.household import DEVICE_NAMES
     from nilmbuild.data.loaders import load_source
     from nilmbuild.data.preprocess import PrepConfig, prepare
 
-    hh = load_source(source, house=house, days=days, seed=seed)
+    hh = load_source(source, house=house, days=days, seed=seed, unit=unit)
     devs = tuple(devices) if devices else tuple(d for d in DEVICE_NAMES if d in hh.appliances)
     unknown = [d for d in devs if d not in DEVICE_NAMES]
     if unknown:
@@ -94,10 +96,11 @@ def load_training_data(
     return prepared
 
 
-def training_provenance(prepared, *, source: str, house: int | None, days: int, seed: int, command: str = "") -> dict:
+def training_provenance(
+    prepared, *, source: str, house: int | None, days: int, seed: int, unit: str | None = None, command: str = ""
+) -> dict:
     """What a checkpoint records about its data: everything `data_settings` reads back, plus the split spans."""
     from nilmbuild import __version__
-    from nilmbuild.units import default_unit
 
     return {
         "source": source,
@@ -105,7 +108,7 @@ def training_provenance(prepared, *, source: str, house: int | None, days: int, 
         "days": days if source == "synthetic" else None,
         "seed": seed,
         "columns": None,
-        "unit": default_unit.get(),
+        "unit": unit,
         "prep": prepared.config,
         "span": prepared.stats.get("span"),
         "unknown_columns": prepared.meta.get("unknown_columns") or [],
@@ -138,6 +141,7 @@ def data_settings(provenance: dict | None) -> dict:
         "days": int(p.get("days") or 60),
         "seed": int(p.get("seed") or 0),
         "columns": p.get("columns") or None,
+        "unit": p.get("unit") or None,
         "prep": dict(prep),
     }
 
@@ -163,13 +167,16 @@ def load_data_for(
     date_from: str | None = None,
     date_to: str | None = None,
     whole: bool = False,
+    unit: str | None = None,
 ):
     """Load and prepare the data a checkpoint is evaluated / run on -> Prepared.
 
-    source/house default to the checkpoint's provenance; the split settings always come from it.
+    source/house/unit default to the checkpoint's provenance; the split settings always come from it.
     whole=True puts the entire (date-filtered) series into the "train" split (for `disaggregate`).
     """
-    hh = load_household_for(loaded, source, house, days=days, seed=seed, date_from=date_from, date_to=date_to)
+    hh = load_household_for(
+        loaded, source, house, days=days, seed=seed, date_from=date_from, date_to=date_to, unit=unit
+    )
     return prepare_for(loaded, hh, whole=whole)
 
 
@@ -182,15 +189,16 @@ def load_household_for(
     seed: int | None = None,
     date_from: str | None = None,
     date_to: str | None = None,
+    unit: str | None = None,
 ):
-    """The raw Household behind load_data_for (source/house/days/seed default to the checkpoint's provenance)."""
+    """The raw Household behind load_data_for (source/house/unit/days/seed default to the checkpoint's provenance;
+    house, columns and unit only when the source is the checkpoint's own)."""
     from nilmbuild.data.loaders import load_source
-    from nilmbuild.units import default_unit
 
     s = data_settings(getattr(loaded, "provenance", {}))
     same = source is None or source == s["source"]
     spec = s["source"] if source is None else source
-    unit = default_unit.get() or ((getattr(loaded, "provenance", None) or {}).get("unit") if same else None)
+    unit = unit or (s["unit"] if same else None)
     hh = load_source(
         spec,
         house=house if house is not None else (s["house"] if same else None),

@@ -6,8 +6,8 @@ from nilmbuild.bench.timing import median_time
 
 
 def test_size_rows_on_the_real_site(site_context, built_site, capsys):
-    from nilmbuild.live.page import MODEL_FILE
     from nilmbuild.live.runtime import RUNTIME_FILE
+    from nilmbuild.site.views.live_parts import MODEL_FILE
 
     rows = size_rows(site_context, built_site)
     pages = {r["name"] for r in rows if r["group"] == "bytes per page"}

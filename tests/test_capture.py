@@ -8,7 +8,7 @@ import torch
 from click.testing import CliRunner
 
 from nilmbuild.capture import capture_batch, decode, encode, size_report
-from nilmbuild.capture.capture import ATTN_WEIGHTS_TOL
+from nilmbuild.capture.attention_plan import ATTN_WEIGHTS_TOL
 from nilmbuild.capture.head_ablation import focus_samples
 from nilmbuild.model import NILMFormer, NILMFormerConfig, Trace
 from nilmbuild.model.checkpoint import default_checkpoint_path, load_checkpoint, save_checkpoint

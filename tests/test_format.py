@@ -8,7 +8,9 @@ import torch
 
 from nilmbuild.capture import Capture, capture_batch, decode, encode
 from nilmbuild.capture import format as fmt
-from nilmbuild.capture.capture import ATTN_WEIGHTS_TOL, REL_TOL_DERIVED, _stored
+from nilmbuild.capture.attention_plan import ATTN_WEIGHTS_TOL
+from nilmbuild.capture.planner import REL_TOL_DERIVED
+from nilmbuild.capture.records import stored_record as _stored
 from nilmbuild.model import NILMFormer, NILMFormerConfig, Trace
 
 B, W = 3, 64

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import nilmbuild
-from nilmbuild.live.export import INPUTS, OUTPUTS, onnx_bytes, torch_reference, what_if_defaults
+from nilmbuild.live.export import INPUTS, onnx_bytes, outputs, torch_reference, what_if_defaults
 
 ort = pytest.importorskip("onnxruntime")
 ATOL = {"attention": 1e-4, "gate_prob": 1e-4, "watts": 0.25}
@@ -46,7 +46,7 @@ def reference(model, x, head):
 def run_graph(model, session, x, head, **what_if):
     feeds = {"x": x, "head": np.array(head, np.int64), **what_if_defaults(model.loaded.cfg)}
     feeds.update({k: np.asarray(v, np.float32) for k, v in what_if.items()})
-    return dict(zip(OUTPUTS, session.run(None, feeds)))
+    return dict(zip(outputs(model.loaded.cfg), session.run(None, feeds)))
 
 
 def check(model, session, x, head, feeds=None, thresholds=None, **forward_kw):
@@ -55,7 +55,7 @@ def check(model, session, x, head, feeds=None, thresholds=None, **forward_kw):
     ref = torch_reference(model.loaded, x, head, **forward_kw)
     thr = (model.loaded.model.gate_thresholds.numpy() if thresholds is None else np.asarray(thresholds))[:, None]
     near = np.abs(ref["gate_prob"] - thr) < 1e-4
-    for name in OUTPUTS:
+    for name in outputs(model.loaded.cfg):
         assert got[name].shape == ref[name].shape, name
         err = np.abs(got[name] - ref[name])
         if name == "watts":
@@ -65,8 +65,12 @@ def check(model, session, x, head, feeds=None, thresholds=None, **forward_kw):
     return near.sum()
 
 
-def test_graph_names_match_the_trace(session):
-    assert [o.name for o in session.get_outputs()] == list(OUTPUTS)
+def test_graph_names_match_the_trace(model, session):
+    n = model.loaded.cfg.n_encoder_layers
+    assert [o.name for o in session.get_outputs()] == list(outputs(model.loaded.cfg))
+    assert [o.name for o in session.get_outputs()].count("encoder_0_out") == 1 and f"encoder_{n - 1}_out" in [
+        o.name for o in session.get_outputs()
+    ]
     assert [i.name for i in session.get_inputs()] == list(INPUTS)
 
 
@@ -120,13 +124,13 @@ def test_what_if_input_equals_the_pytorch_switch(model, session, windows, what_i
 def test_threshold_one_closes_the_gate(model, session, windows):
     """Hand check: threshold 1.0 closes every gate (p <= 1), so the output FiLM sees 0 and the watts are
     beta_dec * a + b for every step (a, b: the appliance scaler), whatever the signal."""
-    from nilmbuild.live.export import inverse_affine
+    from nilmbuild.data.preprocess import scaler_affine
 
     x = windows[5:6].astype(np.float32)
     D = len(model.devices)
     got = run_graph(model, session, x, 0, thresholds=np.ones(D))
     for d, name in enumerate(model.devices):
-        a, b = inverse_affine(model.loaded.scalers["appliances"][name])
+        a, b = scaler_affine(model.loaded.scalers["appliances"][name])
         assert np.allclose(got["watts"][d], got["film_dec_beta"][d] * a + b, atol=1e-3)
     assert np.abs(got["watts"] - run_graph(model, session, x, 0)["watts"]).max() > 10.0
 
@@ -180,3 +184,36 @@ def test_film_affine_is_the_film_pages_slider(model, session, windows):
     assert np.allclose(trace["encoder.1.film"][0].numpy(), (1 + g) * ffn + b, atol=1e-5)
     base = run_graph(model, session, x, 0)["watts"]
     assert np.abs(run_graph(model, session, x, 0, film_enc_affine=affine)["watts"] - base).max() > 1.0
+
+
+@pytest.mark.parametrize("layers", [1, 4])
+def test_the_graphs_stages_follow_the_models_layers(layers):
+    """No layer count is assumed: a 1- or 4-layer model's live graph has one encoder output per layer, each equal to
+    the PyTorch trace of that layer's output (run here as the module the exporter traces, without exporting)."""
+    import torch
+
+    from nilmbuild.live.export import LiveModel, stages
+    from nilmbuild.model.checkpoint import Loaded
+    from nilmbuild.model.config import NILMFormerConfig
+    from nilmbuild.model.nilmformer import NILMFormer
+    from nilmbuild.model.trace import Trace
+
+    torch.manual_seed(0)
+    cfg = NILMFormerConfig(d_model=16, n_head=2, head_dim=8, window=48, n_encoder_layers=layers)
+    model = NILMFormer(cfg).eval()
+    loaded = Loaded(
+        model=model, cfg=cfg, scalers={"appliances": {d: {"kind": "max", "max": 1000.0} for d in cfg.device_names}}
+    )
+    enc = [k for k in outputs(cfg) if k.startswith("encoder_")]
+    assert enc == [f"encoder_{l}_out" for l in range(layers)]
+    x = torch.randn(1, cfg.c_in + cfg.n_exo, cfg.window)
+    defaults = what_if_defaults(cfg)
+    with torch.no_grad():
+        got = LiveModel(loaded)(x, torch.tensor(1), *(torch.from_numpy(defaults[k]) for k in INPUTS[2:]))
+        trace = Trace()
+        model(x, gate_mode="hard", trace=trace)
+    assert len(got) == len(outputs(cfg))
+    named = dict(zip(outputs(cfg), got))
+    assert named["attention"].shape == (layers, cfg.window, cfg.window)
+    for graph_name, record in stages(cfg).items():
+        torch.testing.assert_close(named[graph_name], trace[record][0], rtol=1e-5, atol=1e-6)

@@ -1,6 +1,8 @@
-"""The model's sizes are not written in static/ or templates/ (issue 15 item 5): pages take them from the blob's
-shapes or from the sizes Python hands them (``site.model`` in templates, ``page().model`` in JS, both from
-nilmbuild/site/views/_common.py:model_sizes), so a checkpoint with another window or width renders correctly.
+"""The model's sizes are not written in static/ or templates/ (issue 15 item 5), nor in the prose of the site's
+views (issue 33: page summaries, stage titles, diagram labels): pages take them from the blob's shapes or from the
+sizes Python hands them (``site.model`` in templates, ``page().model`` in JS, both from
+nilmbuild/site/views/_common.py:model_sizes; views format them from ``ctx.loaded.cfg``), so a checkpoint with
+another window, width or layer count renders correctly. Sizes spelled as words ("three encoder layers") count too.
 
 The sizes searched for are the shipped config's (NILMFormerConfig defaults), not a copy of them. Not model
 sizes, so not searched: numbers on a line with ``px`` (CSS and canvas pixel sizes) and colormaps.js (a table
@@ -9,12 +11,14 @@ of published colormap anchors at LUT indices 0..255).
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
 import pytest
 
 from nilmbuild.model.config import NILMFormerConfig
+from nilmbuild.site.prose import spelled
 from nilmbuild.site.views._common import model_sizes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,8 +52,17 @@ def _patterns() -> list[re.Pattern]:
         rf"\b{cfg.c_embedding} ×",
         rf"\b{cfg.n_exo} sin/cos",
         rf"\b{m['n_devices']} devices",
+        rf"\b{cfg.n_head}-head",
+        rf"\b{cfg.c_embedding} -> ",
+        rf"\b{m['film_in']} -> ",
+        rf"\bd = {', '.join(str(d) for d in cfg.dilations)}\b",
     ]
-    return [re.compile(p) for p in pats]
+    words = [
+        rf"\b{spelled(cfg.n_encoder_layers)}\b[\w\s-]{{0,40}}\blayers\b",
+        rf"\b{spelled(cfg.n_head)}\b[\w\s-]{{0,20}}\bheads?\b",
+        rf"\b({m['n_devices']}|{spelled(m['n_devices'])})\b[\w\s-]{{0,20}}\b(appliances|devices)\b",
+    ]
+    return [re.compile(p) for p in pats] + [re.compile(p, re.IGNORECASE) for p in words]
 
 
 def _hits(text: str, patterns) -> list[tuple[int, str]]:
@@ -60,6 +73,39 @@ def _hits(text: str, patterns) -> list[tuple[int, str]]:
         if any(p.search(line) for p in patterns):
             out.append((i, line.strip()[:140]))
     return out
+
+
+def _view_prose() -> list[tuple[str, int, str]]:
+    """(file, line, text) of every string literal in nilmbuild/site/views/*.py that is not a docstring: the words
+    a view puts on a page (summaries, titles, labels)."""
+    out = []
+    for f in sorted((ROOT / "nilmbuild" / "site" / "views").glob("*.py")):
+        tree = ast.parse(f.read_text(encoding="utf-8"))
+        docs = {
+            id(n.body[0].value)
+            for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef))
+            and n.body
+            and isinstance(n.body[0], ast.Expr)
+            and isinstance(n.body[0].value, ast.Constant)
+        }
+        out += [
+            (f.relative_to(ROOT).as_posix(), n.lineno, n.value)
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs
+        ]
+    return out
+
+
+def test_no_model_size_in_the_views_prose():
+    patterns = _patterns()
+    found = [(f, i, line) for f, i, text in _view_prose() for _, line in _hits(text, patterns)]
+    assert found == [], "model sizes written in a view's prose:\n" + "\n".join(f"{f}:{i}: {t}" for f, i, t in found)
+
+
+def test_the_prose_search_reads_the_views():
+    texts = [t for _, _, t in _view_prose()]
+    assert "Projection" in texts and any("appliances out" in t for t in texts)  # f-string parts are literals too
 
 
 def test_no_model_size_literals_in_static_or_templates():
@@ -82,6 +128,12 @@ def test_no_model_size_literals_in_static_or_templates():
         "× 3 encoder layers",
         "1×1 projection 8 → 96",
         "over the 8-hour window",
+        "Q/K/V and the 8-head split, every head's 480 x 480 attention weights",
+        "The encoder is three identical pre-norm layers",
+        "the three diagonally masked encoder layers",
+        "Aggregate in, five appliances out",
+        "d = 1, 2, 4, 8",
+        "45 -> 32 -> 576",
     ],
 )
 def test_the_search_finds_sizes_where_they_were(line):
@@ -98,6 +150,8 @@ def test_the_search_finds_sizes_where_they_were(line):
         "var v = 0.96;",
         "#960000",
         "cells = 1024",
+        "The encoder is {{ site.model.n_layers | spelled }} identical pre-norm layers",
+        "three ways to see it",
     ],
 )
 def test_the_search_leaves_other_numbers(line):

@@ -235,8 +235,8 @@ def test_partial_build_of_the_playground_writes_the_shared_files_it_loads(tmp_pa
     """`nilmbuild site --pages playground` alone: the page and the two sibling files it loads (the runtime and the
     graph, one copy per site), no other page; the page itself carries no graph."""
     from nilmbuild.cli import main
-    from nilmbuild.live.page import MODEL_FILE
     from nilmbuild.live.runtime import RUNTIME_FILE
+    from nilmbuild.site.views.live_parts import MODEL_FILE
 
     out = tmp_path / "public"
     args = ["site", "--out", str(out), "--pages", "playground", "--quiet"]

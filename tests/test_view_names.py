@@ -45,14 +45,15 @@ def test_names_handed_to_pages_are_captured_records(site_context):
 def test_views_blob_lists_match_captured_records(site_context):
     """The record lists (and globs) the views pack each match at least one captured record."""
     records = list(site_context.capture.records)
-    n_layers = int(site_context.loaded.cfg.n_encoder_layers)
+    cfg = site_context.loaded.cfg
+    n_layers = int(cfg.n_encoder_layers)
     lists = {
         "attention": attention.records(n_layers),
         "encoder": encoder.records(n_layers),
         "film": film.records(n_layers),
         "gate": gate.RECORDS,
         "embedding": embedding.RECORDS,
-        "index": [n["record"] for n in index.NODES] + [e[2] for e in index.flow_edges(site_context.loaded.devices)],
+        "index": [n["record"] for n in index.nodes(cfg)] + [e[2] for e in index.flow_edges(cfg)],
         "forward": forward.records(site_context.loaded.cfg),
     }
     for page, wanted in lists.items():

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import platform
 import sys
@@ -22,25 +21,7 @@ from pathlib import Path
 
 import torch
 
-
-def _fmt(v) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "-"
-    if isinstance(v, float):
-        return f"{v:,.3g}" if abs(v) < 1000 else f"{v:,.0f}"
-    if isinstance(v, int):
-        return f"{v:,}"
-    return str(v)
-
-
-def print_table(rows: list[dict]) -> None:
-    group = None
-    for r in rows:
-        if r["group"] != group:
-            group = r["group"]
-            print(f"\n{group}")
-        cells = "  ".join(f"{k}={_fmt(v)}" for k, v in r.items() if k not in ("group", "name"))
-        print(f"  {r['name']:<44} {cells}")
+from nilmbuild.bench.table import print_table
 
 
 def main(argv=None) -> int:

@@ -107,9 +107,9 @@ def bench_whatif(browser, site_dir: Path, repeats: int) -> list[dict]:
 def bench_live(site_dir: Path, repeats: int = 7) -> list[dict]:
     from playwright.sync_api import sync_playwright
 
-    from nilmbuild.live.page import MODEL_FILE
     from nilmbuild.live.runtime import RUNTIME_FILE
     from nilmbuild.site.browser import launch
+    from nilmbuild.site.views.live_parts import MODEL_FILE
 
     site_dir = Path(site_dir)
     page_file = site_dir / "playground.html"
@@ -154,6 +154,6 @@ def bench_live(site_dir: Path, repeats: int = 7) -> list[dict]:
 
 
 if __name__ == "__main__":
-    from nilmbuild.bench.__main__ import print_table
+    from nilmbuild.bench.table import print_table
 
     print_table(bench_live(Path(sys.argv[1])))

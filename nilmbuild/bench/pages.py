@@ -236,7 +236,7 @@ def main(argv=None) -> int:
     """`python -m nilmbuild.bench.pages [--site DIR] [--against DIR] [--pages a,b] [--repeats N] [--write-baseline]`."""
     import argparse
 
-    from nilmbuild.bench.__main__ import print_table
+    from nilmbuild.bench.table import print_table
 
     ap = argparse.ArgumentParser(prog="python -m nilmbuild.bench.pages", description=__doc__)
     ap.add_argument("--site", type=Path, help="an already built site (default: build one)")

@@ -1,7 +1,9 @@
 """Capture: the fixed example batch -> records -> compact msgpack blobs (docs/format.md), and the Python reader."""
 
-from .capture import Capture, CaptureRecord, capture_batch, record_group, size_report
+from .capture import capture_batch
 from .format import FORMAT, VERSION, CaptureReader, decode, encode
+from .records import Capture, CaptureRecord
+from .sizes import record_group, size_report
 
 __all__ = [
     "Capture",

@@ -134,9 +134,11 @@ def rebuild_chunk(q, k, scale: float, mask_diagonal: bool, true: dict) -> list[t
 
 @dataclass
 class LayerPlan:
-    """The records of one layer's attention (`prefix`, e.g. encoder.0.attn), gathered over the batch's chunks."""
+    """The records of one layer's attention (names.attn(layer, part), under names.ablation(ablation, ...) for an
+    ablation run), gathered over the batch's chunks."""
 
-    prefix: str
+    layer: int
+    ablation: str | None  # None: the main run
     scale: float
     encoding: str = "f16"  # of q, k
     include_scores: bool = True
@@ -145,6 +147,11 @@ class LayerPlan:
     errs: dict = field(default_factory=dict)  # part -> max error over the batch
     moments: dict = field(default_factory=dict)  # part -> per-sample moments of the true matrix
     meta: dict = field(default_factory=dict)  # part -> (axes, stage, section, doc, per-sample shape)
+
+    def name(self, part: str, ablation: str | None = "same") -> str:
+        """This layer's record `part` in this plan's run (or in `ablation`'s run: None for the main run)."""
+        kind = self.ablation if ablation == "same" else ablation
+        return names.attn(self.layer, part) if kind is None else names.ablation(kind, names.attn(self.layer, part))
 
     def parts(self) -> tuple[str, ...]:
         return ("weights",) + (("scores", "masked_scores") if self.include_scores else ())
@@ -177,9 +184,9 @@ class LayerPlan:
 
     def spec(self, part: str) -> dict:
         """The derivation a reader follows for `part` (keys in the order the capture format has always written)."""
-        spec = {"op": _OPS[part], "q": f"{self.prefix}.q", "k": f"{self.prefix}.k"}
+        spec = {"op": _OPS[part], "q": self.name("q"), "k": self.name("k")}
         if part == "weights":
-            spec["lse"] = f"{self.prefix}.lse"
+            spec["lse"] = self.name("lse")
         spec["scale"] = float(self.scale)
         if part == "weights":
             spec["mask_diagonal"] = bool(self.mask_diagonal)
@@ -187,22 +194,23 @@ class LayerPlan:
             spec["mask_value"] = float(MASK_VALUE)
         return spec
 
-    def finish(self, planner, trace, layer: int, main_prefix: str | None, samples=None) -> None:
+    def finish(self, planner, trace, samples=None) -> None:
         """Write q, k (or aliases of the main run's equal tensors), lse and the derived matrices (samples: the
         batch indices the run was made on, when not the whole batch)."""
         for p in ("q", "k"):
-            main = f"{main_prefix}.{p}" if main_prefix else None
-            r = trace.records[names.attn(layer, p)]
+            main = self.name(p, None) if self.ablation else None  # an ablation run's q, k may equal the main run's
+            r = trace.records[names.attn(self.layer, p)]
             planner.alias_or_store(
-                f"{self.prefix}.{p}", r.tensor.numpy(), r.axes, r.stage, r.section, r.doc, main, self.encoding, samples
+                self.name(p), r.tensor.numpy(), r.axes, r.stage, r.section, r.doc, main, self.encoding, samples
             )
-        planner.store_lse(self.prefix, trace.records[names.attn(layer, "lse")], np.concatenate(self.lse), samples)
+        lse = trace.records[names.attn(self.layer, "lse")]
+        planner.store_lse(self.name("lse"), lse, np.concatenate(self.lse), samples)
         for p in self.parts():
             if p in self.errs:
                 axes, stage, section, doc, shape = self.meta[p]
                 shape = (len(self.moments[p]),) + shape
                 planner.verified(
-                    f"{self.prefix}.{p}",
+                    self.name(p),
                     (axes, stage, section, doc),
                     shape,
                     self.moments[p],

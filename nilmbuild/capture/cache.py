@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from nilmbuild import pickle_store as store
+from nilmbuild.provenance import PACKAGE_ROOT, code_fingerprint
 
 #: Bump when the meaning of a cached Capture changes in a way the source hash below would not show.
 CODE_VERSION = 1
@@ -38,15 +39,9 @@ def cache_dir() -> Path:
 
 
 def code_hash() -> str:
-    """sha256 of the capture code: CODE_VERSION, nilmbuild/capture/*.py, nilmbuild/model/*.py, torch, numpy."""
-    import torch
-
-    root = Path(__file__).resolve().parents[1]
-    h = hashlib.sha256(f"{CODE_VERSION}\t{torch.__version__}\t{np.__version__}\n".encode())
-    for d in _CODE_DIRS:
-        for f in sorted((root / d).glob("*.py")):
-            h.update(f"{d}/{f.name}\t".encode() + hashlib.sha256(f.read_bytes()).digest())
-    return h.hexdigest()
+    """sha256 of the capture code: CODE_VERSION, nilmbuild/capture/, nilmbuild/model/, torch, numpy."""
+    roots = [(d, PACKAGE_ROOT / d) for d in _CODE_DIRS]
+    return code_fingerprint(roots, packages=("torch", "numpy"), salt=f"capture {CODE_VERSION}")
 
 
 def _array_digest(h, a) -> None:

@@ -114,8 +114,8 @@ def inspect_cmd(file, as_json):
       nilmbuild inspect build/capture.msgpack
       nilmbuild inspect build/capture.msgpack --json | python -m json.tool
     """
-    from .capture import record_group
     from .format import decode
+    from .sizes import record_group
 
     raw = Path(file).read_bytes()
     try:

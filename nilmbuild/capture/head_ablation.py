@@ -20,6 +20,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from nilmbuild.model import names
+
 HEAD_ABLATION_SAMPLES = 2  # the attention page carries q, k, v and the unmasked run's q, k, lse: ~1.4 MB per sample
 METHOD = (
     "zero one head's context before the output projection Wo, re-run the same weights (eval, hard gate); "
@@ -99,7 +101,7 @@ def store_head_ablation(planner, r: dict) -> dict:
     """Plan the records of a `head_ablation` result (capture runs it on focus_samples); returns the meta entry."""
     axes = ("layer", "head", "device")
     planner.store(
-        "ablation.heads.delta_w",
+        names.HEAD_ABLATION_DELTA,
         r["delta_w"],
         axes,
         "7b",
@@ -108,7 +110,7 @@ def store_head_ablation(planner, r: dict) -> dict:
         encoding="f32",
     )
     planner.store(
-        "ablation.heads.sample",
+        names.HEAD_ABLATION_SAMPLE,
         r["sample"].astype(np.float32),
         axes,
         "7b",

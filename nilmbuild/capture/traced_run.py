@@ -67,10 +67,10 @@ def _run_chunk(model, x, keep, attention, rows: list[int] | None = None, pool: B
     attention matrices are made (they go back to it once planned and dropped)."""
 
     def on_put(trace: Trace, name: str) -> None:  # given the trace: a closure over it would be a reference cycle
-        p = name.split(".")
-        if attention is None or len(p) != 4 or p[0] != "encoder" or p[2:] != ["attn", "lse"]:
+        p = name.split(".")  # an attention layer's lse is its last record: plan the layer
+        layer = int(p[1]) if attention is not None and len(p) > 1 and p[1].isdigit() else None
+        if layer is None or name != names.attn(layer, "lse"):
             return
-        layer = int(p[1])
         parts = {
             k: _rows(trace.records[names.attn(layer, k)], rows) for k in PLANNED_PARTS if names.attn(layer, k) in trace
         }

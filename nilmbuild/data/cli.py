@@ -37,7 +37,9 @@ from nilmbuild.data.preprocess import SCALERS, PrepConfig, prepare, summary
 @click.option("--test-from", default=None, metavar="DATE", help="Test starts here (UTC date), e.g. 2013-10-01.")
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the prepared arrays (.npz).")
 @unit_option
-def data(source, house, days, seed, resample_s, window, stride, cutoff, scaler, columns, val_from, test_from, out):
+def data(
+    source, house, days, seed, resample_s, window, stride, cutoff, scaler, columns, val_from, test_from, out, unit
+):
     """Load (or simulate) a household, preprocess it and print a summary.
 
     Resamples to 1 min, fills gaps up to 3 min (windows over longer gaps are dropped), clips the
@@ -60,7 +62,7 @@ def data(source, house, days, seed, resample_s, window, stride, cutoff, scaler, 
         val_from=val_from,
         test_from=test_from,
     )
-    hh = load_source(source, house=house, columns=parse_column_map(columns) or None, days=days, seed=seed)
+    hh = load_source(source, house=house, columns=parse_column_map(columns) or None, days=days, seed=seed, unit=unit)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         prepared = prepare(hh, cfg)

@@ -22,7 +22,7 @@ import numpy as np
 
 from nilmbuild.data.household import DEVICE_NAMES, Household, device_for_label, normalise_label
 from nilmbuild.errors import DataWarning, UserError
-from nilmbuild.units import UNITS, default_unit
+from nilmbuild.units import UNITS
 
 if TYPE_CHECKING:
     import pandas as pd  # imported where a file is read: the simulator (the default source) never needs it
@@ -67,8 +67,8 @@ def load_source(
 
     house: the dataset's house number (UK-DALE default 1, REFIT 2, REDD 1); columns: CSV/REFIT
     column -> device map (targets: DEVICE_NAMES, "time", "aggregate"); days/seed: simulator only;
-    unit: "W" or "kW" for CSV power columns whose name has no unit suffix (default: `default_unit`,
-    set by the CLI's --unit, else W). A unit in the column name ("Aggregate_kW", "kettle (W)") wins.
+    unit: "W" or "kW" for CSV power columns whose name has no unit suffix (the CLI's --unit; default W).
+    A unit in the column name ("Aggregate_kW", "kettle (W)") wins.
     """
     kind, _, rest = spec.partition(":")
     kind = kind.strip().lower()
@@ -76,7 +76,6 @@ def load_source(
         from nilmbuild.data.simulate import simulate_household
 
         return simulate_household(days=days, seed=seed)
-    unit = unit or default_unit.get()
     loaders = {
         "csv": lambda p: load_csv(p, columns=columns, unit=unit),
         "ukdale": lambda p: load_ukdale(p, house=house if house is not None else 1),

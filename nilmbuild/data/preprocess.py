@@ -197,14 +197,21 @@ SCALERS = {c.kind: c for c in (MaxScaling, StandardScaling, MinMaxScaling, MeanS
 FIXED_SCALERS = {AffineScaling.kind: AffineScaling}
 
 
+def scaler_affine(d: dict) -> tuple[float, float]:
+    """A scaler's dict (a checkpoint's or a Prepared's `scalers` entry) -> (a, b) with watts = z * a + b: its
+    `affine()`, the one inverse every scaler uses."""
+    a, b = _Scaler.from_dict(d).affine()
+    return float(a), float(b)
+
+
 def scaler_affines(scalers: dict) -> dict:
     """``{"aggregate": {"a", "b"}, "appliances": {name: {"a", "b"}}}``: scaled units -> watts as ``z * a + b``
     per channel, from a prepared dataset's (or checkpoint's) scalers. What the pages receive, so the JS does no
     scaler arithmetic of its own."""
 
     def ab(d: dict) -> dict:
-        a, b = _Scaler.from_dict(d).affine()
-        return {"a": float(a), "b": float(b)}
+        a, b = scaler_affine(d)
+        return {"a": a, "b": b}
 
     return {
         "aggregate": ab(scalers["aggregate"]),

@@ -51,7 +51,7 @@ def _load(checkpoint):
 @click.option("--from", "date_from", default=None, metavar="DATE", help="First time to include (UTC), e.g. 2024-02-01.")
 @click.option("--to", "date_to", default=None, metavar="DATE", help="End (exclusive, UTC).")
 @click.option("--batch-size", type=click.IntRange(1), default=32, show_default=True, help="Windows per model call.")
-def disaggregate(checkpoint, source, house, out, date_from, date_to, batch_size):
+def disaggregate(checkpoint, source, house, out, date_from, date_to, batch_size, unit):
     """Split a household's aggregate into per-appliance power with a checkpoint.
 
     Resamples the source as the checkpoint was trained (1 min by default), runs NILMFormer by
@@ -70,7 +70,7 @@ def disaggregate(checkpoint, source, house, out, date_from, date_to, batch_size)
     from nilmbuild.pipeline import load_data_for
 
     loaded = _load(checkpoint)
-    prepared = load_data_for(loaded, source, house, date_from=date_from, date_to=date_to, whole=True)
+    prepared = load_data_for(loaded, source, house, date_from=date_from, date_to=date_to, whole=True, unit=unit)
     sp = prepared.splits["train"]
     post = predict_split(loaded, prepared, "train", batch_size=batch_size, progress=_progress("disaggregating"))
     valid = sp.valid.astype(bool)
@@ -95,7 +95,7 @@ def disaggregate(checkpoint, source, house, out, date_from, date_to, batch_size)
 @click.option("--split", type=click.Choice(["train", "val", "test"]), default="test", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @click.option("--batch-size", type=click.IntRange(1), default=32, show_default=True, help="Windows per model call.")
-def evaluate(checkpoint, source, house, split, as_json, batch_size):
+def evaluate(checkpoint, source, house, split, as_json, batch_size, unit):
     """Score a checkpoint on a split, next to two baselines: the mean and the all-OFF (zero) predictor.
 
     Splits the data with the checkpoint's recorded split settings, runs seq2subseq over the whole
@@ -114,7 +114,7 @@ def evaluate(checkpoint, source, house, split, as_json, batch_size):
     from nilmbuild.pipeline import load_data_for
 
     loaded = _load(checkpoint)
-    prepared = load_data_for(loaded, source, house)
+    prepared = load_data_for(loaded, source, house, unit=unit)
     result = run_eval(loaded, prepared, split, batch_size=batch_size, progress=_progress("evaluating", not as_json))
     if as_json:
         keys = ("devices", "baselines", "baseline", "no_ground_truth", "aggregate_cap", "split", "samples", "span")

@@ -19,43 +19,35 @@ import numpy as np
 import torch
 from torch import nn
 
+from nilmbuild.model import names
 from nilmbuild.model.trace import Trace
 from nilmbuild.model.whatif import FIELDS as WHATIF_INPUTS
 from nilmbuild.model.whatif import WhatIf
 
-# name in the graph -> the Trace record it equals (batch axis dropped); "watts" and "attention" are derived.
-STAGES = {
-    "instance_norm": "instance_norm",
-    "embed_with_pos": "embed.with_pos",
-    "projection": "projection",
-    "cond_vector": "cond.vector",
-    "film_enc_gamma": "film_enc.gamma_mean",
-    "film_enc_beta": "film_enc.beta_mean",
-    "encoder_0_out": "encoder.0.out",
-    "encoder_1_out": "encoder.1.out",
-    "encoder_2_out": "encoder.2.out",
-    "film_dec_gamma": "film_dec.gamma",
-    "film_dec_beta": "film_dec.beta",
-    "gate_prob": "output.gate",
-    "power_scaled": "output.power",
-}
-OUTPUTS = ("watts", "attention", *STAGES)
 INPUTS = ("x", "head", *WHATIF_INPUTS)
 
 
-def inverse_affine(scaler: dict) -> tuple[float, float]:
-    """A scaler's inverse as z * a + b (every nilmbuild scaler is affine)."""
-    from nilmbuild.data.preprocess import scaler_from_dict
+def stages(cfg) -> dict[str, str]:
+    """Name in the graph -> the Trace record it equals (batch axis dropped), in output order: one encoder output per
+    layer of the model's config; "watts" and "attention" (outputs(cfg)) are derived."""
+    return {
+        "instance_norm": names.INSTANCE_NORM,
+        "embed_with_pos": names.EMBED_WITH_POS,
+        "projection": names.PROJECTION,
+        "cond_vector": names.cond("vector"),
+        "film_enc_gamma": names.film("film_enc", "gamma_mean"),
+        "film_enc_beta": names.film("film_enc", "beta_mean"),
+        **{f"encoder_{l}_out": names.encoder(l, "out") for l in range(cfg.n_encoder_layers)},
+        "film_dec_gamma": names.film("film_dec", "gamma"),
+        "film_dec_beta": names.film("film_dec", "beta"),
+        "gate_prob": names.OUTPUT_GATE,
+        "power_scaled": names.OUTPUT_POWER,
+    }
 
-    inv = scaler_from_dict(scaler).inverse
-    b = float(inv(np.float64(0.0)))
-    return float(inv(np.float64(1.0))) - b, b
 
-
-def forward_affine(scaler: dict) -> tuple[float, float]:
-    """A scaler's transform as x * a + b (for the aggregate, which the page scales itself)."""
-    a, b = inverse_affine(scaler)
-    return 1.0 / a, -b / a
+def outputs(cfg) -> tuple[str, ...]:
+    """The graph's outputs, in order: the watts, one head's attention per layer, the stage tensors."""
+    return ("watts", "attention", *stages(cfg))
 
 
 class LiveModel(nn.Module):
@@ -64,7 +56,10 @@ class LiveModel(nn.Module):
     def __init__(self, loaded) -> None:
         super().__init__()
         self.model = loaded.model.eval()
-        aff = [inverse_affine(loaded.scalers["appliances"][d]) for d in loaded.devices]
+        self.stages = list(stages(loaded.cfg).values())
+        from nilmbuild.data.preprocess import scaler_affine
+
+        aff = [scaler_affine(loaded.scalers["appliances"][d]) for d in loaded.devices]
         self.register_buffer("w_scale", torch.tensor([a for a, _ in aff], dtype=torch.float32)[:, None])
         self.register_buffer("w_offset", torch.tensor([b for _, b in aff], dtype=torch.float32)[:, None])
 
@@ -74,9 +69,9 @@ class LiveModel(nn.Module):
         watts = out.power[0] * self.w_scale + self.w_offset  # (D, W)
         layers = range(self.model.cfg.n_encoder_layers)
         attention = torch.stack(
-            [trace[f"encoder.{l}.attn.weights"][0].index_select(0, head.reshape(1))[0] for l in layers]
+            [trace[names.attn(l, "weights")][0].index_select(0, head.reshape(1))[0] for l in layers]
         )  # (layers, query, key)
-        return (watts, attention, *(trace[name][0] for name in STAGES.values()))
+        return (watts, attention, *(trace[name][0] for name in self.stages))
 
 
 def what_if_defaults(cfg) -> dict[str, np.ndarray]:
@@ -95,11 +90,11 @@ def torch_reference(loaded, x: np.ndarray, head: int, **forward_kw) -> dict[str,
     forward_kw.setdefault("gate_mode", "hard")
     with torch.no_grad():
         loaded.model.eval()(torch.from_numpy(np.asarray(x, np.float32)), trace=trace, **forward_kw)
-    ref = {g: trace[t][0].numpy() for g, t in STAGES.items()}
+    ref = {g: trace[t][0].numpy() for g, t in stages(loaded.cfg).items()}
     apps = loaded.scalers["appliances"]
     ref["watts"] = np.stack([denormalise(ref["power_scaled"][i], apps[d]) for i, d in enumerate(loaded.devices)])
     ref["attention"] = np.stack(
-        [trace[f"encoder.{l}.attn.weights"][0, head].numpy() for l in range(loaded.cfg.n_encoder_layers)]
+        [trace[names.attn(l, "weights")][0, head].numpy() for l in range(loaded.cfg.n_encoder_layers)]
     )
     return ref
 
@@ -141,7 +136,7 @@ def export_onnx(loaded) -> bytes:
             do_constant_folding=False,
             opset_version=18,
             input_names=list(INPUTS),
-            output_names=list(OUTPUTS),
+            output_names=list(outputs(loaded.cfg)),
         )
     proto = onnx.load_model_from_string(buf.getvalue())
     strip_metadata(proto)
@@ -149,17 +144,13 @@ def export_onnx(loaded) -> bytes:
 
 
 def cache_key(loaded) -> str:
-    """Checkpoint bytes + the code the graph is traced from + the exporter's versions."""
-    import hashlib
-    from importlib.metadata import version
+    """The checkpoint's fingerprint + the code the graph is traced from + the exporter's versions."""
     from pathlib import Path
 
-    h = hashlib.sha256(Path(loaded.path).read_bytes())
-    code = Path(__file__).parents[1] / "model"
-    for p in sorted(code.glob("*.py")) + [Path(__file__)]:
-        h.update(p.read_bytes())
-    h.update(f"{torch.__version__} {version('onnx')}".encode())
-    return h.hexdigest()[:24]
+    from nilmbuild.provenance import PACKAGE_ROOT, code_fingerprint
+
+    code = code_fingerprint([("model", PACKAGE_ROOT / "model"), ("live", Path(__file__))], packages=("torch", "onnx"))
+    return code_fingerprint([], salt=f"live {loaded.fingerprint} {code}")[:24]
 
 
 _EXPORTS: dict[str, Future] = {}  # cache_key -> the graph's bytes, once per process
@@ -178,5 +169,5 @@ def prefetch_onnx(loaded) -> Future:
 
 def onnx_bytes(loaded) -> bytes:
     """export_onnx, cached on disk by cache_key and made once per process (prefetch_onnx). Not for two threads at
-    once (live/page.py's live_parts, which the site's page threads call, takes a lock)."""
+    once (site/views/live_parts.py's live_parts, which the site's page threads call, takes a lock)."""
     return prefetch_onnx(loaded).result()

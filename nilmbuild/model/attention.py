@@ -15,7 +15,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .trace import Trace, attention_masked_scores, attention_scores, attention_weights, linear, permute, put, weight
+from .names import param
+from .trace import Trace, attention_masked_scores, attention_scores, attention_weights, linear, permute, put
 
 MASK_VALUE = -1e4
 #: What the explicit path traces: a run whose trace keeps none of these takes the fused kernel instead.
@@ -156,7 +157,7 @@ class DiagonallyMaskedSelfAttention(nn.Module):
             "7b",
             "attention.md 7.10",
             "output projection Wo",
-            derive=linear(f"{name}.merged", weight(f"{name}.wo")),
+            derive=linear(f"{name}.merged", param(f"{name}.wo")),
         )
         return y
 
@@ -174,7 +175,7 @@ class DiagonallyMaskedSelfAttention(nn.Module):
             "7b",
             "attention.md 7.4",
             f"values, {split}",
-            derive=linear(in_name, weight(f"{name}.wv"), heads=self.n_head) if in_name else None,
+            derive=linear(in_name, param(f"{name}.wv"), heads=self.n_head) if in_name else None,
         )
         shape = q.shape[:-1] + k.shape[-2:-1]  # (B, H, L, L)
         scores = _dot_products(q, k, _buffer(trace, f"{name}.scores", shape)).mul_(self.scale)  # scaled in place

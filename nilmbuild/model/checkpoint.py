@@ -10,6 +10,7 @@ version, or weights that do not fit their config each raise a one-line UserError
 
 from __future__ import annotations
 
+import io
 import os
 import tempfile
 from dataclasses import dataclass, field
@@ -19,18 +20,13 @@ import torch
 
 from nilmbuild import __version__
 from nilmbuild.errors import UserError
+from nilmbuild.provenance import bytes_fingerprint, default_checkpoint_path
 
 from .config import NILMFormerConfig
 from .nilmformer import NILMFormer
 
 FORMAT = "nilmbuild-checkpoint"
 FORMAT_VERSION = 1
-PACKAGE_DIR = Path(__file__).resolve().parents[1]
-
-
-def default_checkpoint_path() -> Path:
-    """The checkpoint shipped inside the package (trained on the built-in simulator)."""
-    return PACKAGE_DIR / "checkpoints" / "default.pt"
 
 
 @dataclass
@@ -43,6 +39,7 @@ class Loaded:
     extra: dict = field(default_factory=dict)
     nilmbuild_version: str = __version__
     path: str = ""
+    fingerprint: str = ""  # sha256 hex of the file's bytes (nilmbuild.provenance); "" for a model not from a file
 
     @property
     def devices(self) -> list[str]:
@@ -124,8 +121,9 @@ def load_checkpoint(path=None) -> Loaded:
     path = Path(path) if path is not None else default_checkpoint_path()
     if not path.is_file():
         raise UserError(f"checkpoint {path} does not exist: pass --checkpoint with a file written by `nilmbuild train`")
+    data = path.read_bytes()
     try:
-        payload = torch.load(path, map_location="cpu", weights_only=True)
+        payload = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
     except Exception as e:  # truncated zip, bad pickle, not a torch file at all
         raise UserError(
             f"checkpoint {path} is corrupt or truncated ({type(e).__name__}): "
@@ -158,4 +156,5 @@ def load_checkpoint(path=None) -> Loaded:
         extra=payload.get("extra", {}),
         nilmbuild_version=payload.get("nilmbuild_version", "?"),
         path=str(path),
+        fingerprint=bytes_fingerprint(path, data),
     )

@@ -6,7 +6,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .trace import Trace, gelu, linear, put, weight
+from .names import param
+from .trace import Trace, gelu, linear, put
 
 
 class PositionWiseFeedForward(nn.Module):
@@ -31,7 +32,7 @@ class PositionWiseFeedForward(nn.Module):
             "7e",
             "encoder-film.md 6.5",
             "expansion Linear(96, 384), before GELU",
-            derive=linear(in_name, weight(f"{name}.layer1.weight"), weight(f"{name}.layer1.bias")) if in_name else None,
+            derive=linear(in_name, param(f"{name}.layer1.weight"), param(f"{name}.layer1.bias")) if in_name else None,
         )
         h = F.gelu(h)
         put(

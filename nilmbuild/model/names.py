@@ -46,20 +46,22 @@ HEAD_ABLATION_SAMPLE = "ablation.heads.sample"
 COND_PARTS = ("elec", "bands", "spectrum", "vector")
 FILM_GENERATORS = ("film_enc", "film_dec")
 FILM_PARTS = ("input", "hidden", "gamma", "beta")
+#: The prefixes of the records that are not the model's trace: ground truth, parameters, ablation runs.
+TARGET, WEIGHTS, ABLATION = "target.", "weights.", "ablation."
 #: Every record name starts with one of these or is one of FIXED (tests/test_no_record_names.py looks for them in
 #: page JS, which must receive the names from its view instead).
 FIXED = (INPUT, INSTANCE_NORM, POS_ENCODING, PROJECTION, TRANSPOSE_IN, TRANSPOSE_OUT)
 PREFIXES = (
     "encoder.",
     "heads.",
-    "ablation.",
+    ABLATION,
     "embed.",
     "cond.",
     "film_enc.",
     "film_dec.",
     "output.",
-    "target.",
-    "weights.",
+    TARGET,
+    WEIGHTS,
 )
 
 
@@ -95,11 +97,11 @@ def film(generator: str, part: str) -> str:
 
 def param(name: str) -> str:
     """param("film_enc.device_embed") -> "weights.film_enc.device_embed" (a model parameter in the capture)."""
-    return f"weights.{name}"
+    return f"{WEIGHTS}{name}"
 
 
 def ablation(kind: str, name: str) -> str:
     """ablation("no_mask", attn(0, "weights")) -> "ablation.no_mask.encoder.0.attn.weights"."""
     if kind not in ABLATIONS:
         raise ValueError(f"unknown ablation {kind!r}; one of {', '.join(ABLATIONS)}")
-    return f"ablation.{kind}.{name}"
+    return f"{ABLATION}{kind}.{name}"

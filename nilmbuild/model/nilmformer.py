@@ -13,7 +13,7 @@ from .embedding import DilatedBlock
 from .encoder import EncoderLayer
 from .film import DecoderFiLM, EncoderFiLM, condition_features, film
 from .heads import make_head, smoothstep
-from .trace import Trace, linear, mul, permute, put, select, weight
+from .trace import Trace, linear, mul, permute, put, select
 from .whatif import WhatIf
 
 AX_BCT = ("batch", "channel", "time")
@@ -183,7 +183,10 @@ class NILMFormer(nn.Module):
             "forward-pass.md 4",
             "1x1 conv 8 -> 96",
             derive=linear(
-                names.EMBED_WITH_POS, weight("input_projection.weight"), weight("input_projection.bias"), axis=1
+                names.EMBED_WITH_POS,
+                names.param("input_projection.weight"),
+                names.param("input_projection.bias"),
+                axis=1,
             ),
         )
         h = h.transpose(1, 2)  # (B, L, 96)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import torch
 
 from .buffers import BufferPool
+from .names import param
 
 
 @dataclass
@@ -27,12 +28,7 @@ class TraceRecord:
 
 # ---- derivations: how a traced tensor follows from other records (ops of nilmbuild.capture.format) ----------
 # The model declares them where it makes the tensor; capture verifies each against the true tensor and
-# stores the tensor instead when the rebuild misses its bound. Weights are named weight("encoder.0.attn.wq").
-
-
-def weight(name: str) -> str:
-    """The record name of a parameter: weight("encoder.0.norm1.weight") -> "weights.encoder.0.norm1.weight"."""
-    return f"weights.{name}"
+# stores the tensor instead when the rebuild misses its bound. Weights are named names.param("encoder.0.attn.wq").
 
 
 def alias(src: str) -> dict:
@@ -64,8 +60,8 @@ def layernorm(src: str, module: str, eps: float) -> dict:
     return {
         "op": "layernorm",
         "src": src,
-        "weight": weight(f"{module}.weight"),
-        "bias": weight(f"{module}.bias"),
+        "weight": param(f"{module}.weight"),
+        "bias": param(f"{module}.bias"),
         "eps": float(eps),
     }
 

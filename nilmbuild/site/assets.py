@@ -15,13 +15,13 @@ import zlib
 from pathlib import Path
 
 from nilmbuild.errors import UserError
+from nilmbuild.provenance import ASSET_ROOT
 from nilmbuild.site import bundle as bundler
 
-#: Where templates/, static/ and node_modules/ live: the repository root in a checkout (and in editable
-#: installs); in an installed wheel, the package's own copy `nilmbuild/_assets/` (written by setup.py's
-#: build hook, with every page's JS prebundled under bundles/).
-PACKAGED = Path(__file__).resolve().parents[1] / "_assets"
-ROOT = PACKAGED if (PACKAGED / "templates").is_dir() else Path(__file__).resolve().parents[2]
+#: Where templates/, static/ and node_modules/ live (nilmbuild.provenance.ASSET_ROOT): the repository root in a
+#: checkout (and in editable installs); in an installed wheel, the package's own copy `nilmbuild/_assets/`
+#: (written by setup.py's build hook, with every page's JS prebundled under bundles/).
+ROOT = ASSET_ROOT
 
 NPM_MISSING = "JS dependencies missing: run `npm ci` (or `make site`)"
 

@@ -96,8 +96,10 @@ def _check_pages(pages: list[PageSpec]) -> None:
 
 
 def make_env(template_dirs: Iterable[Path] = ()) -> jinja2.Environment:
+    from nilmbuild.site.prose import spelled
+
     dirs = [str(d) for d in template_dirs] + [str(assets.ROOT / "templates")]
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(dirs),
         undefined=jinja2.StrictUndefined,
         autoescape=jinja2.select_autoescape(["html", "htm", "xml"], default_for_string=True),
@@ -105,6 +107,8 @@ def make_env(template_dirs: Iterable[Path] = ()) -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.filters["spelled"] = spelled
+    return env
 
 
 RENDER_THREADS = 2  # at most, and no more than the CPUs this process may use

@@ -46,11 +46,9 @@ class SiteContext:
     @cached_property
     def checkpoint_label(self) -> str:
         """File name + short content hash: identifies the weights without leaking (or depending on) local paths."""
-        import hashlib
         from pathlib import Path
 
-        digest = hashlib.sha256(Path(self.loaded.path).read_bytes()).hexdigest()[:12]
-        return f"{Path(self.loaded.path).name} (sha256 {digest})"
+        return f"{Path(self.loaded.path).name} (sha256 {self.loaded.fingerprint[:12]})"
 
     @cached_property
     def private_names(self) -> dict[str, str]:
@@ -100,18 +98,16 @@ class SiteContext:
 
 def cached_capture(loaded, x, y, t0, *, cache: bool = True):
     """capture_batch(loaded, x, y, t0), or the same Capture from the cache (nilmbuild.capture.cache) when the
-    checkpoint bytes, the batch, the settings and the capture code are all unchanged."""
-    import hashlib
+    checkpoint's fingerprint, the batch, the settings and the capture code are all unchanged."""
     from pathlib import Path
 
     from nilmbuild.capture import cache as capture_cache
     from nilmbuild.capture import capture_batch
 
-    path = Path(loaded.path) if getattr(loaded, "path", None) else None
-    if not cache or path is None or not path.is_file():
+    if not cache or not loaded.fingerprint:
         return capture_batch(loaded, x, y, t0)
-    settings = {"ablations": True, "checkpoint_file": path.name, "nilmbuild": __version__}
-    key = capture_cache.capture_key(hashlib.sha256(path.read_bytes()).hexdigest(), x, y, t0, settings)
+    settings = {"ablations": True, "checkpoint_file": Path(loaded.path).name, "nilmbuild": __version__}
+    key = capture_cache.capture_key(loaded.fingerprint, x, y, t0, settings)
     cap = capture_cache.load(key)
     if cap is None:
         cap = capture_batch(loaded, x, y, t0)
@@ -124,9 +120,9 @@ def _prefetch_live(loaded) -> futures.Future:
     releases the GIL; overlaps the capture too) and the ONNX export (-> its Future)."""
     from nilmbuild.live.export import prefetch_onnx
     from nilmbuild.live.runtime import prefetch_gzipped_wasm
-    from nilmbuild.site.assets import ROOT
+    from nilmbuild.provenance import ASSET_ROOT
 
-    prefetch_gzipped_wasm(ROOT)
+    prefetch_gzipped_wasm(ASSET_ROOT)
     return prefetch_onnx(loaded)
 
 
@@ -137,13 +133,14 @@ def make_context(
     batch: int = 32,
     seed: int = 0,
     house: int | None = None,
+    unit: str | None = None,
     timings: dict | None = None,
     cache: bool = False,
     export_live: bool = False,
 ) -> SiteContext:
     """Load the checkpoint, prepare the data with its scalers, pick the example batch and capture it.
 
-    source/house default to what the checkpoint was trained on (the simulator is re-run with the same
+    source/house/unit default to what the checkpoint was trained on (the simulator is re-run with the same
     days and seed, so its test split is the held-out part the model never saw).
     cache: reuse (and store) the capture in the capture cache (`nilmbuild site` does unless --no-cache).
     export_live: for a build whose pages run the model, gzip the live model's runtime and export its graph in
@@ -155,7 +152,7 @@ def make_context(
     t = time.perf_counter()
     loaded = load_checkpoint(checkpoint)
     exporting = _prefetch_live(loaded) if export_live else None
-    household = load_household_for(loaded, source, house)
+    household = load_household_for(loaded, source, house, unit=unit)
     prepared = prepare_for(loaded, household)
     x, y, t0 = example_batch(prepared, split="test", batch_size=batch, seed=seed)
     release_freed_memory()  # the simulator's and the preparation's temporaries

@@ -21,17 +21,15 @@ of the checkpoint (days, seed) and the code. Writes are atomic; `--no-cache` nei
 from __future__ import annotations
 
 import hashlib
-from importlib import metadata
 from pathlib import Path
 
-import nilmbuild
 from nilmbuild import pickle_store as store
-from nilmbuild.site import assets
+from nilmbuild import provenance
+from nilmbuild.provenance import ASSET_ROOT, PACKAGE_ROOT, checkpoint_file
 
 #: Bump when an entry's meaning changes in a way the code hash would not show.
 CODE_VERSION = 1
 PACKAGES = ("torch", "numpy", "pandas", "onnx", "onnxruntime", "msgpack", "jinja2")
-PACKAGE_ROOT = Path(nilmbuild.__file__).resolve().parent
 
 
 def cache_dir() -> Path:
@@ -39,42 +37,22 @@ def cache_dir() -> Path:
     return store.cache_home("sites")
 
 
-def _hash_tree(h, root: Path, label: str) -> None:
-    if not root.is_dir():
-        return
-    for f in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-        h.update(f"{label}/{f.relative_to(root).as_posix()}\t".encode() + hashlib.sha256(f.read_bytes()).digest())
-
-
 def code_hash() -> str:
     """sha256 of everything a page is made by: the package's files, templates, static assets, the npm lock, and
     the versions of the Python packages in PACKAGES."""
-    h = hashlib.sha256(f"{CODE_VERSION}\n".encode())
-    for name in PACKAGES:
-        try:
-            h.update(f"{name}={metadata.version(name)}\n".encode())
-        except metadata.PackageNotFoundError:
-            h.update(f"{name}=none\n".encode())
-    _hash_tree(h, PACKAGE_ROOT, "nilmbuild")
+    roots = [("nilmbuild", PACKAGE_ROOT)]
     for sub in ("templates", "static"):  # in a checkout; an installed wheel has them in the package (_assets)
-        if PACKAGE_ROOT not in (assets.ROOT / sub).resolve().parents:
-            _hash_tree(h, assets.ROOT / sub, sub)
-    lock = assets.ROOT / "package-lock.json"
-    if lock.is_file():
-        h.update(b"package-lock\t" + hashlib.sha256(lock.read_bytes()).digest())
-    return h.hexdigest()
-
-
-def checkpoint_file(checkpoint: str | None) -> Path:
-    """The checkpoint `nilmbuild site` loads: --checkpoint, or the shipped one (model.checkpoint's default)."""
-    return Path(checkpoint) if checkpoint is not None else PACKAGE_ROOT / "checkpoints" / "default.pt"
+        if PACKAGE_ROOT not in (ASSET_ROOT / sub).resolve().parents:
+            roots.append((sub, ASSET_ROOT / sub))
+    roots.append(("package-lock", ASSET_ROOT / "package-lock.json"))
+    return provenance.code_fingerprint(roots, packages=PACKAGES, salt=f"site {CODE_VERSION}")
 
 
 def site_key(checkpoint: str | None, args: dict) -> str | None:
-    """The entry key for this checkpoint and these command arguments; None when the checkpoint is unreadable
-    (the build then reports it as usual)."""
+    """The entry key for this checkpoint (--checkpoint, or the shipped one) and these command arguments; None when
+    the checkpoint is unreadable (the build then reports it as usual)."""
     try:
-        digest = hashlib.sha256(checkpoint_file(checkpoint).read_bytes()).hexdigest()
+        digest = provenance.checkpoint_fingerprint(checkpoint_file(checkpoint))
     except OSError:
         return None
     h = hashlib.sha256(f"checkpoint\t{digest}\ncode\t{code_hash()}\n".encode())

@@ -132,6 +132,7 @@ def train_options(f):
 
 
 def config_from_options(
+    unit,
     source,
     house,
     days,
@@ -171,6 +172,7 @@ def config_from_options(
         raise UserError("--on-share draws random windows: leave out --fixed-grid")
     return TrainConfig(
         source=source,
+        unit=unit,
         house=house,
         days=days,
         seed=seed,

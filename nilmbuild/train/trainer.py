@@ -26,6 +26,7 @@ from nilmbuild.model.checkpoint import load_checkpoint, save_checkpoint
 from nilmbuild.model.config import NILMFormerConfig
 from nilmbuild.model.nilmformer import NILMFormer
 from nilmbuild.pipeline import load_training_data, training_provenance
+from nilmbuild.units import same_unit
 
 from .calibrate import apply_thresholds, calibrate_gates
 from .crops import sample_crops, take_crops
@@ -49,6 +50,7 @@ BASE_COMPONENTS = tuple(c for c in COMPONENTS if c not in ("anti_collapse", "out
 @dataclass
 class TrainConfig:
     source: str = "synthetic"
+    unit: str | None = None  # of CSV power columns whose name has none (--unit; None: W)
     house: int | None = None
     days: int = 60  # simulator only
     seed: int = 0
@@ -135,6 +137,7 @@ def load_prepared(tc: TrainConfig, window: int):
         test_from=tc.test_from,
         scaler=tc.scaler,
         prep=tc.prep,
+        unit=tc.unit,
     )
 
 
@@ -359,6 +362,11 @@ def read_resume(tc: TrainConfig) -> tuple[TrainConfig, object, RunState]:
     }
     if tc.epochs is not None and tc.epochs != saved["epochs"]:
         keep["epochs"] = tc.epochs
+    if tc.unit is not None and not same_unit(tc.unit, saved.get("unit")):
+        raise UserError(
+            f"{tc.resume} was trained with --unit {saved.get('unit') or 'W'}: leave --unit out (the resumed run "
+            "reads its data as it did) or start a new run"
+        )
     tc = TrainConfig(**{**saved, **keep, "devices": tuple(saved["devices"]) if saved.get("devices") else None})
     return tc, loaded, RunState.from_dict(resume)
 
@@ -412,7 +420,13 @@ class Trainer:
         if "baseline_val" not in self.train_log and self.is_main:
             self.train_log["baseline_val"] = val_baseline(self.va, self.prepared)
         self.provenance = training_provenance(
-            self.prepared, source=tc.source, house=tc.house, days=tc.days, seed=tc.seed, command=tc.command
+            self.prepared,
+            source=tc.source,
+            house=tc.house,
+            days=tc.days,
+            seed=tc.seed,
+            unit=tc.unit,
+            command=tc.command,
         )
         self.extra = {"device_types": self.classification, "train_config": _tc_dict(tc)}
 

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import nilmbuild
-from nilmbuild.live.export import OUTPUTS, inverse_affine, torch_reference
+from nilmbuild.data.preprocess import scaler_affine
+from nilmbuild.live.export import outputs, torch_reference
 from nilmbuild.live.palette import palette
 
 RUN_TIMEOUT = 180_000  # first run loads the runtime (~2-6 s) and the session; SwiftShader on 2 busy cores
@@ -58,7 +59,7 @@ def test_the_graph_is_the_shared_sibling_file_not_in_the_page(site, model):
     import re
 
     from nilmbuild.live.export import onnx_bytes
-    from nilmbuild.live.page import MODEL_FILE
+    from nilmbuild.site.views.live_parts import MODEL_FILE
 
     onnx = onnx_bytes(model.loaded)
     script = (site / MODEL_FILE).read_text()
@@ -78,7 +79,7 @@ def open_playground(page_at, site, nb):
 
 def watts_bound(model, device):
     """max(2 W, 1 % of the device's peak): the peak is the top of its training scaler (watts at scaled 1)."""
-    a, b = inverse_affine(model.loaded.scalers["appliances"][device])
+    a, b = scaler_affine(model.loaded.scalers["appliances"][device])
     return max(2.0, 0.01 * (a + b))
 
 
@@ -87,14 +88,14 @@ def near_threshold(model, gate_prob):
     return np.abs(gate_prob - model.loaded.model.gate_thresholds.numpy()[:, None]) < 1e-4
 
 
-def run_in_page(page, x, head):
+def run_in_page(page, x, head, fetch):
     return page.evaluate(
         """async ([x, head, fetch]) => {
         const r = await nilmbuild.live.run(Float32Array.from(x), head, fetch);
         const out = {};
         for (const k of fetch) out[k] = {data: Array.from(r.outputs[k].data), dims: r.outputs[k].dims};
         return out; }""",
-        [x.reshape(-1).tolist(), head, list(OUTPUTS)],
+        [x.reshape(-1).tolist(), head, list(fetch)],
     )
 
 
@@ -102,11 +103,11 @@ def run_in_page(page, x, head):
 def test_in_page_model_equals_pytorch_stage_by_stage(open_playground, model, windows, sample, head):
     page = open_playground()
     x = windows[0][sample : sample + 1].astype(np.float32)
-    got = run_in_page(page, x, head)
+    got = run_in_page(page, x, head, outputs(model.loaded.cfg))
     ref = torch_reference(model.loaded, x, head)
     near = near_threshold(model, ref["gate_prob"])
     assert near.sum() <= 2
-    for name in OUTPUTS:
+    for name in outputs(model.loaded.cfg):
         g = np.asarray(got[name]["data"], np.float32).reshape(got[name]["dims"])
         assert g.shape == ref[name].shape, name
         err = np.abs(g - ref[name])

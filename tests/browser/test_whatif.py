@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 import torch
 
-from nilmbuild.live.export import inverse_affine
-from nilmbuild.live.page import watts_bounds
+from nilmbuild.data.preprocess import scaler_affine
 from nilmbuild.model.whatif import WhatIf
+from nilmbuild.site.views.live_parts import watts_bounds
 
 RUN_TIMEOUT = 180_000  # the first run loads the runtime and the model files and starts the session
 
@@ -69,7 +69,7 @@ def torch_watts(ctx, batch_index, **what_if) -> tuple[np.ndarray, np.ndarray]:
     x = torch.from_numpy(np.asarray(ctx.x[batch_index : batch_index + 1], np.float32))
     with torch.no_grad():
         out = loaded.model.eval()(x, gate_mode="hard", what_if=wi)
-    aff = [inverse_affine(loaded.scalers["appliances"][d]) for d in loaded.devices]
+    aff = [scaler_affine(loaded.scalers["appliances"][d]) for d in loaded.devices]
     w = np.stack([out.power[0, i].numpy() * a + b for i, (a, b) in enumerate(aff)])
     return w, out.gate[0].numpy()
 
@@ -89,7 +89,7 @@ def captured_watts(ctx, record, batch_index) -> np.ndarray:
     return np.stack(
         [
             z[i] * a + b
-            for i, (a, b) in enumerate(inverse_affine(ctx.loaded.scalers["appliances"][d]) for d in ctx.loaded.devices)
+            for i, (a, b) in enumerate(scaler_affine(ctx.loaded.scalers["appliances"][d]) for d in ctx.loaded.devices)
         ]
     )
 

@@ -1,5 +1,5 @@
 // node --test tests/js/: live_model.js whatIfFeeds (what-if settings -> the graph's inputs) and your_signal.js
-// (the Playground's edit in localStorage), without a browser. The spec is shaped as nilmbuild/live/page.py writes it.
+// (the Playground's edit in localStorage), without a browser. The spec is shaped as nilmbuild/site/views/live_parts.py writes it.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import path from "node:path";

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from nilmbuild.live.page import whatif_page
 from nilmbuild.model.names import HEAD_ABLATION_DELTA, HEAD_ABLATION_SAMPLE, INPUT, OUTPUT_POWER, ablation, attn
 from nilmbuild.site.build import PageSpec
 
 from ._common import view_page, window_starts
+from .live_parts import whatif_page
 
 SLUG = "attention"
 TITLE = "Attention"
@@ -50,7 +50,8 @@ def page_samples(ctx) -> list[int]:
 
 
 def build(ctx) -> PageSpec:
-    n_layers = int(ctx.loaded.cfg.n_encoder_layers)
+    cfg = ctx.loaded.cfg
+    n_layers = int(cfg.n_encoder_layers)
     samples = page_samples(ctx)
     blob = ctx.blob(records(n_layers), samples)
     whatif, wblobs, files = whatif_page(ctx, samples)  # the live what-if panel (static/js/whatif_attention.js)
@@ -73,6 +74,7 @@ def build(ctx) -> PageSpec:
             "notes": ctx.notes_for(SLUG),
             "head_ablation": ctx.capture.meta.get("head_ablation"),
         },
-        summary="Q/K/V and the 8-head split, every head's 480 x 480 attention weights, masked vs unmasked.",
+        summary=f"Q/K/V and the {cfg.n_head}-head split, every head's {cfg.window} x {cfg.window} attention weights, "
+        "masked vs unmasked.",
         section="7",
     )

@@ -12,15 +12,15 @@ from __future__ import annotations
 import msgpack
 import numpy as np
 
-from nilmbuild.live.page import live_parts
 from nilmbuild.site.build import PageSpec
+from nilmbuild.site.prose import spelled
 
 from ._common import clean, f32, io_names, u8, view_page
+from .live_parts import live_parts
 
 SLUG = "disaggregation"
 TITLE = "Disaggregation"
 SECTION = "11"
-SUMMARY = "Aggregate in, five appliances out: predictions vs ground truth in watts, a stitched day, post-processing and metrics."
 
 POST_STEPS = [
     ("raw_w", "raw stitched output"),
@@ -85,6 +85,8 @@ def build(ctx) -> PageSpec:
         data={"names": io_names(), "live": live},
         blobs=blobs,
         files=files,
+        summary=f"Aggregate in, {spelled(len(ctx.loaded.devices))} appliances out: predictions vs ground truth in "
+        "watts, a stitched day, post-processing and metrics.",
         context={
             "notes": ctx.notes_for(SLUG),
             "day_error": day_error,

@@ -81,5 +81,5 @@ def build(ctx) -> PageSpec:
         blobs=kit_blobs(ctx, RECORDS, samples, extra),
         context={"notes": ctx.notes_for(SLUG)},
         summary="Input channels and instance norm, dilated ResUnits with the receptive field on the real signal, "
-        "feature maps, positional encoding and the projection to 96.",
+        f"feature maps, positional encoding and the projection to {ctx.loaded.cfg.d_model}.",
     )

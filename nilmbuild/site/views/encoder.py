@@ -67,6 +67,7 @@ def build(ctx) -> PageSpec:
             "sample_labels": window_starts(ctx, samples),
             "notes": ctx.notes_for(SLUG),
         },
-        summary="The residual stream through the 3 encoder layers, sub-step by sub-step, with FFN and FiLM.",
+        summary=f"The residual stream through the {ctx.loaded.cfg.n_encoder_layers} encoder layers, sub-step by sub-step, "
+        "with FFN and FiLM.",
         section="6",
     )

@@ -4,7 +4,6 @@ FFN output, and the FiLM on/off ablation."""
 
 from __future__ import annotations
 
-from nilmbuild.live.page import whatif_page
 from nilmbuild.model.names import (
     COND_PARTS,
     FILM_GENERATORS,
@@ -21,6 +20,7 @@ from nilmbuild.model.names import (
 from nilmbuild.site.build import PageSpec
 
 from ._common import kit_blobs, page_extra, pick_device_samples, view_page
+from .live_parts import whatif_page
 
 SLUG = "film"
 TITLE = "FiLM conditioning"

@@ -54,7 +54,13 @@ def stages(cfg) -> list[dict]:
         {"stage": "1", "title": "Instance normalisation", "short": "Instance norm", "records": [INSTANCE_NORM]},
         {"stage": "2", "title": "Dilated conv embedding", "short": "Conv embedding", "records": [embed_out(cfg)]},
         {"stage": "3", "title": "Positional encoding", "short": "+ Position", "records": [EMBED_WITH_POS]},
-        {"stage": "4", "title": "Projection 8 → 96", "short": "Projection", "records": [PROJECTION], "binned": True},
+        {
+            "stage": "4",
+            "title": f"Projection {cfg.c_embedding} → {cfg.d_model}",
+            "short": "Projection",
+            "records": [PROJECTION],
+            "binned": True,
+        },
         {
             "stage": "5",
             "title": "Transpose",

@@ -3,11 +3,11 @@ gated power (with the output FiLM) from the captured gate probability and raw po
 
 from __future__ import annotations
 
-from nilmbuild.live.page import whatif_page
 from nilmbuild.model.names import INPUT, OUTPUT_POWER, TARGET_POWER, TARGET_STATE, ablation, film, head
 from nilmbuild.site.build import PageSpec
 
 from ._common import kit_blobs, page_extra, pick_device_samples, view_page
+from .live_parts import whatif_page
 
 SLUG = "gate"
 TITLE = "Gate: smoothstep vs threshold"

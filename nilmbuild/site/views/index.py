@@ -12,169 +12,91 @@ import msgpack
 from nilmbuild.model import names
 from nilmbuild.site.build import PageSpec
 
-from ._common import io_names, view_page
-
-#: The dilated embedding's last ResUnit output (the shipped config's four dilations 1, 2, 4, 8).
-LAST_UNIT_OUT = names.embed_unit(3, "out")
+from ._common import io_names, model_sizes, view_page
 
 SLUG = "index"
 TITLE = "Overview"
 SECTION = "1, 4.2"
 SUMMARY = "The whole pipeline as a data flow, from the household aggregate to per-device watts; a map of every page."
 
-#: Nodes: id, label, phase, page slug (if that page exists), the record whose tensor leaves the node.
-#: Column/row position is in abstract grid units; the JS lays them out to the canvas size.
-NODES = [
-    {
-        "id": "input",
-        "label": "Aggregate + time",
-        "sub": "1 + 6 channels",
-        "phase": "input",
-        "page": "data",
-        "record": names.INPUT,
-        "col": 0,
-        "row": 1,
-    },
-    {
-        "id": "norm",
-        "label": "Instance norm",
-        "sub": "per sample",
-        "phase": "embedding",
-        "page": "embedding",
-        "record": names.INSTANCE_NORM,
-        "col": 1,
-        "row": 1,
-    },
-    {
-        "id": "embed",
-        "label": "Dilated conv",
-        "sub": "d = 1, 2, 4, 8",
-        "phase": "embedding",
-        "page": "embedding",
-        "record": LAST_UNIT_OUT,
-        "col": 2,
-        "row": 1,
-    },
-    {
-        "id": "pos",
-        "label": "+ Positional",
-        "sub": "learnable",
-        "phase": "embedding",
-        "page": "embedding",
-        "record": names.EMBED_WITH_POS,
-        "col": 3,
-        "row": 1,
-    },
-    {
-        "id": "proj",
-        "label": "Projection",
-        "sub": "1x1 conv",
-        "phase": "embedding",
-        "page": "forward",
-        "record": names.TRANSPOSE_IN,
-        "col": 4,
-        "row": 1,
-    },
-    {
-        "id": "enc0",
-        "label": "Encoder 0",
-        "sub": "attn + FFN",
-        "phase": "transformer",
-        "page": "encoder",
-        "record": names.encoder(0, "out"),
-        "col": 5,
-        "row": 1,
-    },
-    {
-        "id": "enc1",
-        "label": "Encoder 1",
-        "sub": "attn + FFN",
-        "phase": "transformer",
-        "page": "attention",
-        "record": names.encoder(1, "out"),
-        "col": 6,
-        "row": 1,
-    },
-    {
-        "id": "enc2",
-        "label": "Encoder 2",
-        "sub": "attn + FFN",
-        "phase": "transformer",
-        "page": "encoder",
-        "record": names.encoder(2, "out"),
-        "col": 7,
-        "row": 1,
-    },
-    {
-        "id": "heads",
-        "label": "Device heads",
-        "sub": "gate x power",
-        "phase": "output",
-        "page": "gate",
-        "record": names.TRANSPOSE_OUT,
-        "col": 8,
-        "row": 1,
-    },
-    {
-        "id": "output",
-        "label": "Per-device watts",
-        "sub": "output FiLM",
-        "phase": "output",
-        "page": "disaggregation",
-        "record": names.OUTPUT_POWER,
-        "col": 9,
-        "row": 1,
-    },
-    {
-        "id": "cond",
-        "label": "Condition features",
-        "sub": "5 electrical + 8 bands",
-        "phase": "conditioning",
-        "page": "film",
-        "record": names.cond("vector"),
-        "col": 2,
-        "row": 2.25,
-    },
-    {
-        "id": "film_enc",
-        "label": "Encoder FiLM",
-        "sub": "45 -> 32 -> 576",
-        "phase": "conditioning",
-        "page": "film",
-        "record": names.film("film_enc", "gamma_mean"),
-        "col": 5,
-        "row": 2.25,
-    },
-    {
-        "id": "film_dec",
-        "label": "Output FiLM",
-        "sub": "45 -> 32 -> 2",
-        "phase": "conditioning",
-        "page": "film",
-        "record": names.film("film_dec", "gamma"),
-        "col": 8,
-        "row": 2.25,
-    },
-]
+#: Encoder layers share the diagram's columns ENCODER_COLS (first, last); the JS lays columns out to the canvas.
+ENCODER_COLS = (5, 7)
 
-#: Edges: from, to, the record that flows along it (its shape is shown on hover).
-EDGES = [
-    ("input", "norm", names.INPUT),
-    ("norm", "embed", names.INSTANCE_NORM),
-    ("embed", "pos", LAST_UNIT_OUT),
-    ("pos", "proj", names.EMBED_WITH_POS),
-    ("proj", "enc0", names.TRANSPOSE_IN),
-    ("enc0", "enc1", names.encoder(0, "out")),
-    ("enc1", "enc2", names.encoder(1, "out")),
-    ("enc2", "heads", names.TRANSPOSE_OUT),
-    ("input", "cond", names.cond("vector")),
-    ("cond", "film_enc", names.film("film_enc", "input")),
-    ("cond", "film_dec", names.film("film_dec", "input")),
-    ("film_enc", "enc0", names.film("film_enc", "gamma_mean")),
-    ("film_enc", "enc1", names.film("film_enc", "gamma_mean")),
-    ("film_enc", "enc2", names.film("film_enc", "gamma_mean")),
-    ("film_dec", "output", names.film("film_dec", "gamma")),
-]
+
+def _node(id_, label, sub, phase, page, record, col, row) -> dict:
+    return {
+        "id": id_,
+        "label": label,
+        "sub": sub,
+        "phase": phase,
+        "page": page,
+        "record": record,
+        "col": col,
+        "row": row,
+    }
+
+
+def _encoder_col(layer: int, n_layers: int):
+    """Layer `layer`'s column: the layers spread evenly over ENCODER_COLS (an int where it falls on one)."""
+    lo, hi = ENCODER_COLS
+    c = (lo + hi) / 2 if n_layers == 1 else lo + (hi - lo) * layer / (n_layers - 1)
+    return int(c) if c == int(c) else c
+
+
+def last_unit_out(cfg) -> str:
+    """The dilated embedding's last ResUnit output (one unit per dilation)."""
+    return names.embed_unit(len(cfg.dilations) - 1, "out")
+
+
+def nodes(cfg) -> list[dict]:
+    """The diagram's nodes: id, label, the size line under it (from the model), phase, page slug, the record whose
+    tensor leaves the node, and its position in abstract grid units (column, row)."""
+    m = model_sizes(cfg)
+    n = m["n_layers"]
+    film = f"{m['film_in']} -> {m['film_hidden']} ->"
+    encoders = [
+        _node(f"enc{l}", f"Encoder {l}", "attn + FFN", "transformer", "attention" if l % 2 else "encoder",
+              names.encoder(l, "out"), _encoder_col(l, n), 1)
+        for l in range(n)
+    ]  # fmt: skip
+    return [
+        _node("input", "Aggregate + time", f"1 + {m['n_exo']} channels", "input", "data", names.INPUT, 0, 1),
+        _node("norm", "Instance norm", "per sample", "embedding", "embedding", names.INSTANCE_NORM, 1, 1),
+        _node("embed", "Dilated conv", "d = " + ", ".join(str(d) for d in m["dilations"]), "embedding", "embedding",
+              last_unit_out(cfg), 2, 1),
+        _node("pos", "+ Positional", "learnable", "embedding", "embedding", names.EMBED_WITH_POS, 3, 1),
+        _node("proj", "Projection", "1x1 conv", "embedding", "forward", names.TRANSPOSE_IN, 4, 1),
+        *encoders,
+        _node("heads", "Device heads", "gate x power", "output", "gate", names.TRANSPOSE_OUT, 8, 1),
+        _node("output", "Per-device watts", "output FiLM", "output", "disaggregation", names.OUTPUT_POWER, 9, 1),
+        _node("cond", "Condition features", f"{m['n_elec']} electrical + {m['n_freq_bands']} bands", "conditioning",
+              "film", names.cond("vector"), 2, 2.25),
+        _node("film_enc", "Encoder FiLM", f"{film} {m['film_enc_out']}", "conditioning", "film",
+              names.film("film_enc", "gamma_mean"), 5, 2.25),
+        _node("film_dec", "Output FiLM", f"{film} 2", "conditioning", "film", names.film("film_dec", "gamma"), 8, 2.25),
+    ]  # fmt: skip
+
+
+def flow_edges(cfg) -> list[tuple[str, str, str]]:
+    """Edges: from, to, the record that flows along it (its shape is shown on hover); one heads -> output edge
+    per device (its head's final power)."""
+    n = int(cfg.n_encoder_layers)
+    gamma = names.film("film_enc", "gamma_mean")
+    return [
+        ("input", "norm", names.INPUT),
+        ("norm", "embed", names.INSTANCE_NORM),
+        ("embed", "pos", last_unit_out(cfg)),
+        ("pos", "proj", names.EMBED_WITH_POS),
+        ("proj", "enc0", names.TRANSPOSE_IN),
+        *((f"enc{l}", f"enc{l + 1}", names.encoder(l, "out")) for l in range(n - 1)),
+        (f"enc{n - 1}", "heads", names.TRANSPOSE_OUT),
+        ("input", "cond", names.cond("vector")),
+        ("cond", "film_enc", names.film("film_enc", "input")),
+        ("cond", "film_dec", names.film("film_dec", "input")),
+        *(("film_enc", f"enc{l}", gamma) for l in range(n)),
+        ("film_dec", "output", names.film("film_dec", "gamma")),
+        *(("heads", "output", names.head(d, "power")) for d in cfg.device_names),
+    ]
 
 
 def pick_samples(batch: int, n: int = 8) -> list[int]:
@@ -196,11 +118,6 @@ def _record_meta(capture, name: str) -> dict:
     }
 
 
-def flow_edges(devices) -> list[tuple[str, str, str]]:
-    """The fixed edges plus one heads -> output edge per device (its head's final power)."""
-    return EDGES + [("heads", "output", names.head(d, "power")) for d in devices]
-
-
 def _edge(a: str, b: str, record: str, devices) -> dict:
     """One edge as the page reads it; a per-device edge names its device (the JS never parses record names)."""
     out = {"from": a, "to": b, "record": record}
@@ -210,16 +127,16 @@ def _edge(a: str, b: str, record: str, devices) -> dict:
     return out
 
 
-def flow_blob(capture) -> bytes:
-    devices = capture.meta.get("devices") or []
-    edges = flow_edges(devices)
-    names = sorted({n["record"] for n in NODES} | {e[2] for e in edges})
+def flow_blob(capture, cfg) -> bytes:
+    devices = list(cfg.device_names)
+    edges, node_list = flow_edges(cfg), nodes(cfg)
+    names = sorted({n["record"] for n in node_list} | {e[2] for e in edges})
     missing = [n for n in names if n not in capture.records]
     if missing:
         raise KeyError(f"overview: capture has no record {missing}")
     return msgpack.packb(
         {
-            "nodes": NODES,
+            "nodes": node_list,
             "edges": [_edge(a, b, r, devices) for a, b, r in edges],
             "records": {n: _record_meta(capture, n) for n in names},
             "batch_size": int(capture.batch_size),
@@ -253,6 +170,6 @@ def build(ctx) -> PageSpec:
     return view_page(
         __name__,
         data={"names": io_names()},
-        blobs={"capture": ctx.blob(list(io_names().values()), samples), "flow": flow_blob(ctx.capture)},
+        blobs={"capture": ctx.blob(list(io_names().values()), samples), "flow": flow_blob(ctx.capture, ctx.loaded.cfg)},
         context={"provenance": provenance, "notes": ctx.notes_for(SLUG), "all_notes": ctx.notes},
     )

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from nilmbuild.live.page import live_parts
 from nilmbuild.live.palette import palette
 from nilmbuild.site.build import PageSpec
 
 from ._common import pick_device_samples, view_page
+from .live_parts import live_parts
 
 SLUG = "playground"
 TITLE = "Playground: edit the signal, run the model"
@@ -27,9 +27,9 @@ def records() -> list[str]:
 
 def start_windows(ctx, samples) -> list[dict]:
     """Each chosen sample's aggregate in watts (the model input's channel 0, unscaled) and start time."""
-    from nilmbuild.live.export import inverse_affine
+    from nilmbuild.data.preprocess import scaler_affine
 
-    a, b = inverse_affine(ctx.loaded.scalers["aggregate"])
+    a, b = scaler_affine(ctx.loaded.scalers["aggregate"])
     out = []
     for s in samples:
         watts = np.asarray(ctx.x[s, 0], np.float64) * a + b

@@ -1,4 +1,5 @@
 """What a page needs to carry the live model: its page data and the two shared sibling files (runtime, graph).
+The live package (nilmbuild/live) exports and runs the graph; this view helper turns it into page data and files.
 
     data, files = live_parts(ctx.loaded)
     PageSpec(..., entry="page_playground.js", data={"live": data, ...}, files=files)
@@ -14,7 +15,8 @@ from __future__ import annotations
 import functools
 import threading
 
-from nilmbuild.live.export import INPUTS, OUTPUTS, STAGES, inverse_affine, onnx_bytes, what_if_defaults
+from nilmbuild.data.preprocess import scaler_affine
+from nilmbuild.live.export import INPUTS, onnx_bytes, outputs, stages, what_if_defaults
 from nilmbuild.live.runtime import RUNTIME_FILE, runtime_script
 
 MODEL_FILE = "nilmbuild-model.js"  # the graph as a shared sibling script: one copy per site (live_parts)
@@ -38,7 +40,7 @@ def live_data(loaded) -> dict:
     from nilmbuild.api import Model
 
     cfg = loaded.cfg
-    a, b = inverse_affine(loaded.scalers["aggregate"])
+    a, b = scaler_affine(loaded.scalers["aggregate"])
     return {
         "runtime": RUNTIME_FILE,
         "modelFile": MODEL_FILE,
@@ -47,8 +49,8 @@ def live_data(loaded) -> dict:
         "channels": int(cfg.c_in + cfg.n_exo),
         "stepS": Model(loaded).step_s,
         "aggregate": {"a": a, "b": b},
-        "outputs": list(OUTPUTS),
-        "stages": dict(STAGES),
+        "outputs": list(outputs(loaded.cfg)),
+        "stages": stages(loaded.cfg),
         "heads": int(cfg.n_head),
         "layers": int(cfg.n_encoder_layers),
         "thresholds": [float(d.gate_threshold) for d in cfg.devices],
@@ -79,7 +81,7 @@ def live_parts(loaded) -> tuple[dict, dict[str, bytes]]:
     the graph are the shared sibling files RUNTIME_FILE and MODEL_FILE, loaded on first use, so each page stays
     small (one copy per site, not per page) and a build of any one such page writes both. The site builds pages in
     two threads: the first makes (exports, gzips, caches) the files, under a lock, and the others reuse them."""
-    from nilmbuild.site.assets import ROOT
+    from nilmbuild.provenance import ASSET_ROOT as ROOT
 
     with _FILES_LOCK:
         files = {RUNTIME_FILE: runtime_script(ROOT), MODEL_FILE: model_script(onnx_bytes(loaded))}
@@ -94,7 +96,7 @@ def watts_bounds(loaded) -> dict[str, float]:
     """The issue's exactness bound per device: max(2 W, 1 % of its peak, the top of its training scaler)."""
     out = {}
     for d in loaded.devices:
-        a, b = inverse_affine(loaded.scalers["appliances"][d])
+        a, b = scaler_affine(loaded.scalers["appliances"][d])
         out[d] = max(2.0, 0.01 * (a + b))
     return out
 
