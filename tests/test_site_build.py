@@ -38,9 +38,17 @@ def _pages(blob: bytes = b"\x00\x01</script>\xff", extra: str = NASTY) -> list[P
     ]
 
 
+#: What the index template reads of the model (``site.model``, pages.site_variables); handed to every page's JS.
+SIZES = {"n_layers": 3}
+
+
 def _build(out, pages=None, **kw):
     return build_site(
-        out, pages or _pages(), {"checkpoint": "c.pt", "data_source": "synthetic"}, template_dirs=[FIXTURES], **kw
+        out,
+        pages or _pages(),
+        {"checkpoint": "c.pt", "data_source": "synthetic", "model": SIZES},
+        template_dirs=[FIXTURES],
+        **kw,
     )
 
 
@@ -72,7 +80,7 @@ def test_page_is_self_contained(tmp_path):
         "section": "1.2",
         "blobs": ["matrix", "note"],
         "data": {},
-        "model": {},
+        "model": SIZES,
         "watts": {},
     }
     # a page without an entry module gets no bundle, only the ready flag
