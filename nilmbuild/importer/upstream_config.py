@@ -15,14 +15,10 @@ are the user's: they reach the pages only through autoescaping templates and JSO
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from nilmbuild.errors import UserError
-
-_RATE = re.compile(r"^\s*(\d+(?:\.\d+)?)?\s*([a-zA-Z]+)\s*$")
-_UNIT_S = {"s": 1, "sec": 1, "second": 1, "seconds": 1, "min": 60, "t": 60, "minute": 60, "minutes": 60, "h": 3600}
 
 
 @dataclass(frozen=True)
@@ -111,13 +107,14 @@ def _window(raw: dict, name: str) -> int:
 
 
 def step_seconds(rate, name: str) -> int:
-    """The sampling rate as a whole number of seconds: '1min' -> 60, '30s' -> 30, '10S' -> 10, '1T' -> 60."""
-    m = _RATE.match(str(rate)) if rate is not None else None
-    unit = _UNIT_S.get(m.group(2).lower()) if m else None
-    seconds = float(m.group(1) or 1) * unit if unit else 0.0
-    if seconds < 1 or seconds != int(seconds):
+    """The sampling rate in seconds, read as the architecture reads it (model.upstream.parse.step_seconds: '1min'
+    -> 60, '30s' -> 30, '1T' -> 60), so the provenance and the model agree; the message names the file."""
+    from nilmbuild.model.upstream.parse import step_seconds as upstream_step
+
+    try:
+        return upstream_step(rate) if rate is not None else upstream_step("")
+    except UserError:
         raise UserError(
-            f"--config {name}: sampling_rate is {rate!r}; pass the rate the model was trained at, such as "
-            "'1min', '30s' or '10s' (whole seconds)"
-        )
-    return int(seconds)
+            f"--config {name}: sampling_rate is {rate!r}; pass the rate the model was trained at, such as '1min', "
+            "'30s' or '10s'"
+        ) from None
