@@ -18,6 +18,7 @@ import nilmbuild
 from nilmbuild.cli import main
 from nilmbuild.importer.reading import read_torch_file
 from nilmbuild.model.checkpoint import load_checkpoint
+from tests.upstream_files import as_saved_on_gpu
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "upstream"
 CASES = sorted(p.name for p in FIXTURES.iterdir() if (p / "reference.npz").is_file()) if FIXTURES.is_dir() else []
@@ -83,8 +84,8 @@ def test_data_parallel_log_with_cuda_storages(tmp_path):
     ckpt, config, _ = _files(name)
     log = read_torch_file(ckpt)
     log["best_model_state_dict"] = {f"module.{k}": v for k, v in log["best_model_state_dict"].items()}
-    wrapped = tmp_path / "NILMFormer_0.pt"
-    torch.save(log, wrapped)
+    torch.save(log, tmp_path / "cpu.pt")
+    wrapped = as_saved_on_gpu(tmp_path / "cpu.pt", tmp_path / "NILMFormer_0.pt")
     result = _import(tmp_path, wrapped, config)
     assert result.exit_code == 0, result.output
     _assert_matches_upstream(nilmbuild.load_model(tmp_path / "out.pt"), np.load(FIXTURES / name / "reference.npz"))
@@ -139,3 +140,24 @@ def test_script_bearing_device_name_round_trips_as_data(tmp_path):
     model = nilmbuild.load_model(tmp_path / "out.pt")
     assert evil in model.devices and model.devices == cfg["app"]
     _assert_matches_upstream(model, np.load(FIXTURES / name / "reference.npz"))  # renaming changes no number
+
+
+def test_full_lightning_checkpoint_of_a_real_fit(tmp_path):
+    """A checkpoint from CondiNILM's own Trainer.fit (tests/fixtures/upstream_import/generate.py) holds optimizer
+    and scheduler states, loops and callback states too: all of it is read weights-only with no extra names, and
+    the gate parameters the fit learned are the imported model's."""
+    d = Path(__file__).resolve().parent / "fixtures" / "upstream_import" / "condinilm_fit"
+    ckpt = d / "last.ckpt"
+    assert torch.serialization.get_unsafe_globals_in_checkpoint(ckpt) == []
+    payload = torch.load(ckpt, weights_only=True)
+    assert {"optimizer_states", "lr_schedulers", "loops", "callbacks"} <= set(payload)
+    result = _import(tmp_path, ckpt, d / "experiment_config.json", d / "scaler.json")
+    assert result.exit_code == 0, result.output
+    loaded = load_checkpoint(tmp_path / "out.pt")
+    assert loaded.devices == ["kettle", "fridge"]
+    sd = loaded.model.state_dict()
+    for key in ("gate_soft_scales", "gate_floors", "gate_biases"):
+        assert torch.equal(sd[f"criterion.{key}"], payload["state_dict"][f"criterion.{key}"])
+    assert loaded.provenance["upstream"]["meta"]["pytorch-lightning_version"] == payload["pytorch-lightning_version"]
+    out = nilmbuild.load_model(tmp_path / "out.pt").run_window(np.full(16, 500.0, np.float32), "2024-01-01T00:00Z")
+    assert all(v.shape == (16,) and np.isfinite(v).all() and (v >= 0).all() for v in out.values())

@@ -6,6 +6,7 @@ tests; tests that need real weights use tests/fixtures/upstream/ (written by the
 from __future__ import annotations
 
 import json
+import zipfile
 from collections import OrderedDict
 from pathlib import Path
 
@@ -124,6 +125,19 @@ def nilmformer_config(app="kettle", **over) -> dict:
 
 def placeholder_weights() -> dict:
     return {"EmbedBlock.weight": torch.randn(4, 1, 3), "EmbedBlock.bias": torch.zeros(4)}
+
+
+def as_saved_on_gpu(src: Path, dst: Path) -> Path:
+    """A copy of a torch.save'd file whose storages say "cuda:0", as torch.save writes them on a CUDA machine
+    (the location string in the pickle is the only difference)."""
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_STORED) as zout:
+        for info in zin.infolist():
+            data = zin.read(info.filename)
+            if info.filename.endswith("data.pkl"):
+                assert b"X\x03\x00\x00\x00cpu" in data
+                data = data.replace(b"X\x03\x00\x00\x00cpu", b"X\x06\x00\x00\x00cuda:0")
+            zout.writestr(info, data)
+    return dst
 
 
 def write_json(path: Path, obj) -> Path:
