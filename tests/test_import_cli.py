@@ -115,6 +115,14 @@ def test_out_may_not_be_an_input(tmp_path, which):
     assert files[which].read_bytes() == before
 
 
+def test_out_that_nilmbuild_did_not_write_is_kept(tmp_path):
+    files = _files(tmp_path)
+    (tmp_path / "out.pt").write_text("my notes")
+    result = _run(tmp_path, *files)
+    assert result.exit_code == 2 and "exists and is not a nilmbuild checkpoint" in result.output
+    assert (tmp_path / "out.pt").read_text() == "my notes"
+
+
 def test_help_teaches():
     out = CliRunner().invoke(main, ["import", "--help"]).output
     for words in ("last.ckpt", "experiment_config.json", "NILMFormer_<seed>.pt", "docs/upstream-models.md", "Examples"):

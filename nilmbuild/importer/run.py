@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import torch
+
 from nilmbuild.errors import UserError
 
 from .detect import CONDINILM, NILMFORMER, Upstream, detect
@@ -60,6 +62,22 @@ def _check_out(out: Path, inputs: list[Path | None]) -> None:
     for p in inputs:
         if p is not None and p.exists() and out.exists() and out.resolve() == p.resolve():
             raise UserError(f"--out {out.name} is one of the input files: pass a new file name such as imported.pt")
+    if out.exists() and not _is_nilmbuild_checkpoint(out):
+        raise UserError(
+            f"--out {out.name} exists and is not a nilmbuild checkpoint, so nilmbuild will not replace it: "
+            "pass a new file name"
+        )
+
+
+def _is_nilmbuild_checkpoint(path: Path) -> bool:
+    """Whether `path` is a file nilmbuild wrote (the only kind an import may replace)."""
+    from nilmbuild.model.checkpoint import FORMAT
+
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+    except Exception:  # not a torch file, or one with other objects: not ours
+        return False
+    return isinstance(payload, dict) and payload.get("format") == FORMAT
 
 
 def check_fits(up: Upstream, cfg: UpstreamConfig, name: str) -> None:
