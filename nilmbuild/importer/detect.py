@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 import torch
 
 from nilmbuild.errors import UserError
@@ -112,8 +113,6 @@ def _strip(sd: dict) -> dict:
 
 def _plain(v):
     """A JSON-able copy of a small bookkeeping value (numpy/tensor scalars -> float/int)."""
-    if isinstance(v, torch.Tensor) and v.numel() == 1:
+    if isinstance(v, torch.Tensor) and v.numel() == 1 or isinstance(v, np.generic):
         return v.item()
-    if hasattr(v, "item") and callable(v.item):
-        return v.item()
-    return v if isinstance(v, (int, float, str, bool)) or v is None else str(v)
+    return v if isinstance(v, (int, float, str, bool)) or v is None else str(v)[:200]

@@ -50,10 +50,12 @@ def import_upstream(checkpoint, config, scaler=None, out="imported.pt") -> Impor
 
 def _build(up: Upstream, cfg: UpstreamConfig, fields: dict):
     """The nilmbuild model and scalers (nilmbuild.model.upstream builds the architecture and checks the weights)."""
-    from nilmbuild.model.upstream import build_from_upstream, scalers_from_nilmscaler
+    from nilmbuild.model.upstream import build_from_upstream, check_scalers, scalers_from_nilmscaler
 
     model = build_from_upstream(up.architecture, cfg.raw, up.state_dict, up.criterion)
-    return model, scalers_from_nilmscaler(fields)
+    scalers = scalers_from_nilmscaler(fields)
+    check_scalers(scalers, model.cfg.device_names)
+    return model, scalers
 
 
 def _check_out(out: Path, inputs: list[Path | None]) -> None:
