@@ -46,7 +46,11 @@ def test_condinilm_provenance(tmp_path):
     assert u["files"]["config"]["sha256"] == _sha(config) and u["files"]["scaler"]["sha256"] == _sha(scaler)
     assert u["config"] == condinilm_config() and u["devices"] == ["kettle", "fridge", "washing_machine"]
     assert u["criterion"] == ["device_weights", "gate_biases", "gate_floors", "gate_soft_scales"]
-    assert u["derived"] == {"step_s": 60, "window": 128} and prov["prep"] == {"resample_s": 60, "window": 128}
+    assert u["derived"] == {"step_s": 60, "window": 128} and prov["prep"] == {
+        "resample_s": 60,
+        "window": 128,
+        "devices": ["kettle", "fridge", "washing_machine"],
+    }
     assert prov["command"] == (
         "nilmbuild import best_f1_epoch=041.ckpt --config experiment_config.json --scaler scaler.json"
     )

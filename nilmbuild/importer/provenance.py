@@ -33,7 +33,9 @@ def import_provenance(
     }
     return {
         "upstream": upstream,
-        "prep": {"resample_s": cfg.step_s, "window": cfg.window},
+        # the data settings pages prepare their example data with (pipeline.data_settings): the model's step,
+        # window and devices, in its output order
+        "prep": {"resample_s": cfg.step_s, "window": cfg.window, "devices": list(cfg.devices)},
         "command": _command(checkpoint, config, scaler),
         "nilmbuild_version": __version__,
     }
