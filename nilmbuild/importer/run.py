@@ -1,0 +1,117 @@
+"""`import_upstream`: an upstream checkpoint + its config + its scaler -> one nilmbuild checkpoint.
+
+Everything is read and checked before anything is written; OUT is then written atomically, so a bad input
+leaves no file behind and a good one never leaves half a file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from nilmbuild.errors import UserError
+
+from .detect import CONDINILM, NILMFORMER, Upstream, detect
+from .provenance import import_provenance
+from .reading import read_torch_file
+from .scaler_fields import read_scaler
+from .upstream_config import UpstreamConfig, read_config
+
+
+@dataclass(frozen=True)
+class Imported:
+    out: Path
+    format: str
+    architecture: str
+    devices: list[str]
+    window: int
+    step_s: int
+
+
+def import_upstream(checkpoint, config, scaler=None, out="imported.pt") -> Imported:
+    """Read, check and convert; write `out` only when every check passed."""
+    checkpoint, config, out = Path(checkpoint), Path(config), Path(out)
+    scaler = Path(scaler) if scaler is not None else None
+    _check_out(out, [checkpoint, config, scaler])
+    cfg = read_config(config)
+    fields, scaler_from = read_scaler(scaler, cfg)
+    cross_check(fields, cfg)
+    up = detect(read_torch_file(checkpoint), checkpoint.name)
+    check_fits(up, cfg, checkpoint.name)
+    model, scalers = _build(up, cfg, fields)
+    prov = import_provenance(up, cfg, checkpoint=checkpoint, config=config, scaler=scaler, scaler_from=scaler_from)
+    from nilmbuild.model.checkpoint import save_checkpoint
+
+    save_checkpoint(out, model, scalers=scalers, provenance=prov)
+    return Imported(out, up.format, up.architecture, list(cfg.devices), cfg.window, cfg.step_s)
+
+
+def _build(up: Upstream, cfg: UpstreamConfig, fields: dict):
+    """The nilmbuild model and scalers (nilmbuild.model.upstream builds the architecture and checks the weights)."""
+    from nilmbuild.model.upstream import build_from_upstream, check_scalers, scalers_from_nilmscaler
+
+    model = build_from_upstream(up.architecture, cfg.raw, up.state_dict, up.criterion)
+    scalers = scalers_from_nilmscaler(fields)
+    check_scalers(scalers, model.cfg.device_names)
+    return model, scalers
+
+
+def _check_out(out: Path, inputs: list[Path | None]) -> None:
+    if out.is_dir():
+        raise UserError(f"--out {out} is a folder: pass a file name such as {out / 'imported.pt'}")
+    for p in inputs:
+        if p is not None and p.exists() and out.exists() and out.resolve() == p.resolve():
+            raise UserError(f"--out {out.name} is one of the input files: pass a new file name such as imported.pt")
+    if out.exists() and not _is_nilmbuild_checkpoint(out):
+        raise UserError(
+            f"--out {out.name} exists and is not a nilmbuild checkpoint, so nilmbuild will not replace it: "
+            "pass a new file name"
+        )
+
+
+def _is_nilmbuild_checkpoint(path: Path) -> bool:
+    """Whether `path` is a file nilmbuild wrote (the only kind an import may replace)."""
+    from nilmbuild.model.checkpoint import FORMAT
+
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+    except Exception:  # not a torch file, or one with other objects: not ours
+        return False
+    return isinstance(payload, dict) and payload.get("format") == FORMAT
+
+
+def check_fits(up: Upstream, cfg: UpstreamConfig, name: str) -> None:
+    """What the importer can check before building: one device for the original NILMFormer, and one value per
+    device in each of CondiNILM's criterion gate tensors."""
+    n = len(cfg.devices)
+    if up.format == NILMFORMER and n != 1:
+        raise UserError(
+            f"{name} is an original NILMFormer log (one appliance per model) but --config {cfg.name} `app` names "
+            f"{n} devices: pass the config of this run, whose `app` is its one appliance"
+        )
+    if up.format == CONDINILM:
+        for key, t in (up.criterion or {}).items():
+            if t.numel() != n:
+                raise UserError(
+                    f"{name}: criterion.{key} has {t.numel()} values but --config {cfg.name} `app` has {n} devices "
+                    f"({', '.join(cfg.devices)}): pass the config of the run that wrote this checkpoint"
+                )
+
+
+def cross_check(fields: dict, cfg: UpstreamConfig) -> None:
+    """The scaler against what the config recorded of the same fit: its scaling types and `cutoff`, which both
+    upstreams set to appliance_stat2[0] right after fitting. A mismatch means a scaler from another run."""
+    for key in ("power_scaling_type", "appliance_scaling_type"):
+        if key in cfg.raw and cfg.raw[key] != fields[key]:
+            raise UserError(
+                f"the scaler's {key} is {fields[key]!r} but --config {cfg.name} says {cfg.raw[key]!r}: "
+                "pass the scaler of the run that trained this model"
+            )
+    cutoff, first = cfg.raw.get("cutoff"), fields["appliance_stat2"][0]
+    if isinstance(cutoff, (int, float)) and abs(cutoff - first) > 1e-6 * max(abs(cutoff), 1.0):
+        raise UserError(
+            f"the scaler's appliance_stat2 for {cfg.devices[0]} is {first:g} but --config {cfg.name} recorded "
+            f"cutoff {cutoff:g} from the same fit: pass the scaler of the run that trained this model"
+        )

@@ -1,0 +1,141 @@
+"""nilmbuild import, reading and detection: upstream files are read weights-only (numpy allowed exactly as far as
+the original NILMFormer's log needs), a pickle that would run code is refused before it runs, and each upstream's
+layout is recognised with its prefixes stripped."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import zipfile
+
+import numpy as np
+import pytest
+import torch
+
+from nilmbuild.errors import UserError
+from nilmbuild.importer.detect import CONDINILM, NILMFORMER, detect
+from nilmbuild.importer.reading import file_identity, read_torch_file
+from tests.upstream_files import as_saved_on_gpu, lightning_checkpoint, nilmformer_log, placeholder_weights, write_torch
+
+
+class _Touch:
+    """Unpickling this object would create a marker file (what a malicious checkpoint does to run code)."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+def test_lightning_checkpoint_detected_with_prefixes_stripped(tmp_path):
+    w = placeholder_weights()
+    path = write_torch(tmp_path / "last.ckpt", lightning_checkpoint(w, wrapper="_orig_mod."))
+    up = detect(read_torch_file(path), path.name)
+    assert (up.format, up.architecture, up.weights_key) == (CONDINILM, "condinilm", "state_dict")
+    assert sorted(up.state_dict) == sorted(w)  # `model.` and torch.compile's `_orig_mod.` gone
+    assert torch.equal(up.state_dict["EmbedBlock.weight"], w["EmbedBlock.weight"])
+    assert sorted(up.criterion) == ["device_weights", "gate_biases", "gate_floors", "gate_soft_scales"]
+    assert torch.allclose(up.criterion["gate_floors"], torch.full((3,), 0.015))
+    assert up.meta == {"epoch": 7, "global_step": 420, "pytorch-lightning_version": "2.4.0"}
+
+
+def test_original_log_with_numpy_values_read_weights_only(tmp_path):
+    w = placeholder_weights()
+    path = write_torch(tmp_path / "NILMFormer_0.pt", nilmformer_log(w))
+    with pytest.raises(Exception, match="Weights only load failed"):  # plain weights-only refuses this file
+        torch.load(path, weights_only=True)
+    payload = read_torch_file(path)
+    assert payload["value_best_loss"] == np.float64(0.21)
+    assert payload["test_metrics_yhat"].tolist() == [0, 1, 2, 3, 4, 5]
+    up = detect(payload, path.name)
+    assert (up.format, up.architecture, up.weights_key, up.criterion) == (
+        NILMFORMER,
+        "nilmformer",
+        "best_model_state_dict",
+        None,
+    )
+    assert sorted(up.state_dict) == sorted(w)  # DataParallel's `module.` gone
+    assert up.meta["value_best_loss"] == 0.21 and up.meta["epoch_best_loss"] == 1
+
+
+def test_log_saved_before_training_ended_uses_model_state_dict(tmp_path):
+    path = write_torch(tmp_path / "NILMFormer_0.pt", nilmformer_log(placeholder_weights(), best=False))
+    up = detect(read_torch_file(path), path.name)
+    assert up.weights_key == "model_state_dict" and "EmbedBlock.bias" in up.state_dict
+
+
+def test_numpy1_module_names_are_read_too(tmp_path):
+    """A log written under numpy < 2 names numpy.core.multiarray; the same bytes otherwise."""
+    src = write_torch(tmp_path / "np2.pt", nilmformer_log(placeholder_weights()))
+    old = tmp_path / "np1.pt"
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(old, "w", zipfile.ZIP_STORED) as zout:
+        for info in zin.infolist():
+            data = zin.read(info.filename)
+            if info.filename.endswith("data.pkl"):
+                assert b"numpy._core.multiarray" in data
+                data = data.replace(b"numpy._core.multiarray", b"numpy.core.multiarray")
+            zout.writestr(info, data)
+    assert read_torch_file(old)["value_best_loss"] == np.float64(0.21)
+
+
+def test_gpu_tensors_map_to_cpu(tmp_path):
+    """A checkpoint saved on a GPU names its storages' location "cuda:0"; it is read onto the CPU."""
+    src = write_torch(tmp_path / "cpu.ckpt", lightning_checkpoint(placeholder_weights()))
+    gpu = as_saved_on_gpu(src, tmp_path / "gpu.ckpt")
+    with pytest.raises(RuntimeError, match="CUDA"):  # what a plain load does on this CPU-only machine
+        torch.load(gpu, weights_only=True)
+    up = detect(read_torch_file(gpu), gpu.name)
+    assert all(v.device.type == "cpu" for v in up.state_dict.values())
+
+
+@pytest.mark.parametrize("how", ["torch.save", "pickle.dump"])
+def test_malicious_pickle_refused_before_it_runs(tmp_path, how):
+    marker = tmp_path / "MARKER"
+    path = tmp_path / "last.ckpt"
+    payload = {"state_dict": {"model.x": torch.zeros(1)}, "epoch": _Touch(marker)}
+    if how == "torch.save":
+        torch.save(payload, path)
+    else:
+        path.write_bytes(pickle.dumps(payload, protocol=2))
+    with pytest.raises(UserError, match="refused to read it") as e:
+        read_torch_file(path)
+    assert "\n" not in str(e.value)
+    assert not marker.exists()
+    pickle.loads(pickle.dumps(_Touch(tmp_path / "CONTROL")))  # the same object, freely unpickled, does run
+    assert (tmp_path / "CONTROL").exists()
+
+
+def test_non_torch_file_one_line(tmp_path):
+    path = tmp_path / "experiment_config.json"
+    path.write_text('{"app": ["kettle"]}')
+    with pytest.raises(UserError, match="is not a PyTorch file") as e:
+        read_torch_file(path)
+    assert "\n" not in str(e.value) and str(tmp_path) not in str(e.value)
+
+
+@pytest.mark.parametrize(
+    ("payload", "match"),
+    [
+        ([1, 2], "holds a list"),
+        ({"weights": {}}, "top-level keys are weights"),
+        ({"state_dict": {"net.w": torch.zeros(1)}}, "no `model.\\*` keys"),
+        ({"state_dict": {"model.w": "not a tensor"}}, "non-tensor entries"),
+        ({"best_model_state_dict": {}}, "is empty"),
+        ({"format": "nilmbuild-checkpoint"}, "already a nilmbuild checkpoint"),
+    ],
+)
+def test_unknown_layouts_one_line(payload, match):
+    with pytest.raises(UserError, match=match) as e:
+        detect(payload, "x.ckpt")
+    assert "\n" not in str(e.value)
+
+
+def test_file_identity_is_name_and_sha256(tmp_path):
+    path = tmp_path / "sub" / "last.ckpt"
+    path.parent.mkdir()
+    path.write_bytes(b"abc")
+    ident = file_identity(path)
+    assert ident == {"name": "last.ckpt", "sha256": hashlib.sha256(b"abc").hexdigest(), "bytes": 3}
+    assert ident["sha256"] == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"  # FIPS 180-2 "abc"
