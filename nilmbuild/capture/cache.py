@@ -66,12 +66,12 @@ def capture_key(checkpoint_sha256: str, x, y, t0, settings: dict) -> str:
 
 
 #: The classes an entry may name (pickle_store refuses any other global).
-ALLOWED = frozenset({("nilmbuild.capture.capture", "Capture"), ("nilmbuild.capture.capture", "CaptureRecord")})
+ALLOWED = frozenset({("nilmbuild.capture.records", "Capture"), ("nilmbuild.capture.records", "CaptureRecord")})
 
 
 def load(key: str, directory: Path | None = None):
     """The cached Capture for `key`, or None (absent, unreadable or refused: the caller captures afresh)."""
-    from nilmbuild.capture.capture import Capture
+    from nilmbuild.capture.records import Capture
 
     entry = store.load(directory or cache_dir(), key, ALLOWED)
     return entry if isinstance(entry, Capture) else None
