@@ -13,7 +13,6 @@ from independent import ref_inverse, ref_metrics, ref_postprocess  # tests/indep
 
 from nilmbuild.data.preprocess import SCALERS
 from nilmbuild.infer import PostConfig, all_metrics, baselines, denormalise, device_metrics, postprocess
-from nilmbuild.live.export import forward_affine, inverse_affine
 
 # ---- metrics --------------------------------------------------------------------------------------------------
 
@@ -81,9 +80,12 @@ def test_scaler_fit_transform_and_inverse_by_hand(kind, state, scaled_270):
     ],
 )
 def test_live_affines_keep_the_offset(scaler, a, b):
-    """live/export's scaled -> watts (z * a + b) and watts -> scaled (x * a' + b'), by hand."""
-    assert inverse_affine(scaler) == pytest.approx((a, b), rel=1e-12)
-    assert forward_affine(scaler) == pytest.approx((1.0 / a, -b / a), rel=1e-12)
+    """The one scaled -> watts affine (z * a + b, data.preprocess.scaler_affine, which the live graph and the pages
+    use), by hand, and the scaler's own transform is its inverse."""
+    from nilmbuild.data.preprocess import scaler_affine, scaler_from_dict
+
+    assert scaler_affine(scaler) == pytest.approx((a, b), rel=1e-12)
+    assert scaler_from_dict(scaler).transform(np.array([270.0]))[0] == pytest.approx((270.0 - b) / a, rel=1e-12)
 
 
 def test_live_model_watts_use_the_scalers_offset():

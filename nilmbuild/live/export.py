@@ -3,7 +3,7 @@
 Inputs: `x` (1, 7, W) float32, the model input exactly as `nilmbuild.pipeline.model_input` builds it,
 `head` () int64, the attention head whose per-layer maps come back, and the what-if settings of
 nilmbuild/model/whatif.py (WHATIF_INPUTS: gate thresholds, encoder-FiLM affine, FiLM on/off, diagonal mask, soft
-gate), whose defaults (what_if_defaults) reproduce the checkpoint exactly. Outputs (OUTPUTS, in this order):
+gate), whose defaults (what_if_defaults) reproduce the checkpoint exactly. Outputs (outputs(cfg), in this order):
 the watts (D, W) after the hard gate and the output FiLM, converted with the checkpoint's appliance scalers,
 plus the stage tensors the exactness tests compare with a Trace of the PyTorch model.
 Which exporter works and why the options below are set: ../shared/reference/in-browser-model.md.

@@ -7,7 +7,8 @@ calibration runs the model over the continuous validation series by seq2subseq t
 open and once with every gate closed; for a threshold t the hard-gated output is then "open where gate > t,
 closed elsewhere" (the gate is the same in both runs), and it goes through the same post-processing and
 metrics as evaluate. Per device: the threshold with the best F1 among those whose MAE is not above the
-better of the two baselines (train-mean, all-OFF), else the one with the lowest MAE.
+better of the two baselines (train-mean, all-OFF), else the one with the lowest MAE. `recalibrate` does it again
+for a checkpoint file (`nilmbuild calibrate`).
 """
 
 from __future__ import annotations
@@ -103,3 +104,19 @@ def apply_thresholds(model, thresholds: dict) -> None:
 def _finite(v) -> float:
     v = float(v)
     return v if math.isfinite(v) else 0.0
+
+
+def recalibrate(path: str, batch_size: int = 32) -> dict:
+    """Re-run the gate calibration on an existing checkpoint (same data and split as its provenance) and
+    rewrite it in place (atomically). `nilmbuild calibrate` calls it."""
+    from nilmbuild.model.checkpoint import load_checkpoint, save_checkpoint
+    from nilmbuild.pipeline import load_data_for
+
+    ck = load_checkpoint(path)
+    prepared = load_data_for(ck)
+    cal = calibrate_gates(ck.model, prepared, batch_size)
+    apply_thresholds(ck.model, {d: c["threshold"] for d, c in cal.items()})
+    log = dict(ck.train_log)
+    log["gate_calibration"] = cal
+    save_checkpoint(path, ck.model, scalers=ck.scalers, train_log=log, provenance=ck.provenance, extra=ck.extra)
+    return cal

@@ -46,7 +46,7 @@ def calibrate(checkpoint, batch_size) -> None:
     """
     from pathlib import Path
 
-    from .trainer import recalibrate
+    from .calibrate import recalibrate
 
     if not Path(checkpoint).is_file():
         raise UserError(f"{checkpoint}: no such checkpoint file")

@@ -78,7 +78,7 @@ def val_batch(loaded, prepared, n: int, seed: int) -> ValBatch:
 def batch_loss(model, b: ValBatch) -> float:
     """The validation objective on the batch (what `trainer.validate` reports as "loss")."""
     from .losses import loss_components, weight_matrix
-    from .trainer import BASE_COMPONENTS
+    from .validation import BASE_COMPONENTS
 
     soft = model(b.x, gate_mode="soft")
     c = loss_components(soft.power, soft.gate_logit, b.y, b.s, None, b.lo, b.pos_weight)

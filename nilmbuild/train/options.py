@@ -162,7 +162,7 @@ def config_from_options(
     quiet,
 ):
     """The parsed flags -> TrainConfig (`ddp` only chooses the launcher; it is not part of the config)."""
-    from .trainer import TrainConfig
+    from .config import TrainConfig
 
     if epochs is None and not resume:
         epochs = 10

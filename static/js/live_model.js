@@ -3,7 +3,7 @@
  * The ONNX graph (nilmbuild/live/export.py) comes from the site's shared nilmbuild-model.js and onnxruntime-web
  * from the site's shared nilmbuild-runtime.js: sibling files written once per site, each loaded once on first use
  * with a classic <script src> (file://, iframe, no network); the model runs in a Web Worker made from a Blob URL.
- * `spec` is the page data Python wrote (nilmbuild/live/page.py: devices, window, channels, step, aggregate scaler,
+ * `spec` is the page data Python wrote (nilmbuild/site/views/live_parts.py: devices, window, channels, step, aggregate scaler,
  * output names, the runtime and model files).
  *
  *   var live = createLiveModel(spec);

@@ -6,7 +6,7 @@
  *       return { sample: i, sampleLabel: "...", whatIf: {...}, label: "...", reference: null | ablation key }; } });
  *   panel.update();   // call whenever the settings change (debounced; runs once the panel is on screen)
  *
- * page().data.whatif (nilmbuild/live/page.py whatif_page_data): {live: the live model's spec (graph from the shared
+ * page().data.whatif (nilmbuild/site/views/live_parts.py whatif_page): {live: the live model's spec (graph from the shared
  * nilmbuild-model.js), input: the blob of each sample's exact scaled aggregate, starts: each sample's start time,
  * power: the final-power record, ablations: {key: record}, bound: {device: W}, tie}. "Captured" is the capture's
  * model run (record `power`), or the captured ablation run whose switches the settings equal
