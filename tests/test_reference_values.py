@@ -26,6 +26,22 @@ def test_f1_at_10w_counts_only_valid_bins():
     assert device_metrics(y, yh, y > 10, threshold_w=10)["f1_10w"] == pytest.approx(4 / 6)  # TP 2, FP 1, FN 1
 
 
+def test_on_thresholds_are_strict_and_no_valid_bin_is_nan():
+    """ON means above the threshold: a prediction exactly at the device threshold is OFF, 10 W is not above the
+    NILMTK 10 W, 10.5 W is. With no valid bin every regression metric is NaN."""
+    y = np.array([10.0, 10.5, 10.5, 0.0])
+    yh = np.array([0.0, 10.5, 1500.0, 10.0])
+    states = np.array([0, 1, 1, 0])
+    m = device_metrics(y, yh, states, threshold_w=1500.0)
+    assert math.isnan(m["precision"]) and (m["recall"], m["f1"]) == (0.0, 0.0)  # 1500 W is not above 1500 W
+    # y > 10: [0, 1, 1, 0]; yhat > 10: [0, 1, 1, 0] (10 W at index 3 is not above): F1 1
+    assert m["f1_10w"] == 1.0
+    m2 = device_metrics(y, yh, states, threshold_w=1499.0)
+    assert (m2["precision"], m2["recall"]) == (1.0, 0.5)
+    none = device_metrics(y, yh, states, threshold_w=10.0, mask=np.zeros(4, bool))
+    assert all(math.isnan(none[k]) for k in ("mae", "rmse", "nde", "sae", "teca", "mr", "f1", "f1_10w"))
+
+
 def test_every_metric_with_invalid_bins_and_per_device_thresholds_equals_a_loop():
     rng = np.random.default_rng(7)
     T, names, thr = 200, ["fridge", "kettle", "dishwasher"], {"fridge": 37.0, "kettle": 1500.0, "dishwasher": 5.0}

@@ -108,6 +108,9 @@ def test_film_cells_with_every_slider_moved_equal_pytorch(nb, page_at, site, sit
     assert page.locator("#film-match").get_attribute("data-matches") != page.locator("#film-match").get_attribute(
         "data-total"
     )
+    # the live what-if panel feeds the model the same affine: this layer's four values, identity elsewhere
+    fed = page.evaluate("nilmbuild.test.whatif.settings().whatIf.filmEncAffine")
+    np.testing.assert_allclose(np.array(fed, np.float32), affine, rtol=0, atol=1e-6)
 
 
 def test_disaggregation_day_equals_an_independent_post_processing(nb, page_at, site, site_context):
