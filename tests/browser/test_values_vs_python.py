@@ -26,12 +26,8 @@ from nilmbuild.model.whatif import WhatIf
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory, site_context):
-    from nilmbuild.site.pages import build_all
-
-    out = tmp_path_factory.mktemp("values") / "site"
-    build_all(site_context, out, build_only={"gate", "film", "attention", "disaggregation"})
-    return out
+def site(built_site):
+    return built_site  # the suite's real site (tests/conftest.py): built once for every browser test
 
 
 def forward(ctx, b: int, thresholds=None, **kw):
