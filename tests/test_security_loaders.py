@@ -122,7 +122,7 @@ def test_capture_cache_entry(tmp_path, marker, capsys):
 def test_capture_cache_entry_hidden_in_a_record(tmp_path, marker, capsys):
     """An allowed class does not let its fields carry a payload."""
     from nilmbuild.capture import cache
-    from nilmbuild.capture.capture import Capture
+    from nilmbuild.capture.records import Capture
 
     (tmp_path / "k.pkl").write_bytes(pickle.dumps(Capture(records={}, meta={"x": Payload(marker)})))
     assert cache.load("k", tmp_path) is None
@@ -131,7 +131,7 @@ def test_capture_cache_entry_hidden_in_a_record(tmp_path, marker, capsys):
 
 def test_capture_cache_reads_its_own_entries(tmp_path):
     from nilmbuild.capture import cache
-    from nilmbuild.capture.capture import Capture, CaptureRecord
+    from nilmbuild.capture.records import Capture, CaptureRecord
 
     rec = CaptureRecord("a", np.arange(6, dtype=np.float32).reshape(2, 3), ("b", "t"), "0", "s", "d", (2, 3), [])
     meta = {"t0": np.array(["2024-01-01T00:00"], "datetime64[s]"), "n": np.int64(3), "f": np.float32(1.5)}

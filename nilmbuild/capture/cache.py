@@ -65,15 +65,18 @@ def capture_key(checkpoint_sha256: str, x, y, t0, settings: dict) -> str:
     return h.hexdigest()
 
 
-#: The classes an entry may name (pickle_store refuses any other global).
-ALLOWED = frozenset({("nilmbuild.capture.capture", "Capture"), ("nilmbuild.capture.capture", "CaptureRecord")})
+def allowed() -> frozenset:
+    """The classes an entry may name, where they are defined now (pickle_store refuses any other global)."""
+    from nilmbuild.capture.records import Capture, CaptureRecord
+
+    return frozenset((c.__module__, c.__qualname__) for c in (Capture, CaptureRecord))
 
 
 def load(key: str, directory: Path | None = None):
     """The cached Capture for `key`, or None (absent, unreadable or refused: the caller captures afresh)."""
-    from nilmbuild.capture.capture import Capture
+    from nilmbuild.capture.records import Capture
 
-    entry = store.load(directory or cache_dir(), key, ALLOWED)
+    entry = store.load(directory or cache_dir(), key, allowed())
     return entry if isinstance(entry, Capture) else None
 
 
