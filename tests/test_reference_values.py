@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from independent import ref_inverse, ref_metrics, ref_postprocess  # tests/independent.py
 
-from nilmbuild.data.preprocess import SCALERS
+from nilmbuild.data.preprocess import SCALERS, scaler_affine
 from nilmbuild.infer import PostConfig, all_metrics, baselines, denormalise, device_metrics, postprocess
 
 # ---- metrics --------------------------------------------------------------------------------------------------
@@ -23,6 +23,22 @@ def test_f1_at_10w_counts_only_valid_bins():
     mask = np.array([0, 1, 0, 1, 1], bool)  # the FP at 0 and the FN at 2 are invalid bins
     assert device_metrics(y, yh, y > 10, threshold_w=10, mask=mask)["f1_10w"] == 1.0
     assert device_metrics(y, yh, y > 10, threshold_w=10)["f1_10w"] == pytest.approx(4 / 6)  # TP 2, FP 1, FN 1
+
+
+def test_on_thresholds_are_strict_and_no_valid_bin_is_nan():
+    """ON means above the threshold: a prediction exactly at the device threshold is OFF, 10 W is not above the
+    NILMTK 10 W, 10.5 W is. With no valid bin every regression metric is NaN."""
+    y = np.array([10.0, 10.5, 10.5, 0.0])
+    yh = np.array([0.0, 10.5, 1500.0, 10.0])
+    states = np.array([0, 1, 1, 0])
+    m = device_metrics(y, yh, states, threshold_w=1500.0)
+    assert math.isnan(m["precision"]) and (m["recall"], m["f1"]) == (0.0, 0.0)  # 1500 W is not above 1500 W
+    # y > 10: [0, 1, 1, 0]; yhat > 10: [0, 1, 1, 0] (10 W at index 3 is not above): F1 1
+    assert m["f1_10w"] == 1.0
+    m2 = device_metrics(y, yh, states, threshold_w=1499.0)
+    assert (m2["precision"], m2["recall"]) == (1.0, 0.5)
+    none = device_metrics(y, yh, states, threshold_w=10.0, mask=np.zeros(4, bool))
+    assert all(math.isnan(none[k]) for k in ("mae", "rmse", "nde", "sae", "teca", "mr", "f1", "f1_10w"))
 
 
 def test_every_metric_with_invalid_bins_and_per_device_thresholds_equals_a_loop():
@@ -82,7 +98,7 @@ def test_scaler_fit_transform_and_inverse_by_hand(kind, state, scaled_270):
 def test_live_affines_keep_the_offset(scaler, a, b):
     """The one scaled -> watts affine (z * a + b, data.preprocess.scaler_affine, which the live graph and the pages
     use), by hand, and the scaler's own transform is its inverse."""
-    from nilmbuild.data.preprocess import scaler_affine, scaler_from_dict
+    from nilmbuild.data.preprocess import scaler_from_dict
 
     assert scaler_affine(scaler) == pytest.approx((a, b), rel=1e-12)
     assert scaler_from_dict(scaler).transform(np.array([270.0]))[0] == pytest.approx((270.0 - b) / a, rel=1e-12)

@@ -5,6 +5,7 @@
  *   var panel = whatIfPanel({ after: element, cap: capture, settings: function () {
  *       return { sample: i, sampleLabel: "...", whatIf: {...}, label: "...", reference: null | ablation key }; } });
  *   panel.update();   // call whenever the settings change (debounced; runs once the panel is on screen)
+ *   panel.settings()  // what the next run would feed the model (the page's settings function; tests read it)
  *
  * page().data.whatif (nilmbuild/site/views/live_parts.py whatif_page): {live: the live model's spec (graph from the shared
  * nilmbuild-model.js), input: the blob of each sample's exact scaled aggregate, starts: each sample's start time,
@@ -143,5 +144,5 @@ export function whatIfPanel(opts) {
     io.disconnect(); S.visible = true; run();
   });
   io.observe(ui.sec);
-  return { update: update, state: S, element: ui.sec, controls: ui.controls, live: live, data: data };
+  return { update: update, state: S, element: ui.sec, controls: ui.controls, live: live, data: data, settings: opts.settings };
 }

@@ -26,12 +26,8 @@ from nilmbuild.model.whatif import WhatIf
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory, site_context):
-    from nilmbuild.site.pages import build_all
-
-    out = tmp_path_factory.mktemp("values") / "site"
-    build_all(site_context, out, build_only={"gate", "film", "attention", "disaggregation"})
-    return out
+def site(built_site):
+    return built_site  # the suite's real site (tests/conftest.py): built once for every browser test
 
 
 def forward(ctx, b: int, thresholds=None, **kw):
@@ -108,6 +104,9 @@ def test_film_cells_with_every_slider_moved_equal_pytorch(nb, page_at, site, sit
     assert page.locator("#film-match").get_attribute("data-matches") != page.locator("#film-match").get_attribute(
         "data-total"
     )
+    # the live what-if panel feeds the model the same affine: this layer's four values, identity elsewhere
+    fed = page.evaluate("nilmbuild.test.whatif.settings().whatIf.filmEncAffine")
+    np.testing.assert_allclose(np.array(fed, np.float32), affine, rtol=0, atol=1e-6)
 
 
 def test_disaggregation_day_equals_an_independent_post_processing(nb, page_at, site, site_context):

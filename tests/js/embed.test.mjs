@@ -101,3 +101,21 @@ test("escapeHTML: a name from a user's file stays text in an element and in a qu
   assert.equal(escapeHTML("washing_machine"), "washing_machine");
   assert.equal(escapeHTML(3), "3");
 });
+
+test("bindUrlState: the opening fragment is rewritten as the clamped state it produced", () => {
+  const urls = [];
+  const win = {
+    location: { hash: "#embed&layer=99&mode=zzz&x=1", href: "file:///s/a.html#embed&layer=99&mode=zzz&x=1", replace() {} },
+    history: { state: null, replaceState(s, t, url) { urls.push(url); win.location.href = url; win.location.hash = url.slice(url.indexOf("#")); } },
+    setTimeout: () => 1, clearTimeout() {}, addEventListener() {},
+  };
+  let layer = "0", mode = "a";
+  const bindings = [
+    ["layer", { get: () => layer, set: (r) => { const v = U.clampToRange(r, 0, 2, 1); if (v === undefined) return false; layer = String(v); return true; } }],
+    ["mode", { get: () => mode, set: (r) => { if (r !== "a" && r !== "b") return false; mode = r; return true; } }],
+  ];
+  U.bindUrlState(bindings, { win, doc: { addEventListener() {} } });
+  assert.equal(layer, "2");
+  assert.deepEqual(urls, ["file:///s/a.html#embed&layer=2&mode=a"]);
+  assert.deepEqual(U.parseHash(win.location.hash), { embed: true, params: { layer: "2", mode: "a" } });
+});
