@@ -79,6 +79,7 @@ COMMANDS = {
     "train": "nilmbuild.train.cli:train",
     "calibrate": "nilmbuild.train.cli:calibrate",
     "landscape": "nilmbuild.train.cli:landscape",
+    "explain": "nilmbuild.explain.cli:explain",
 }
 
 
