@@ -242,3 +242,32 @@ def test_the_data_window_is_the_captured_one(shipped):
     aggw, t0 = captured_windows(shipped.loaded)
     for b in (0, len(t0) - 1):
         np.testing.assert_allclose(load_window(shipped.loaded, None, t0[b]), aggw[b], atol=1e-3)
+
+
+def test_cli_png_writes_a_png(tmp_path):
+    out = tmp_path / "k.png"
+    r = _run("-d", "kettle", "--start", "2024-06-20T04:00", "-m", "saliency", "--png", str(out))
+    assert r.exit_code == 0, r.output
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and [p.name for p in tmp_path.iterdir()] == ["k.png"]
+
+
+def test_cli_quality_json_explains_the_window_where_the_device_predicts_most(shipped):
+    from nilmbuild.explain.batch import captured_windows
+
+    r = _run("--quality", "-d", "kettle", "-m", "saliency", "--json")
+    assert r.exit_code == 0, r.output
+    rows = json.loads(r.stdout)["rows"]
+    assert [(row["device"], row["method"]) for row in rows] == [("kettle", "saliency")]
+    row = rows[0]
+    # the picked window: largest hard-gate kettle energy above its value at the window-minimum baseline
+    aggw, t0 = captured_windows(shipped.loaded)
+    gain = [
+        shipped.run_window(a, t)["kettle"].sum() - shipped.run_window(np.full_like(a, a.min()), t)["kettle"].sum()
+        for a, t in zip(aggw, t0)
+    ]
+    assert row["windows"] == [str(t0[int(np.argmax(gain))])]
+    c = row["curves"]
+    assert c["deletion"][0] == pytest.approx(1.0) and c["insertion"][-1] == pytest.approx(1.0)
+    assert c["deletion"][-1] == pytest.approx(0.0, abs=1e-6) and c["insertion"][0] == pytest.approx(0.0, abs=1e-6)
+    assert 0 < row["effective_steps"] <= 480 and -1 <= row["randomised_spearman"] <= 1
+    assert row["max_sensitivity"] > 0
