@@ -271,3 +271,24 @@ def test_cli_quality_json_explains_the_window_where_the_device_predicts_most(shi
     assert c["deletion"][-1] == pytest.approx(0.0, abs=1e-6) and c["insertion"][0] == pytest.approx(0.0, abs=1e-6)
     assert 0 < row["effective_steps"] <= 480 and -1 <= row["randomised_spearman"] <= 1
     assert row["max_sensitivity"] > 0
+
+
+@pytest.mark.parametrize("name", ["condinilm_small", "nilmformer_small"])
+def test_upstream_checkpoints_are_explained_on_their_evaluation_output(name, tmp_path):
+    from test_upstream_models import _build
+
+    from nilmbuild.explain import explain_window
+    from nilmbuild.model.checkpoint import save_checkpoint
+    from nilmbuild.model.upstream import scalers_from_nilmscaler
+
+    model, _, fields = _build(name)
+    save_checkpoint(tmp_path / "up.pt", model, scalers=scalers_from_nilmscaler(fields), provenance={"source": "t"})
+    m = nilmbuild.load_model(tmp_path / "up.pt")
+    rng = np.random.default_rng(5)
+    agg = (300 + 1500 * (rng.random(m.window) > 0.9)).astype(np.float32)
+    device = m.devices[0]
+    want = m.run_window(agg, "2021-03-04T10:00")[device]
+    got = WattsToDevice(m.loaded, "2021-03-04T10:00", device)(torch.from_numpy(agg)[None])[0].detach().numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-4)
+    e = explain_window(m.loaded, agg, "2021-03-04T10:00", device, method="occlusion", settings=Settings(4, 4, 2))
+    assert e.attribution.shape == (m.window,) and np.isfinite(e.attribution).all()

@@ -42,11 +42,13 @@ class Explanation:
     completeness: dict = field(default_factory=dict)  # {output: sum(attribution) - (f(x) - f(baseline))}
 
 
-def gradient_output(method: str) -> str | None:
+def gradient_output(method: str, loaded=None) -> str | None:
     """The output whose gradients `method` follows: the soft gate's for ig and saliency, whichever output is
     explained (the hard gate has no useful gradient); None for occlusion (forward passes of the explained
-    output only)."""
-    return None if method == "occlusion" else "soft"
+    output only). An upstream checkpoint has one, differentiable output: "hard" names it."""
+    if method == "occlusion":
+        return None
+    return "soft" if loaded is None or getattr(loaded, "architecture", "spec") == "spec" else "hard"
 
 
 def make_target(loaded, start, device: str, interval: Interval, gate: str, model=None) -> Target:
@@ -73,7 +75,7 @@ def explain_window(
     agg = _window(loaded, aggregate_w, device, method)
     interval = interval or Interval(0, agg.shape[0])
     x, base = torch.from_numpy(agg)[None], torch.from_numpy(window_baseline(agg))[None]
-    grad_gate = gradient_output(method)
+    grad_gate = gradient_output(method, loaded)
     explained = make_target(loaded, start, device, interval, output)
     attributed = make_target(loaded, start, device, interval, grad_gate or output)
     with _bar(progress, steps_for(method, settings), method) as bar:

@@ -61,7 +61,7 @@ def measure(loaded, twin, agg: np.ndarray, start, device: str, method: str, sett
     """Every quality number of one method on one window (sequence level, hard output explained)."""
     interval = Interval(0, agg.shape[0])
     explained = make_target(loaded, start, device, interval, "hard")
-    gate = gradient_output(method) or "hard"
+    gate = gradient_output(method, loaded) or "hard"
     attributed = make_target(loaded, start, device, interval, gate)
     x, base = torch.from_numpy(agg)[None], torch.from_numpy(window_baseline(agg))[None]
     t = time.perf_counter()

@@ -15,6 +15,10 @@ Output kinds (`gate`):
 
 `Target` reduces the device's watts to one number per input: its energy over steps [lo, hi) in Wh (sequence
 level) or its power at one step in W (point level, hi = lo + 1 with `point=True`).
+
+An imported upstream checkpoint (architecture "condinilm" or "nilmformer") has one output, the one its own
+evaluation computes (nilmbuild.api's docstring): both `gate` values give that output (CondiNILM's soft gate is
+already differentiable; its clamp at 0 W is applied as run_window does).
 """
 
 from __future__ import annotations
@@ -33,7 +37,8 @@ class WattsToDevice(nn.Module):
 
     def __init__(self, loaded, start, device: str, gate: str = "hard") -> None:
         from nilmbuild.api import Model
-        from nilmbuild.data.preprocess import exogenous, scaler_affines
+        from nilmbuild.data.preprocess import scaler_affines
+        from nilmbuild.pipeline import time_features_for
 
         super().__init__()
         if gate not in GATES:
@@ -44,16 +49,20 @@ class WattsToDevice(nn.Module):
         self.gate = gate
         self.a_in, self.b_in = affine["aggregate"]["a"], affine["aggregate"]["b"]
         self.a_out, self.b_out = affine["appliances"][device]["a"], affine["appliances"][device]["b"]
-        self.register_buffer("exo", torch.from_numpy(exogenous(Model(loaded).timestamps(start))))  # (6, L)
+        self.architecture = Model(loaded).architecture
+        stamps = Model(loaded).timestamps(start)
+        self.register_buffer("exo", torch.from_numpy(time_features_for(loaded, stamps)))  # (E, L)
 
     def model_input(self, agg_w: torch.Tensor) -> torch.Tensor:
-        """(N, L) watts -> (N, 7, L) float32 model input (scaling in float64, as pipeline.model_input)."""
+        """(N, L) watts -> (N, 1 + E, L) float32 model input (scaling in float64, as pipeline.model_input)."""
         z = ((agg_w.double() - self.b_in) / self.a_in).float()
         return torch.cat([z[:, None], self.exo.expand(z.shape[0], -1, -1)], dim=1)
 
     def forward(self, agg_w: torch.Tensor) -> torch.Tensor:
-        power = self.model(self.model_input(agg_w), gate_mode=self.gate).power[:, self.index]  # (N, L) scaled
-        return (power.double() * self.a_out + self.b_out).float()
+        x = self.model_input(agg_w)
+        out = self.model(x, gate_mode=self.gate) if self.architecture == "spec" else self.model(x)
+        watts = (out.power[:, self.index].double() * self.a_out + self.b_out).float()  # (N, L)
+        return watts.clamp(min=0.0) if self.architecture == "condinilm" else watts
 
 
 class Target(nn.Module):
