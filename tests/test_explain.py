@@ -195,6 +195,7 @@ def _run(*args):
             "is not a step of the window",
         ),
         (["--quality", "-d", "toaster"], "unknown device 'toaster'"),
+        (["--quality", "--output", "soft"], "--quality measures the hard-gate output"),
     ],
 )
 def test_cli_bad_input_is_one_line(args, message):

@@ -100,6 +100,10 @@ def explain(
     settings = Settings(ig_steps=ig_steps, occlusion_window=occlusion_window, occlusion_stride=occlusion_stride)
     loaded = load_model(checkpoint).loaded
     if quality:
+        if output != "hard":
+            raise UserError(
+                "--quality measures the hard-gate output (the pages'); --output soft is for one explanation"
+            )
         return _quality(loaded, source, house, device, method, windows, settings, as_json)
     if device is None or start is None:
         raise UserError("pass --device and --start (e.g. --device kettle --start 2024-06-20T04:00), or --quality")
