@@ -234,6 +234,8 @@ def test_cli_json_point_level_is_the_model_on_the_data_window(shipped):
     want = shipped.run_window(agg, "2024-06-20T04:00")["kettle"]
     np.testing.assert_allclose(d["device_w"], want, rtol=1e-6, atol=1e-4)
     assert d["target"]["value"] == pytest.approx(float(want[163]), rel=1e-5)
+    layers = d["attention_spearman"]["layers"]
+    assert len(layers) == shipped.loaded.cfg.n_encoder_layers and all(-1 <= v <= 1 for v in layers)
 
 
 def test_the_data_window_is_the_captured_one(shipped):
@@ -293,3 +295,16 @@ def test_upstream_checkpoints_are_explained_on_their_evaluation_output(name, tmp
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-4)
     e = explain_window(m.loaded, agg, "2021-03-04T10:00", device, method="occlusion", settings=Settings(4, 4, 2))
     assert e.attribution.shape == (m.window,) and np.isfinite(e.attribution).all()
+
+
+def test_attention_rows_are_masked_softmax_rows_and_correlate_with_themselves(shipped, window):
+    from nilmbuild.explain.attention import attention_rows, attention_vs_attribution
+
+    agg, start = window
+    rows = attention_rows(shipped.loaded, agg, start, 101)
+    cfg = shipped.loaded.cfg
+    assert rows.shape == (cfg.n_encoder_layers, cfg.n_head, cfg.window)
+    np.testing.assert_allclose(rows.sum(axis=-1), 1.0, atol=1e-5)
+    assert cfg.mask_diagonal and (rows[:, :, 101] == 0).all()  # the shipped model masks the diagonal
+    r = attention_vs_attribution(rows, rows[1, 2])
+    assert r["heads"][1][2] == pytest.approx(1.0) and len(r["layers"]) == cfg.n_encoder_layers

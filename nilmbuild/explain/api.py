@@ -40,6 +40,7 @@ class Explanation:
     value: float  # the target at the input (Wh or W)
     baseline_value: float  # the target at the baseline
     completeness: dict = field(default_factory=dict)  # {output: sum(attribution) - (f(x) - f(baseline))}
+    attention: dict | None = None  # point level: attention.attention_vs_attribution at the explained step
 
 
 def gradient_output(method: str, loaded=None) -> str | None:

@@ -130,7 +130,12 @@ def _explain(loaded, source, house, device, start, end, at, method, output, sett
     t0 = parse_time(start, "--start")
     interval = interval_for(loaded, t0, end, at)
     agg = load_window(loaded, source, t0, house)
-    return explain_window(loaded, agg, t0, device, interval, method, output, settings, progress=True)
+    e = explain_window(loaded, agg, t0, device, interval, method, output, settings, progress=True)
+    if interval.point and loaded.architecture == "spec":
+        from .attention import attention_rows, attention_vs_attribution
+
+        e.attention = attention_vs_attribution(attention_rows(loaded, agg, t0, interval.lo), e.attribution)
+    return e
 
 
 def interval_for(loaded, t0, end: str | None, at: str | None):

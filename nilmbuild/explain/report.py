@@ -32,6 +32,7 @@ def explanation_dict(e) -> dict:
             },
             "baseline_w": float(e.baseline_w[0]),
             "completeness": e.completeness,
+            "attention_spearman": e.attention,
             "timestamps": [str(t) for t in times],
             "aggregate_w": e.aggregate_w.astype(float).tolist(),
             "device_w": e.device_w.astype(float).tolist(),
@@ -52,6 +53,9 @@ def explanation_text(e, top: int = 10) -> str:
         _sum_line(e, unit),
         f"top {top} steps:   time                 aggregate W   attribution {unit}",
     ]
+    if e.attention:
+        layers = ", ".join(f"{v:.2f}" for v in e.attention["layers"])
+        lines.insert(3, f"attention of query step {e.interval.lo} vs |attribution| (Spearman), layers 0..: {layers}")
     for i in np.argsort(-np.abs(e.attribution), kind="stable")[:top]:
         lines.append(f"  {i:5d}   {d['timestamps'][i]}  {e.aggregate_w[i]:11.1f}   {e.attribution[i]:+.4g}")
     return "\n".join(lines)
