@@ -34,12 +34,14 @@ COLUMNS = (
 )
 
 
-def captured_windows(loaded, source: str | None = None, house: int | None = None, batch: int = 32, seed: int = 0):
+def captured_windows(
+    loaded, source: str | None = None, house: int | None = None, unit: str | None = None, batch: int = 32, seed: int = 0
+):
     """The site's example batch as aggregate watts (B, L) and window starts (B,) datetime64[s]."""
     from nilmbuild.data.preprocess import example_batch, scaler_affines
     from nilmbuild.pipeline import load_household_for, prepare_for
 
-    prepared = prepare_for(loaded, load_household_for(loaded, source, house))
+    prepared = prepare_for(loaded, load_household_for(loaded, source, house, unit=unit))
     x, _, t0 = example_batch(prepared, split="test", batch_size=batch, seed=seed)
     ab = scaler_affines(loaded.scalers)["aggregate"]
     return (x[:, 0].astype(np.float64) * ab["a"] + ab["b"]).astype(np.float32), t0.astype("datetime64[s]")

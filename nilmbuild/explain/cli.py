@@ -79,6 +79,7 @@ def explain(
     windows,
     as_json,
     png,
+    unit,
 ):
     """Attribute a device's predicted energy (or power at one step) to the steps of the aggregate, in watts.
 
@@ -104,10 +105,10 @@ def explain(
             raise UserError(
                 "--quality measures the hard-gate output (the pages'); --output soft is for one explanation"
             )
-        return _quality(loaded, source, house, device, method, windows, settings, as_json)
+        return _quality(loaded, source, house, unit, device, method, windows, settings, as_json)
     if device is None or start is None:
         raise UserError("pass --device and --start (e.g. --device kettle --start 2024-06-20T04:00), or --quality")
-    e = _explain(loaded, source, house, device, start, end, at, method or "ig", output, settings)
+    e = _explain(loaded, source, house, unit, device, start, end, at, method or "ig", output, settings)
     if png:
         from nilmbuild.model.checkpoint import atomic_write_bytes
 
@@ -121,7 +122,7 @@ def explain(
     click.echo(json.dumps(explanation_dict(e)) if as_json else explanation_text(e))
 
 
-def _explain(loaded, source, house, device, start, end, at, method, output, settings):
+def _explain(loaded, source, house, unit, device, start, end, at, method, output, settings):
     from .api import explain_window
     from .window import load_window, parse_time
 
@@ -129,7 +130,7 @@ def _explain(loaded, source, house, device, start, end, at, method, output, sett
         raise UserError(f"unknown device {device!r}; this checkpoint has {', '.join(loaded.devices)}")
     t0 = parse_time(start, "--start")
     interval = interval_for(loaded, t0, end, at)
-    agg = load_window(loaded, source, t0, house)
+    agg = load_window(loaded, source, t0, house, unit)
     e = explain_window(loaded, agg, t0, device, interval, method, output, settings, progress=True)
     if interval.point and loaded.architecture == "spec":
         from .attention import attention_rows, attention_vs_attribution
@@ -161,7 +162,7 @@ def interval_for(loaded, t0, end: str | None, at: str | None):
     return Interval(i, i + 1, point=True) if at else Interval(0, i + 1)
 
 
-def _quality(loaded, source, house, device, method, windows, settings, as_json):
+def _quality(loaded, source, house, unit, device, method, windows, settings, as_json):
     from nilmbuild.infer import json_safe
 
     from .batch import captured_windows, quality_table
@@ -169,7 +170,7 @@ def _quality(loaded, source, house, device, method, windows, settings, as_json):
 
     if device is not None and device not in loaded.devices:
         raise UserError(f"unknown device {device!r}; this checkpoint has {', '.join(loaded.devices)}")
-    aggw, t0 = captured_windows(loaded, source, house)
+    aggw, t0 = captured_windows(loaded, source, house, unit)
     devices = [device] if device else None
     methods = (method,) if method else METHODS
     rows = quality_table(loaded, aggw, t0, devices, methods, windows, settings, progress=True)

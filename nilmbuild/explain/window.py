@@ -15,7 +15,9 @@ def parse_time(value: str, what: str) -> np.datetime64:
         raise UserError(f"bad {what} {value!r}: use an ISO date-time such as 2024-06-05T08:00") from None
 
 
-def load_window(loaded, source: str | None, start: np.datetime64, house: int | None = None) -> np.ndarray:
+def load_window(
+    loaded, source: str | None, start: np.datetime64, house: int | None = None, unit: str | None = None
+) -> np.ndarray:
     """The (L,) float32 aggregate watts of the window that starts at `start`, resampled and cleaned with the
     checkpoint's own settings (pipeline.prepare_for), from `source` (None: the checkpoint's)."""
     from nilmbuild.api import Model
@@ -24,7 +26,7 @@ def load_window(loaded, source: str | None, start: np.datetime64, house: int | N
     model = Model(loaded)
     stamps = model.timestamps(start)
     end = stamps[-1] + np.timedelta64(model.step_s, "s")
-    hh = load_household_for(loaded, source, house, date_from=str(stamps[0]), date_to=str(end))
+    hh = load_household_for(loaded, source, house, date_from=str(stamps[0]), date_to=str(end), unit=unit)
     split = prepare_for(loaded, hh, whole=True).splits["train"]
     ts = split.timestamps.astype("datetime64[s]")
     at = np.flatnonzero(ts == stamps[0])
