@@ -50,3 +50,13 @@ def test_build_figures_are_printed_beside_the_baseline_as_ratios():
     assert by["peak_rss_mb"]["ratio"] == 0.25
     assert by["site_mb"]["baseline"] is None and by["site_mb"]["ratio"] is None  # not in the baseline
     assert [r["ratio"] for r in compare_rows({"build_s": 9.0}, None)] == [None]
+
+
+def test_explain_bench_times_every_method_against_a_forward_backward():
+    from nilmbuild.bench.explain import bench_explain
+    from nilmbuild.explain import METHODS
+
+    rows = bench_explain(repeats=1)
+    assert [r["name"] for r in rows] == ["forward + backward (reference)"] + [f"explain --method {m}" for m in METHODS]
+    assert all(r["s"] > 0 for r in rows) and rows[0]["x_ref"] == 1.0
+    assert rows[1]["x_ref"] > rows[3]["x_ref"]  # IG (56 gradient passes) costs more than saliency (one)

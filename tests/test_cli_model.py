@@ -31,7 +31,7 @@ def test_help_teaches_with_examples():
     r = CliRunner().invoke(main, ["--help"])
     assert r.exit_code == 0 and "nilmbuild site" in r.output
     names = main.list_commands(None)
-    assert "site" in names and "train" in names and len(names) == 11
+    assert "site" in names and "train" in names and "explain" in names and "import" in names and len(names) == 13
     for cmd in names:
         r = CliRunner().invoke(main, [cmd, "--help"])
         assert r.exit_code == 0, cmd

@@ -2,7 +2,7 @@
 
 Every speed is reported as a ratio against a reference measured in the same run on the same machine,
 because absolute times on shared machines are noise. Options: --quick (fewer repeats, no torch.compile),
---skip model,train,infer,site,build,pages,animation,live. The "site" section runs `nilmbuild site` cold and from
+--skip model,train,infer,explain,site,build,pages,animation,live. The "site" section runs `nilmbuild site` cold and from
 the capture cache in fresh processes, and the "pages" section (bench/pages.py; builds a site when "build" is
 skipped) times every page in Chromium; both print each figure beside bench/baseline.json's as a ratio
 (--write-baseline records a new baseline, stamped with the machine). Pages alone, on a built site:
@@ -74,6 +74,9 @@ def main(argv=None) -> int:
     section("model", lambda: bench_model(repeats=reps, with_compile=not a.quick))
     section("train", lambda: bench_train_step(repeats=max(2, reps // 2)))
     section("infer", lambda: bench_seq2subseq(repeats=max(1, reps // 2)))
+    from nilmbuild.bench.explain import bench_explain
+
+    section("explain", lambda: bench_explain(repeats=max(1, reps // 2)))
     from nilmbuild.bench.build_runs import bench_build_runs
     from nilmbuild.bench.pages import bench_pages
     from nilmbuild.bench.site import bench_build

@@ -1,0 +1,180 @@
+"""`nilmbuild explain`: which steps of the aggregate made the model predict a device (docs/attributions.md)."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from nilmbuild.cli_options import checkpoint_option, house_option, source_option, unit_option
+from nilmbuild.errors import UserError
+
+from .methods import METHODS, Settings
+
+
+@click.command("explain")
+@unit_option
+@checkpoint_option()
+@source_option()
+@house_option
+@click.option("--device", "-d", default=None, help="Device to explain, e.g. kettle (required unless --quality).")
+@click.option("--start", default=None, metavar="ISO", help="First step of the window, e.g. 2024-06-05T08:00.")
+@click.option(
+    "--end", default=None, metavar="ISO", help="Sequence level: explain the energy up to this step (inclusive)."
+)
+@click.option("--step", "at", default=None, metavar="ISO", help="Point level: explain the power at this one step.")
+@click.option(
+    "--method", "-m", type=click.Choice(METHODS), default=None, help="Attribution method (default ig; --quality: all)."
+)
+@click.option(
+    "--output",
+    type=click.Choice(["hard", "soft"]),
+    default="hard",
+    show_default=True,
+    help="Explained output: hard gate (the pages') or soft gate.",
+)
+@click.option(
+    "--ig-steps",
+    type=click.IntRange(1, 256),
+    default=Settings.ig_steps,
+    show_default=True,
+    help="IG points per path segment.",
+)
+@click.option(
+    "--occlusion-window",
+    type=click.IntRange(1),
+    default=Settings.occlusion_window,
+    show_default=True,
+    help="Steps occluded at once.",
+)
+@click.option(
+    "--occlusion-stride",
+    type=click.IntRange(1),
+    default=Settings.occlusion_stride,
+    show_default=True,
+    help="Steps between occluded windows.",
+)
+@click.option(
+    "--quality", is_flag=True, help="Measure every method on the site's example windows and print the quality table."
+)
+@click.option(
+    "--windows", type=click.IntRange(1, 32), default=1, show_default=True, help="--quality: windows per device."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (the arrays, or the quality table with its curves).")
+@click.option("--png", type=click.Path(dir_okay=False), default=None, help="Write a figure of the explanation here.")
+def explain(
+    checkpoint,
+    source,
+    house,
+    device,
+    start,
+    end,
+    at,
+    method,
+    output,
+    ig_steps,
+    occlusion_window,
+    occlusion_stride,
+    quality,
+    windows,
+    as_json,
+    png,
+    unit,
+):
+    """Attribute a device's predicted energy (or power at one step) to the steps of the aggregate, in watts.
+
+    The baseline is the window's own minimum power (its always-on load) at every step. Methods (Captum):
+    ig = Integrated Gradients, occlusion = sliding windows replaced by the baseline, saliency = gradient x
+    (input - baseline). --quality measures them all (faithfulness, robustness, complexity, the
+    model-randomisation check) on the example windows of `nilmbuild site`. See docs/attributions.md.
+
+    \b
+    Examples:
+      nilmbuild explain --device kettle --start 2024-06-20T04:00                 # its energy over the window
+      nilmbuild explain -d kettle --start 2024-06-20T04:00 --step 2024-06-20T05:10 -m occlusion
+      nilmbuild explain -d fridge --start 2024-06-20T04:00 --end 2024-06-20T06:00 --png fridge.png
+      nilmbuild explain --quality --json > quality.json                         # every device and method
+      nilmbuild explain -c run.pt -s csv:../shared/data/ukdale-house2-30s -d kettle --start 2013-06-01T07:00
+    """
+    from nilmbuild.api import load_model
+
+    settings = Settings(ig_steps=ig_steps, occlusion_window=occlusion_window, occlusion_stride=occlusion_stride)
+    loaded = load_model(checkpoint).loaded
+    if quality:
+        if output != "hard":
+            raise UserError(
+                "--quality measures the hard-gate output (the pages'); --output soft is for one explanation"
+            )
+        return _quality(loaded, source, house, unit, device, method, windows, settings, as_json)
+    if device is None or start is None:
+        raise UserError("pass --device and --start (e.g. --device kettle --start 2024-06-20T04:00), or --quality")
+    e = _explain(loaded, source, house, unit, device, start, end, at, method or "ig", output, settings)
+    if png:
+        from nilmbuild.model.checkpoint import atomic_write_bytes
+
+        from .report import explanation_png
+
+        data = explanation_png(e)
+        atomic_write_bytes(png, lambda f: f.write(data))
+        click.echo(f"wrote {png}", err=True)
+    from .report import explanation_dict, explanation_text
+
+    click.echo(json.dumps(explanation_dict(e)) if as_json else explanation_text(e))
+
+
+def _explain(loaded, source, house, unit, device, start, end, at, method, output, settings):
+    from .api import explain_window
+    from .window import load_window, parse_time
+
+    if device not in loaded.devices:
+        raise UserError(f"unknown device {device!r}; this checkpoint has {', '.join(loaded.devices)}")
+    t0 = parse_time(start, "--start")
+    interval = interval_for(loaded, t0, end, at)
+    agg = load_window(loaded, source, t0, house, unit)
+    e = explain_window(loaded, agg, t0, device, interval, method, output, settings, progress=True)
+    if interval.point and loaded.architecture == "spec":
+        from .attention import attention_rows, attention_vs_attribution
+
+        e.attention = attention_vs_attribution(attention_rows(loaded, agg, t0, interval.lo), e.attribution)
+    return e
+
+
+def interval_for(loaded, t0, end: str | None, at: str | None):
+    """--end / --step -> the Interval of window steps the target covers (neither: the whole window)."""
+    from nilmbuild.api import Model
+
+    from .window import parse_time
+    from .wrapper import Interval
+
+    m = Model(loaded)
+    if end and at:
+        raise UserError("pass --end (an interval's energy) or --step (one step's power), not both")
+    if not end and not at:
+        return Interval(0, m.window)
+    t = parse_time(end or at, "--end" if end else "--step")
+    offset = (t - t0).astype("timedelta64[s]").astype(int)
+    i, rest = divmod(int(offset), m.step_s)
+    if rest or not 0 <= i < m.window:
+        last = m.timestamps(t0)[-1]
+        raise UserError(
+            f"{'--end' if end else '--step'} {t} is not a step of the window {t0} .. {last} (every {m.step_s} s)"
+        )
+    return Interval(i, i + 1, point=True) if at else Interval(0, i + 1)
+
+
+def _quality(loaded, source, house, unit, device, method, windows, settings, as_json):
+    from nilmbuild.infer import json_safe
+
+    from .batch import captured_windows, quality_table
+    from .report import quality_text
+
+    if device is not None and device not in loaded.devices:
+        raise UserError(f"unknown device {device!r}; this checkpoint has {', '.join(loaded.devices)}")
+    aggw, t0 = captured_windows(loaded, source, house, unit)
+    devices = [device] if device else None
+    methods = (method,) if method else METHODS
+    rows = quality_table(loaded, aggw, t0, devices, methods, windows, settings, progress=True)
+    if as_json:
+        click.echo(json.dumps(json_safe({"settings": settings.__dict__, "rows": rows}), indent=1))
+    else:
+        click.echo(quality_text(rows))
