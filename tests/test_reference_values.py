@@ -76,6 +76,8 @@ def test_evaluate_table_layout_by_hand():
         "kettle" + " " * 12 + "NILMFormer  " + cells,
         " " * 18 + "zero" + " " * 8 + cells,
     ]
+    legacy = format_table({"devices": {"kettle": m}, "baseline": {"kettle": m}}).splitlines()  # one "baseline"
+    assert legacy[3] == " " * 18 + "mean" + " " * 8 + cells
 
 
 # ---- scalers --------------------------------------------------------------------------------------------------
