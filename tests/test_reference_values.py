@@ -61,6 +61,25 @@ def test_every_metric_with_invalid_bins_and_per_device_thresholds_equals_a_loop(
         assert base["zero"][d]["recall"] == 0.0 and base["zero"][d]["mae"] == pytest.approx(y[i][mask].mean())
 
 
+def test_evaluate_table_layout_by_hand():
+    """`nilmbuild evaluate`'s plain-text table: 18-wide device, 12-wide predictor, each metric right-aligned in 10
+    characters with 3 decimals, a dash for NaN, a rule as long as the header."""
+    from nilmbuild.infer import METRICS, format_table
+
+    m = {k: 0.5 for k in METRICS} | {"nde": float("nan")}
+    lines = format_table({"devices": {"kettle": m}, "baselines": {"zero": {"kettle": m}}}).splitlines()
+    head = "device" + " " * 12 + "predictor" + " " * 3 + "".join(" " * (10 - len(k)) + k for k in METRICS)
+    cells = "".join("         -" if k == "nde" else "     0.500" for k in METRICS)
+    assert lines == [
+        head,
+        "-" * len(head),
+        "kettle" + " " * 12 + "NILMFormer  " + cells,
+        " " * 18 + "zero" + " " * 8 + cells,
+    ]
+    legacy = format_table({"devices": {"kettle": m}, "baseline": {"kettle": m}}).splitlines()  # one "baseline"
+    assert legacy[3] == " " * 18 + "mean" + " " * 8 + cells
+
+
 # ---- scalers --------------------------------------------------------------------------------------------------
 
 X = np.array([20.0, 30.0, 270.0, 60.0])  # max 270, min 20, mean 95, population std sqrt(10425)

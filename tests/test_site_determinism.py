@@ -72,7 +72,10 @@ def test_rebuild_from_the_capture_cache_is_byte_identical_to_a_cold_build(built_
 
 def test_the_capture_cache_misses_when_checkpoint_batch_or_settings_change(tmp_path, monkeypatch):
     """cached_capture captures once per (checkpoint bytes, batch, settings); --no-cache never reads or writes."""
+    import hashlib
+
     import nilmbuild.capture
+    from nilmbuild.capture.records import Capture
     from nilmbuild.site.context import cached_capture
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
@@ -80,22 +83,29 @@ def test_the_capture_cache_misses_when_checkpoint_batch_or_settings_change(tmp_p
 
     def fake_capture(loaded, x, y, t0):
         calls.append(1)
-        return {"capture": len(calls)}  # picklable stand-in for a Capture
+        return Capture(records={}, meta={"capture": len(calls)})  # a real Capture: the cache holds nothing else
+
+    def n(cap) -> int:
+        return cap.meta["capture"]
+
+    def loaded_from(data: bytes):
+        """A stand-in for a Loaded of the checkpoint file holding `data`: its path and fingerprint."""
+        ckpt.write_bytes(data)
+        return type("Loaded", (), {"path": str(ckpt), "fingerprint": hashlib.sha256(data).hexdigest()})()
 
     monkeypatch.setattr(nilmbuild.capture, "capture_batch", fake_capture)
     ckpt = tmp_path / "m.pt"
-    ckpt.write_bytes(b"weights v1")
-    loaded = type("Loaded", (), {"path": str(ckpt)})()
+    loaded = loaded_from(b"weights v1")
     x, y, t0 = np.zeros((2, 7, 4), np.float32), np.zeros((2, 1, 2, 4), np.float32), np.array([0, 1])
 
-    assert cached_capture(loaded, x, y, t0) == {"capture": 1}
-    assert cached_capture(loaded, x, y, t0) == {"capture": 1} and len(calls) == 1  # hit
-    ckpt.write_bytes(b"weights v2")  # same file, other bytes: miss
-    assert cached_capture(loaded, x, y, t0) == {"capture": 2}
+    assert n(cached_capture(loaded, x, y, t0)) == 1
+    assert n(cached_capture(loaded, x, y, t0)) == 1 and len(calls) == 1  # hit
+    loaded = loaded_from(b"weights v2")  # same file, other bytes: miss
+    assert n(cached_capture(loaded, x, y, t0)) == 2
     x2 = x.copy()
     x2[0, 0, 0] = 1.0  # other data: miss
-    assert cached_capture(loaded, x2, y, t0) == {"capture": 3}
-    assert cached_capture(loaded, x, y, t0, cache=False) == {"capture": 4}  # --no-cache: captures
+    assert n(cached_capture(loaded, x2, y, t0)) == 3
+    assert n(cached_capture(loaded, x, y, t0, cache=False)) == 4  # --no-cache: captures
     assert len(list(capture_cache.cache_dir().glob("*.pkl"))) == 3  # ... and writes nothing
     assert capture_cache.clear() == 3 and not list(capture_cache.cache_dir().iterdir())
     (capture_cache.cache_dir() / "notes.txt").write_text("not ours")
