@@ -318,7 +318,8 @@ def disaggregation_story(ctx, day: dict | None) -> dict:
         final = day["post"]["final_w"]
         err = F.device_errors(final, day["truth_w"], np.asarray(day["valid"], bool)[None, :])
         text = _errors_text(list(day["devices"]), err, "Over the stitched day, after post-processing")
-        return story([finding("#lanes", text) if text else None], [preset("Full day", view="day")])
+        go = preset("The full day", view="day")
+        return story([finding("#lanes", text, go) if text else None], [go])
     r = _read(ctx, [OUTPUT_POWER, TARGET_POWER])
     err = F.device_errors(device_watts(ctx, r[OUTPUT_POWER]), device_watts(ctx, r[TARGET_POWER]))
     text = _errors_text(devs, err, f"Over the {int(ctx.capture.batch_size)} example windows")
@@ -364,7 +365,10 @@ def _pcgrad_text(pc: dict) -> str | None:
         return f"PCGrad never ran in these {pc['epochs']} epochs, so every matrix is grey."
     parts = []
     if pc["first_on"] > 1:
-        parts.append(f"PCGrad only ran from epoch {pc['first_on']} (grey before: nothing was logged).")
+        parts.append(
+            f"PCGrad only ran from epoch {pc['first_on']}: before it the devices' losses were simply summed, so no "
+            f"cosines were logged and the matrix stays grey for epochs 1-{pc['first_on'] - 1}."
+        )
     if pc["first_conflict"] is None:
         parts.append("It never found a conflict: every pair's mean cosine stayed positive.")
     else:
