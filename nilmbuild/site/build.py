@@ -56,6 +56,10 @@ class PageSpec:
     section: the spec section the page shows (e.g. ``"4.2"``), shown next to the title.
     files: extra site files the page needs beside it (relative path -> bytes, e.g. the live model's runtime);
         pages that name the same file must give the same bytes.
+    menu: the page's label in the menu and in the previous/next links ("" = its title).
+    lead: one or two sentences the page opens with: what to look at before its first figure.
+    Previous/next follow the order of the pages handed to build_site (nilmbuild/site/pages.py: READING_ORDER).
+    ``data["story"]`` (nilmbuild/site/story.py) holds the page's computed findings and "try this" presets.
     """
 
     slug: str
@@ -68,6 +72,8 @@ class PageSpec:
     summary: str = ""
     section: str = ""
     files: dict[str, bytes] = field(default_factory=dict)
+    menu: str = ""
+    lead: str = ""
 
     @property
     def filename(self) -> str:
@@ -147,6 +153,7 @@ def render_page(
         {
             "slug": p.slug,
             "title": p.title,
+            "menu": p.menu or p.title,
             "href": p.filename,
             "current": p.slug == page.slug,
             "summary": p.summary,
@@ -155,6 +162,7 @@ def render_page(
         for p in pages
     ]
     variables = dict(page.context)
+    at = [p.slug for p in pages].index(page.slug)
     variables.update(
         site=context,
         page={
@@ -163,6 +171,11 @@ def render_page(
             "href": page.filename,
             "summary": page.summary,
             "section": page.section,
+            "lead": page.lead,
+            "step": at + 1,
+            "prev": nav[at - 1] if at > 0 else None,
+            "next": nav[at + 1] if at + 1 < len(nav) else None,
+            "presets": (page.data.get("story") or {}).get("presets", []),
         },
         nav=nav,
         assets={

@@ -1,14 +1,17 @@
 """The site's pages: one view module per page in nilmbuild/site/views/, built from one SiteContext.
 
-Each view module exposes SLUG, TITLE and build(ctx: SiteContext) -> PageSpec. NAV_ORDER is the navigation
-order; every slug in it must have its module (a test checks that every page is built).
+Each view module exposes SLUG, TITLE and build(ctx: SiteContext) -> PageSpec. READING_ORDER is the one list of the
+pages in reading order (menu, previous/next links, the overview's "start here"); NAV_ORDER is its slugs, and every
+slug in it must have its module (a test checks that every page is built).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from nilmbuild.memory import release_freed_memory
@@ -16,19 +19,90 @@ from nilmbuild.site import assets
 from nilmbuild.site.build import BuildResult, PageSpec, build_site
 from nilmbuild.threads import one_blas_thread, usable_threads
 
-NAV_ORDER = (
-    "index",
-    "data",
-    "forward",
-    "embedding",
-    "encoder",
-    "attention",
-    "film",
-    "gate",
-    "playground",
-    "disaggregation",
-    "training",
+
+@dataclass(frozen=True)
+class Stop:
+    """One page in the reading order: its slug, its menu label (plain words) and the one- or two-sentence lead it
+    opens with, saying what to look at before its first figure (no model sizes here: they come from the config)."""
+
+    slug: str
+    menu: str
+    lead: str
+
+
+#: The reading order: the menu, every page's previous/next links and the overview's "start here" follow it.
+READING_ORDER = (
+    Stop("index", "Overview", ""),  # the overview opens with the question instead (templates/index.html)
+    Stop(
+        "data",
+        "The data",
+        "Start with the top chart: one line from the household's meter is all the model gets. The lanes below are "
+        "what it has to find in that line, and most of the time each appliance is off.",
+    ),
+    Stop(
+        "disaggregation",
+        "The answer",
+        "Compare each filled lane, the model's answer, with its dashed line, what the appliance really drew. Then "
+        "switch the view to the full day to see the answer stitched together window by window.",
+    ),
+    Stop(
+        "forward",
+        "Forward pass",
+        "Each block is one stage's real tensor for the chosen window, from the meter's signal on the left to watts "
+        "per device on the right. Click a block to see its values large below.",
+    ),
+    Stop(
+        "embedding",
+        "Signal to vectors",
+        "Follow one output step down to the input steps it reads: each dilated convolution lets it see further. "
+        "Then look at the feature maps: some rows already trace the power signal.",
+    ),
+    Stop(
+        "encoder",
+        "Encoder layers",
+        "Each strip is the same window after one sub-step of a layer: watch which sub-steps change the colours "
+        "most. Click a strip to follow one minute through the layers in the panels below.",
+    ),
+    Stop(
+        "attention",
+        "Attention",
+        "Each square shows, for every minute of the window (a row), where one head looks (the columns); bright "
+        "cells are strong weights. Compare the heads: some look close to the diagonal, some far away.",
+    ),
+    Stop(
+        "film",
+        "Conditioning (FiLM)",
+        "FiLM lets a summary of the window scale and shift the network's features, per device. Look first at the "
+        "last figure: the same model with FiLM switched off.",
+    ),
+    Stop(
+        "gate",
+        "On/off gate",
+        "Each device's head proposes a power and a probability that the device is on; the gate keeps the power only "
+        "where the probability passes a threshold. In the lower chart, compare the raw power with what is left.",
+    ),
+    Stop(
+        "training",
+        "Training",
+        "How the weights got here, epoch by epoch: each device's loss, the conflicts between the devices' "
+        "gradients, and the validation after every epoch.",
+    ),
+    Stop(
+        "playground",
+        "Try it",
+        "Change the household's signal and watch the model's answer follow: drop a kettle boil into a quiet "
+        "stretch and see which lane lights up.",
+    ),
 )
+
+NAV_ORDER = tuple(stop.slug for stop in READING_ORDER)  # the slugs of READING_ORDER, in order
+STOPS = {stop.slug: stop for stop in READING_ORDER}
+
+
+def with_stop(spec: PageSpec) -> PageSpec:
+    """The page's menu label and lead from its READING_ORDER stop."""
+    stop = STOPS.get(spec.slug)
+    return spec if stop is None else dataclasses.replace(spec, menu=stop.menu, lead=stop.lead)
 
 
 def view_module(slug: str):
@@ -48,7 +122,7 @@ def page_specs(ctx, progress: bool = False, only=None) -> list[PageSpec]:
     def one(slug: str) -> PageSpec:
         mod = view_module(slug)
         light = only is not None and slug not in only and hasattr(mod, "nav_spec")
-        spec = mod.nav_spec() if light else mod.build(ctx)
+        spec = with_stop(mod.nav_spec() if light else mod.build(ctx))
         for name, payload in spec.blobs.items():  # deflated now, in this thread (render reads assets.blob_html's cache)
             assets.blob_html(name, payload)
         release_freed_memory()  # a page's decoded and derived tensors

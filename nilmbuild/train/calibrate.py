@@ -14,6 +14,7 @@ for a checkpoint file (`nilmbuild calibrate`).
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import torch
@@ -27,7 +28,8 @@ def _series_outputs(model, prepared, batch_size: int) -> tuple[np.ndarray, np.nd
     from nilmbuild.pipeline import model_input
 
     sp = prepared.val
-    x = model_input(prepared, sp.timestamps, sp.aggregate_w)  # (7, T): prepared carries the scalers
+    # (7, T): scaled with prepared's scalers, with the time features of the model's architecture (model.cfg)
+    x = model_input(SimpleNamespace(scalers=prepared.scalers, cfg=model.cfg), sp.timestamps, sp.aggregate_w)
     old = model.gate_thresholds.clone()
     try:
         model.gate_thresholds.fill_(-1.0)

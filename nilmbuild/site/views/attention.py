@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from nilmbuild.model.names import HEAD_ABLATION_DELTA, HEAD_ABLATION_SAMPLE, INPUT, OUTPUT_POWER, ablation, attn
+from nilmbuild.site import story
 from nilmbuild.site.build import PageSpec
 
 from ._common import view_page, window_starts
@@ -64,6 +65,7 @@ def build(ctx) -> PageSpec:
             "head_ablation": ctx.capture.meta.get("head_ablation"),
             "names": js_names(n_layers),
             "whatif": whatif,
+            "story": story.attention_story(ctx, samples),
         },
         blobs={"capture": blob, **wblobs},
         files=files,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import msgpack
 import numpy as np
 
+from nilmbuild.site import story
 from nilmbuild.site.build import PageSpec
 
 from ._common import clean, f32, view_page
@@ -108,6 +109,7 @@ def data_blob(ctx) -> bytes:
 def build(ctx) -> PageSpec:
     return view_page(
         __name__,
+        data={"story": story.data_story(ctx)},
         blobs={"data": data_blob(ctx)},
         context={"notes": ctx.notes_for(SLUG), "source_meta": ctx.public(ctx.prepared.meta)},
     )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import msgpack
 import numpy as np
 
+from nilmbuild.site import story
 from nilmbuild.site.build import PageSpec
 from nilmbuild.site.prose import spelled
 
@@ -74,15 +75,16 @@ def build(ctx) -> PageSpec:
         "capture": ctx.blob(list(io_names().values())),
         "units": msgpack.packb({"no_truth": list(ctx.prepared.stats.get("missing", []))}, use_bin_type=True),
     }
-    day_error = None
+    day_error, day = None, None
     try:
-        blobs["day"] = day_blob(ctx.disaggregation)
+        day = ctx.disaggregation
+        blobs["day"] = day_blob(day)
     except UserError as e:  # e.g. a development checkpoint without scalers: no stitched day
         day_error = str(e)
     live, files = live_parts(ctx.loaded)  # "your signal": the Playground's edit through the live model
     return view_page(
         __name__,
-        data={"names": io_names(), "live": live},
+        data={"names": io_names(), "live": live, "story": story.disaggregation_story(ctx, day)},
         blobs=blobs,
         files=files,
         summary=f"Aggregate in, {spelled(len(ctx.loaded.devices))} appliances out: predictions vs ground truth in "

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from nilmbuild.model.names import EMBED_WITH_POS, INPUT, INSTANCE_NORM, POS_ENCODING, PROJECTION, embed_unit
+from nilmbuild.site import story
 from nilmbuild.site.build import PageSpec
 
 from ._common import kit_blobs, page_extra, pick_device_samples, view_page
@@ -77,7 +78,10 @@ def build(ctx) -> PageSpec:
     ]
     return view_page(
         __name__,
-        data={"names": js_names(len(extra["units"]))},
+        data={
+            "names": js_names(len(extra["units"])),
+            "story": story.embedding_story(ctx, samples, embed_unit(len(extra["units"]) - 1, "out")),
+        },
         blobs=kit_blobs(ctx, RECORDS, samples, extra),
         context={"notes": ctx.notes_for(SLUG)},
         summary="Input channels and instance norm, dilated ResUnits with the receptive field on the real signal, "

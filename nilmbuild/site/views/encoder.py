@@ -4,6 +4,7 @@ FFN 96 -> 384 -> 96, the encoder FiLM gamma/beta per layer, and one position's 9
 from __future__ import annotations
 
 from nilmbuild.model.names import ENCODER_STEPS, encoder, film
+from nilmbuild.site import story
 from nilmbuild.site.build import PageSpec
 
 from ._common import pick_varied_samples, view_page, window_starts
@@ -58,6 +59,7 @@ def build(ctx) -> PageSpec:
             "n_layers": n_layers,
             "steps": [{"suffix": s, "label": lab} for s, lab in STEPS],
             "names": js_names(n_layers),
+            "story": story.encoder_story(ctx, samples),
         },
         blobs={"capture": blob},
         context={

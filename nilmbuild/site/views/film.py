@@ -17,6 +17,7 @@ from nilmbuild.model.names import (
     film,
     param,
 )
+from nilmbuild.site import story
 from nilmbuild.site.build import PageSpec
 
 from ._common import kit_blobs, page_extra, pick_device_samples, view_page
@@ -68,7 +69,7 @@ def build(ctx) -> PageSpec:
     whatif, wblobs, files = whatif_page(ctx, samples)  # the live what-if panel (static/js/whatif_film.js)
     return view_page(
         __name__,
-        data={"names": js_names(n_layers), "whatif": whatif},
+        data={"names": js_names(n_layers), "whatif": whatif, "story": story.film_story(ctx, samples)},
         blobs={**kit_blobs(ctx, records(n_layers), samples, extra), **wblobs},
         files=files,
         context={"notes": ctx.notes_for(SLUG)},

@@ -29,6 +29,7 @@ from nilmbuild.model.names import (
     film,
     head,
 )
+from nilmbuild.site import story
 from nilmbuild.site.build import PageSpec
 
 from . import forward_anim
@@ -185,6 +186,7 @@ def build(ctx) -> PageSpec:
             "sample_labels": window_starts(ctx, range(B)),
             "bin": BIN,
             "names": js_names(cfg, len(film_means(ctx)) == 2),
+            "story": story.forward_story(ctx, st),
         },
         blobs={"capture": blob, "binned": summary_blob(ctx, st), "anim": forward_anim.anim_blob(ctx)},
         context={

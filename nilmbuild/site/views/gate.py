@@ -4,6 +4,7 @@ gated power (with the output FiLM) from the captured gate probability and raw po
 from __future__ import annotations
 
 from nilmbuild.model.names import INPUT, OUTPUT_POWER, TARGET_POWER, TARGET_STATE, ablation, film, head
+from nilmbuild.site import story
 from nilmbuild.site.build import PageSpec
 
 from ._common import kit_blobs, page_extra, pick_device_samples, view_page
@@ -48,7 +49,7 @@ def build(ctx) -> PageSpec:
     whatif, wblobs, files = whatif_page(ctx, samples)  # the live what-if panel (static/js/whatif_gate.js)
     return view_page(
         __name__,
-        data={"names": js_names(extra["devices"]), "whatif": whatif},
+        data={"names": js_names(extra["devices"]), "whatif": whatif, "story": story.gate_story(ctx, samples)},
         blobs={**kit_blobs(ctx, RECORDS, samples, extra), **wblobs},
         files=files,
         context={"notes": ctx.notes_for(SLUG)},

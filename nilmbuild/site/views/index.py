@@ -10,6 +10,7 @@ from __future__ import annotations
 import msgpack
 
 from nilmbuild.model import names
+from nilmbuild.site import story
 from nilmbuild.site.build import PageSpec
 
 from ._common import io_names, model_sizes, view_page
@@ -169,7 +170,7 @@ def build(ctx) -> PageSpec:
     ]
     return view_page(
         __name__,
-        data={"names": io_names()},
+        data={"names": io_names(), "story": story.index_story(ctx)},
         blobs={"capture": ctx.blob(list(io_names().values()), samples), "flow": flow_blob(ctx.capture, ctx.loaded.cfg)},
         context={"provenance": provenance, "notes": ctx.notes_for(SLUG), "all_notes": ctx.notes},
     )

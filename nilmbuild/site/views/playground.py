@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from nilmbuild.live.palette import palette
+from nilmbuild.site import story
 from nilmbuild.site.build import PageSpec
 
 from ._common import pick_device_samples, view_page
@@ -76,6 +77,7 @@ def build(ctx) -> PageSpec:
     samples = pick_device_samples(ctx, min(N_STARTS, int(ctx.x.shape[0])))
     first, blob = first_runs(ctx, samples)
     data = {"live": live, "starts": start_windows(ctx, samples), "palette": palette(live["stepS"]), "firstRun": first}
+    data["story"] = story.playground_story(ctx, samples)
     return view_page(
         __name__,
         data=data,

@@ -13,6 +13,7 @@ import math
 
 import msgpack
 
+from nilmbuild.site import story
 from nilmbuild.site.build import PageSpec
 
 from ._common import view_page
@@ -80,7 +81,7 @@ def build(ctx) -> PageSpec:
     has_log = bool(summary["epochs"])
     return view_page(
         __name__,
-        data={"has_log": has_log},
+        data={"has_log": has_log, "story": story.training_story(ctx)},
         blobs={"train": msgpack.packb(summary, use_bin_type=True)},
         context={
             "has_log": has_log,
