@@ -101,10 +101,13 @@ def training_provenance(
 ) -> dict:
     """What a checkpoint records about its data: everything `data_settings` reads back, plus the split spans."""
     from nilmbuild import __version__
+    from nilmbuild.source_span import source_span
 
     return {
         "source": source,
         "house": house,
+        "start": source_span.get()[0],
+        "end": source_span.get()[1],
         "days": days if source == "synthetic" else None,
         "seed": seed,
         "columns": None,
@@ -143,6 +146,8 @@ def data_settings(provenance: dict | None) -> dict:
         "columns": p.get("columns") or None,
         "unit": p.get("unit") or None,
         "prep": dict(prep),
+        "start": p.get("start"),
+        "end": p.get("end"),
     }
 
 
@@ -206,11 +211,22 @@ def load_household_for(
         unit=unit,
         days=days if days is not None else s["days"],
         seed=seed if seed is not None else s["seed"],
+        span=_span_for(s, same),
     )
-    return _between(hh, date_from, date_to) if (date_from or date_to) else hh
+    return between(hh, date_from, date_to) if (date_from or date_to) else hh
 
 
-def _between(hh, date_from: str | None, date_to: str | None):
+def _span_for(s: dict, same: bool) -> tuple:
+    """--start/--end when given, else the span the checkpoint was trained on (same source only)."""
+    from nilmbuild.source_span import source_span
+
+    given = source_span.get()
+    if given[0] or given[1] or not same:
+        return given
+    return (s["start"], s["end"])
+
+
+def between(hh, date_from: str | None, date_to: str | None):
     """The samples of `hh` in [date_from, date_to)."""
     from nilmbuild.data.household import Household
 
