@@ -211,13 +211,13 @@ def load_household_for(
         unit=unit,
         days=days if days is not None else s["days"],
         seed=seed if seed is not None else s["seed"],
-        span=_span_for(s, same),
+        span=_span_for(s, same and (house is None or house == s["house"])),
     )
     return between(hh, date_from, date_to) if (date_from or date_to) else hh
 
 
 def _span_for(s: dict, same: bool) -> tuple:
-    """--start/--end when given, else the span the checkpoint was trained on (same source only)."""
+    """--start/--end when given, else the span the checkpoint was trained on (same source and house only)."""
     from nilmbuild.source_span import source_span
 
     given = source_span.get()
