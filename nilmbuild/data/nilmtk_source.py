@@ -45,10 +45,13 @@ def load_nilmtk(path: Path, building: int | None = None, start: str | None = Non
         lo_bin, n_bins = bin_range(sites, rate)
         aggregate, has, used = _aggregate(path, sites, lo_bin, n_bins, rate)
         keep = np.flatnonzero(has)
+        del has
+        aggregate = aggregate[keep]
         appliances = _appliances(path, plan, devs, lo_bin, n_bins, rate, keep)
         meta = _meta(path, plan, root, sites, devs, used, rate)
-    ts = (lo_bin + keep).astype(np.int64) * rate
-    return household_from(ts, aggregate[keep], appliances, rate, meta)
+    keep += lo_bin
+    keep *= rate  # the kept bins' unix seconds, in place
+    return household_from(keep, aggregate, appliances, rate, meta)
 
 
 def _open_meters(path, f, plan: BuildingPlan, lo_ns, hi_ns, span):

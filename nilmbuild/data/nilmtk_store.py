@@ -33,7 +33,8 @@ from nilmbuild.data.nilmtk_meta import BuildingPlan, building_label, plan_buildi
 from nilmbuild.data.safe_pickle import RefusedPickle, loads_plain
 from nilmbuild.errors import DataWarning, UserError
 
-CHUNK_ROWS = 1 << 18
+CHUNK_ROWS = 1 << 16
+IO_BUFFER_BYTES = 1 << 20  # per open table (PyTables allocates this much for a table on its first read)
 HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 NS = 1_000_000_000
 #: Root metadata `name` -> nilmbuild's dataset defaults (thresholds, aggregate cutoff) in preprocessing.
@@ -75,7 +76,7 @@ def open_store(path: Path):
     _check_signature(path)
     with _no_unpickling():
         try:
-            f = tables.open_file(str(path), "r")
+            f = tables.open_file(str(path), "r", io_buffer_size=IO_BUFFER_BYTES)  # PyTables: 16 MiB per table
         except (tables.HDF5ExtError, OSError, ValueError) as e:
             raise UserError(
                 f"{path}: damaged or truncated HDF5 file ({_first_line(e)}); re-download or re-convert it"
@@ -270,9 +271,10 @@ def binned(path: Path, mt: MeterTable, measurement: str, lo_bin: int, n_bins: in
         s[b0 : b0 + span] += np.bincount(b - b0, weights=v, minlength=span)
         c[b0 : b0 + span] += np.bincount(b - b0, minlength=span).astype(np.int32)
     has = c > 0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.where(has, s / np.maximum(c, 1), np.nan).astype(np.float32)
-    return mean, has
+    np.divide(s, c, out=s, where=has)  # in place: a building-long grid is tens of MB per array
+    del c
+    s[~has] = np.nan
+    return s.astype(np.float32), has
 
 
 def bin_range(mts: list[MeterTable], rate_s: int) -> tuple[int, int]:
