@@ -36,6 +36,7 @@ __all__ = [
     "load_household_for",
     "load_training_data",
     "model_input",
+    "nilmtk_source_for",
     "prepare_for",
     "thresholds_for",
     "train_means_w",
@@ -214,6 +215,19 @@ def load_household_for(
         span=_span_for(s, same and (house is None or house == s["house"])),
     )
     return between(hh, date_from, date_to) if (date_from or date_to) else hh
+
+
+def nilmtk_source_for(loaded, source: str | None = None, house: int | None = None):
+    """(path, building, span) of the `nilmtk:` store load_household_for would read, or None for other sources
+    (`nilmbuild disaggregate` reads such a store range by range instead)."""
+    s = data_settings(getattr(loaded, "provenance", {}))
+    same = source is None or source == s["source"]
+    spec = s["source"] if source is None else source
+    kind, _, rest = spec.partition(":")
+    if kind.strip().lower() != "nilmtk" or not rest:
+        return None
+    building = house if house is not None else (s["house"] if same else None)
+    return rest, building, _span_for(s, same and (house is None or house == s["house"]))
 
 
 def _span_for(s: dict, same: bool) -> tuple:

@@ -3,6 +3,9 @@ byte, whatever the chunk and batch sizes, with data gaps and post-processing seg
 
 from __future__ import annotations
 
+import warnings
+from pathlib import Path
+
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -94,3 +97,61 @@ def test_disaggregate_command_writes_the_streamed_csv(loaded, tmp_path):
     lines = out.read_text().splitlines()
     assert lines[0] == "time,aggregate," + ",".join(loaded.devices) and len(lines) == 2 * 1440 + 1
     assert lines[1].startswith("2024-01-02T00:00:00Z,")
+
+
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "nilmtk" / "ukdale_house2_7d.h5"
+
+
+def gappy_store(tmp_path) -> Path:
+    """Three simulated days as a NILMTK store: mains at 2 s (averaged into the 6-s grid of the plugs), gaps."""
+    from tests.nilmtk_writer import ACTIVE, building_meta, write_store
+
+    hh = gappy_household()
+    t6 = hh.timestamps.astype(np.int64)
+    t2 = np.repeat(t6, 3) + np.tile([0, 2, 4], t6.size)
+    mains = np.repeat(hh.aggregate, 3)
+    keep = np.isfinite(mains)  # a lost reading is a missing row, as in UK-DALE
+    meta = building_meta(1, [1], [("kettle", [2]), ("fridge freezer", [3]), ("dish washer", [4])])
+    meters = {1: (t2[keep], {ACTIVE: mains[keep]})}
+    for m, d in ((2, "kettle"), (3, "fridge"), (4, "dishwasher")):
+        ok = np.isfinite(hh.appliances[d])
+        meters[m] = (t6[ok], {ACTIVE: hh.appliances[d][ok]})
+    return write_store(tmp_path / "sim.h5", {1: {"metadata": meta, "meters": meters}})
+
+
+@pytest.mark.parametrize(
+    ("store", "span", "window"),
+    [
+        ("fixture", (None, None), ("2013-06-07T03:00", "2013-06-11")),
+        ("fixture", ("2013-06-06T12:00:10", None), (None, None)),
+        ("sim", (None, None), (None, None)),
+    ],
+)
+def test_a_nilmtk_store_is_streamed_by_range_to_the_whole_series_csv(
+    loaded, monkeypatch, tmp_path, store, span, window
+):
+    from nilmbuild.data import load_source
+    from nilmbuild.data.nilmtk_range import NilmtkRange
+    from nilmbuild.errors import DataWarning
+    from nilmbuild.pipeline import between
+
+    path = FIXTURE if store == "fixture" else gappy_store(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataWarning)  # the fixture's unknown appliances and missing fridge
+        hh = load_source(f"nilmtk:{path}", span=span)
+    want = whole_series_csv(loaded, between(hh, *window) if window[0] else hh, 8)
+    monkeypatch.setattr(stream, "CHUNK_BINS", 777)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataWarning)
+        with NilmtkRange(path, None, span, window) as src:
+            cfg, pc = stream_setup(loaded, src)
+            got = "".join(stream_rows(loaded, src, cfg, pc, batch_size=8))
+    assert got.count("\n") > 1000 and got == want
+
+
+def test_disaggregate_reads_a_nilmtk_store(tmp_path):
+    out = tmp_path / "p.csv"
+    r = CliRunner().invoke(main, ["disaggregate", "-s", f"nilmtk:{FIXTURE}", "--out", str(out), "--to", "2013-06-08"])
+    assert r.exit_code == 0, r.output
+    lines = out.read_text().splitlines()
+    assert len(lines) == 2 * 1440 + 1 and lines[1].startswith("2013-06-06T00:00:00Z,137.7,")

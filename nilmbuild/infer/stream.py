@@ -21,7 +21,9 @@ Peak memory is the model, one chunk of each stage and the source's own reader: a
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -54,6 +56,22 @@ class HouseholdRange:
         a, b = np.searchsorted(self._sec, [lo_s, hi_s])
         hh = self.hh
         return hh.timestamps[a:b], hh.aggregate[a:b], {d: v[a:b] for d, v in hh.appliances.items()}
+
+
+@contextlib.contextmanager
+def open_source(loaded, source, house, date_from=None, date_to=None, unit=None):
+    """The range reader `disaggregate` streams from: a `nilmtk:` store range by range, else the loaded Household."""
+    from nilmbuild.pipeline import load_household_for, nilmtk_source_for
+
+    store = nilmtk_source_for(loaded, source, house)
+    if store is None:
+        yield HouseholdRange(load_household_for(loaded, source, house, date_from=date_from, date_to=date_to, unit=unit))
+        return
+    from nilmbuild.data.nilmtk_range import NilmtkRange
+
+    path, building, span = store
+    with NilmtkRange(Path(path).expanduser(), building, span, (date_from, date_to)) as src:
+        yield src
 
 
 def grid_chunks(src, cfg, chunk_bins: int | None = None) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
