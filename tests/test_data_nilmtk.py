@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from nilmbuild.bench.nilmtk_writer import ACTIVE, APPARENT, building_meta, write_store
 from nilmbuild.cli import main
 from nilmbuild.data import load_source, nilmtk_store
 from nilmbuild.data.safe_pickle import RefusedPickle, TimezoneName, loads_plain
 from nilmbuild.errors import DataWarning, UserError
-from tests.nilmtk_writer import ACTIVE, APPARENT, building_meta, write_store
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "nilmtk" / "ukdale_house2_7d.h5"
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"  # = conftest.SHARED_DATA

@@ -104,7 +104,7 @@ FIXTURE = Path(__file__).resolve().parent / "fixtures" / "nilmtk" / "ukdale_hous
 
 def gappy_store(tmp_path) -> Path:
     """Three simulated days as a NILMTK store: mains at 2 s (averaged into the 6-s grid of the plugs), gaps."""
-    from tests.nilmtk_writer import ACTIVE, building_meta, write_store
+    from nilmbuild.bench.nilmtk_writer import ACTIVE, building_meta, write_store
 
     hh = gappy_household()
     t6 = hh.timestamps.astype(np.int64)

@@ -1,4 +1,5 @@
-"""Write small stores in NILMTK's DataStore layout with PyTables, for tests (hand-chosen values, any metadata).
+"""Write stores in NILMTK's DataStore layout with PyTables, for tests (hand-chosen values, any metadata) and the
+disaggregate memory benchmark (a simulated household of any length).
 
 The layout is what NILMTK's HDFDataStore (pandas "frame_table") writes: /buildingN/elec/meterM/table with an
 `index` column of UTC nanoseconds and one `values_block_0` float32 column whose labels are the pickled
@@ -56,3 +57,17 @@ def building_meta(number: int, sites: list[int], appliances: list[tuple[str, lis
             meters.setdefault(m, {"submeter_of": sites[0], "device_model": "plug"})
     apps = [{"type": t, "instance": 1, "meters": ms, "original_name": t} for t, ms in appliances]
     return {"instance": number, "elec_meters": meters, "appliances": apps, **extra}
+
+
+def store_from_household(path: Path, hh) -> Path:
+    """A Household (e.g. the simulator's) as building 1 of a NILMTK store: a site meter and one meter per device."""
+    from nilmbuild.data.household import DEVICE_NAMES
+
+    types = {"kettle": "kettle", "microwave": "microwave", "fridge": "fridge", "dishwasher": "dish washer"}
+    types["washing_machine"] = "washing machine"
+    devs = [d for d in DEVICE_NAMES if d in hh.appliances]
+    meta = building_meta(1, [1], [(types[d], [i + 2]) for i, d in enumerate(devs)])
+    t = hh.timestamps.astype("datetime64[s]").astype(np.int64)
+    meters = {1: (t, {ACTIVE: hh.aggregate})}
+    meters.update({i + 2: (t, {ACTIVE: hh.appliances[d]}) for i, d in enumerate(devs)})
+    return write_store(path, {1: {"metadata": meta, "meters": meters}})
