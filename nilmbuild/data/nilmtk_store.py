@@ -35,6 +35,7 @@ from nilmbuild.errors import DataWarning, UserError
 
 CHUNK_ROWS = 1 << 16
 IO_BUFFER_BYTES = 1 << 20  # per open table (PyTables allocates this much for a table on its first read)
+CHUNK_CACHE_BYTES = 1 << 20  # per dataset (HDF5 keeps this much of decompressed chunks; PyTables default 16 MiB)
 HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 NS = 1_000_000_000
 #: Root metadata `name` -> nilmbuild's dataset defaults (thresholds, aggregate cutoff) in preprocessing.
@@ -76,7 +77,7 @@ def open_store(path: Path):
     _check_signature(path)
     with _no_unpickling():
         try:
-            f = tables.open_file(str(path), "r", io_buffer_size=IO_BUFFER_BYTES)  # PyTables: 16 MiB per table
+            f = tables.open_file(str(path), "r", io_buffer_size=IO_BUFFER_BYTES, chunk_cache_size=CHUNK_CACHE_BYTES)
         except (tables.HDF5ExtError, OSError, ValueError) as e:
             raise UserError(
                 f"{path}: damaged or truncated HDF5 file ({_first_line(e)}); re-download or re-convert it"

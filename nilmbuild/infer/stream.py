@@ -30,6 +30,7 @@ import torch
 
 from nilmbuild.data.preprocess import bounded_ffill, resample
 from nilmbuild.errors import UserError
+from nilmbuild.memory import release_freed_memory
 
 from .postprocess import postprocess
 from .seq2subseq import geometry, pad_series
@@ -297,6 +298,7 @@ def stream_rows(loaded, src, cfg, pc, *, batch_size: int, progress: Callable | N
         final, (a, b) = post.push(power, gate, _take(pending, "agg", k, post), last=seen == n)
         if final is not None:
             yield _rows(pending, final, devs, b - a)
+        release_freed_memory()  # glibc keeps freed chunk-sized arrays otherwise: RSS would drift up by chunks
     if not any_valid:
         raise UserError(
             f"{src.meta.get('source')}: the train split has no valid data; use more data or other split dates"
