@@ -214,6 +214,8 @@ def load_household_for(
         seed=seed if seed is not None else s["seed"],
         span=_span_for(s, same and (house is None or house == s["house"])),
     )
+    from nilmbuild.data.household import between
+
     return between(hh, date_from, date_to) if (date_from or date_to) else hh
 
 
@@ -238,34 +240,6 @@ def _span_for(s: dict, same: bool) -> tuple:
     if given[0] or given[1] or not same:
         return given
     return (s["start"], s["end"])
-
-
-def between(hh, date_from: str | None, date_to: str | None):
-    """The samples of `hh` in [date_from, date_to)."""
-    from nilmbuild.data.household import Household
-
-    try:
-        lo = np.datetime64(date_from, "s") if date_from else None
-        hi = np.datetime64(date_to, "s") if date_to else None
-    except ValueError:
-        raise UserError(f"bad date {date_from or date_to!r}; use YYYY-MM-DD or YYYY-MM-DDTHH:MM") from None
-    keep = np.ones(len(hh), dtype=bool)
-    if lo is not None:
-        keep &= hh.timestamps >= lo
-    if hi is not None:
-        keep &= hh.timestamps < hi
-    if not keep.any():
-        raise UserError(
-            f"no samples between {date_from or 'start'} and {date_to or 'end'} "
-            f"(data spans {hh.timestamps[0]} .. {hh.timestamps[-1]})"
-        )
-    return Household(
-        timestamps=hh.timestamps[keep],
-        aggregate=hh.aggregate[keep],
-        appliances={k: v[keep] for k, v in hh.appliances.items()},
-        rate_s=hh.rate_s,
-        meta=dict(hh.meta),
-    )
 
 
 def prepare_for(loaded, hh, *, whole: bool = False):

@@ -131,9 +131,9 @@ def test_a_nilmtk_store_is_streamed_by_range_to_the_whole_series_csv(
     loaded, monkeypatch, tmp_path, store, span, window
 ):
     from nilmbuild.data import load_source
+    from nilmbuild.data.household import between
     from nilmbuild.data.nilmtk_range import NilmtkRange
     from nilmbuild.errors import DataWarning
-    from nilmbuild.pipeline import between
 
     path = FIXTURE if store == "fixture" else gappy_store(tmp_path)
     with warnings.catch_warnings():

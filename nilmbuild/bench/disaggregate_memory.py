@@ -75,6 +75,6 @@ def bench_disaggregate_memory(days: int = 30) -> list[dict]:
 
 
 if __name__ == "__main__":
-    from nilmbuild.bench.__main__ import print_table
+    from nilmbuild.bench.table import print_table
 
     print_table(bench_disaggregate_memory(int(sys.argv[1]) if len(sys.argv) > 1 else 30))

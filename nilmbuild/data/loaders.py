@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from nilmbuild.data.household import DEVICE_NAMES, Household, device_for_label, normalise_label
+from nilmbuild.data.household import DEVICE_NAMES, Household, between, device_for_label, normalise_label
 from nilmbuild.errors import DataWarning, UserError
 from nilmbuild.units import UNITS
 
@@ -78,8 +78,6 @@ def load_source(
     span = span if span is not None else source_span.get()
     hh = _load_spec(spec, house, columns, days, seed, unit, span)
     if (span[0] or span[1]) and not spec.strip().lower().startswith("nilmtk:"):
-        from nilmbuild.pipeline import between
-
         hh = between(hh, *span)
     return hh
 
