@@ -276,7 +276,7 @@ def time_features_for(loaded, timestamps: np.ndarray) -> np.ndarray:
     an upstream config's list_exo_variables as its dataset computes them (model/upstream/inputs.py)."""
     from nilmbuild.data.preprocess import exogenous
 
-    exo = getattr(loaded.cfg, "exo_variables", None)
+    exo = getattr(getattr(loaded, "cfg", None), "exo_variables", None)  # Prepared (calibration) has no cfg: spec
     if exo is None:
         return exogenous(timestamps)
     from nilmbuild.model.upstream.inputs import time_features
