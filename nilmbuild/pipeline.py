@@ -61,6 +61,7 @@ def load_training_data(
     scaler: str = "max",
     prep: dict | None = None,
     unit: str | None = None,
+    span: tuple | None = None,
 ):
     """Load and prepare a training run's data -> Prepared (scalers fitted on its train split).
 
@@ -70,7 +71,7 @@ def load_training_data(
     from nilmbuild.data.loaders import load_source
     from nilmbuild.data.preprocess import PrepConfig, prepare
 
-    hh = load_source(source, house=house, days=days, seed=seed, unit=unit)
+    hh = load_source(source, house=house, days=days, seed=seed, unit=unit, span=span)
     devs = tuple(devices) if devices else tuple(d for d in DEVICE_NAMES if d in hh.appliances)
     unknown = [d for d in devs if d not in DEVICE_NAMES]
     if unknown:
@@ -98,17 +99,26 @@ def load_training_data(
 
 
 def training_provenance(
-    prepared, *, source: str, house: int | None, days: int, seed: int, unit: str | None = None, command: str = ""
+    prepared,
+    *,
+    source: str,
+    house: int | None,
+    days: int,
+    seed: int,
+    unit: str | None = None,
+    span: tuple | None = None,
+    command: str = "",
 ) -> dict:
     """What a checkpoint records about its data: everything `data_settings` reads back, plus the split spans."""
     from nilmbuild import __version__
     from nilmbuild.source_span import source_span
 
+    start, end = span if span is not None else source_span.get()
     return {
         "source": source,
         "house": house,
-        "start": source_span.get()[0],
-        "end": source_span.get()[1],
+        "start": start,
+        "end": end,
         "days": days if source == "synthetic" else None,
         "seed": seed,
         "columns": None,

@@ -241,9 +241,18 @@ def test_data_train_and_evaluate_run_on_the_fixture(tmp_path):
     assert r.exit_code == 0, r.output
     assert "aggregate = meter 20 apparent power (no active power values in this span)" in r.output
     ck = tmp_path / "m.pt"
-    args = ["train", "-s", src, "--epochs", "1", "--max-steps", "2", "--batch-size", "2", "--threads", "1"]
-    r = CliRunner().invoke(main, [*args, "--windows-per-epoch", "4", "--out", str(ck), "--quiet"])
+    args = ["train", "-s", src, "--epochs", "1", "--max-steps", "1", "--batch-size", "2", "--threads", "1"]
+    r = CliRunner().invoke(
+        main, [*args, "--start", "2013-06-07", "--windows-per-epoch", "4", "--out", str(ck), "--quiet"]
+    )
     assert r.exit_code == 0 and ck.is_file(), r.output
+    resume = ["train", "--resume", str(tmp_path / "m.resume.pt"), "--max-steps", "2", "--quiet"]
+    r = CliRunner().invoke(main, resume)  # no --start: the run reads the span it was started with
+    assert r.exit_code == 0, r.output
+    from nilmbuild.model.checkpoint import load_checkpoint
+
+    prov = load_checkpoint(str(ck)).provenance
+    assert prov["start"] == "2013-06-07" and prov["span"][0] == "2013-06-07T00:00:00"
     r = CliRunner().invoke(main, ["evaluate", "-c", str(ck), "--json"])
     assert r.exit_code == 0, r.output
     assert '"samples"' in r.output and "kettle" in r.output

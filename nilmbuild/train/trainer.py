@@ -51,6 +51,7 @@ BASE_COMPONENTS = tuple(c for c in COMPONENTS if c not in ("anti_collapse", "out
 class TrainConfig:
     source: str = "synthetic"
     unit: str | None = None  # of CSV power columns whose name has none (--unit; None: W)
+    span: tuple | None = None  # (--start, --end) of the source (None: all of it); a resumed run reads it again
     house: int | None = None
     days: int = 60  # simulator only
     seed: int = 0
@@ -138,6 +139,7 @@ def load_prepared(tc: TrainConfig, window: int):
         scaler=tc.scaler,
         prep=tc.prep,
         unit=tc.unit,
+        span=tuple(tc.span) if tc.span else None,
     )
 
 
@@ -426,6 +428,7 @@ class Trainer:
             days=tc.days,
             seed=tc.seed,
             unit=tc.unit,
+            span=tuple(tc.span) if tc.span else None,
             command=tc.command,
         )
         self.extra = {"device_types": self.classification, "train_config": _tc_dict(tc)}
