@@ -36,6 +36,7 @@ __all__ = [
     "load_household_for",
     "load_training_data",
     "model_input",
+    "nilmtk_source_for",
     "prepare_for",
     "thresholds_for",
     "train_means_w",
@@ -60,6 +61,7 @@ def load_training_data(
     scaler: str = "max",
     prep: dict | None = None,
     unit: str | None = None,
+    span: tuple | None = None,
 ):
     """Load and prepare a training run's data -> Prepared (scalers fitted on its train split).
 
@@ -69,7 +71,7 @@ def load_training_data(
     from nilmbuild.data.loaders import load_source
     from nilmbuild.data.preprocess import PrepConfig, prepare
 
-    hh = load_source(source, house=house, days=days, seed=seed, unit=unit)
+    hh = load_source(source, house=house, days=days, seed=seed, unit=unit, span=span)
     devs = tuple(devices) if devices else tuple(d for d in DEVICE_NAMES if d in hh.appliances)
     unknown = [d for d in devs if d not in DEVICE_NAMES]
     if unknown:
@@ -97,14 +99,26 @@ def load_training_data(
 
 
 def training_provenance(
-    prepared, *, source: str, house: int | None, days: int, seed: int, unit: str | None = None, command: str = ""
+    prepared,
+    *,
+    source: str,
+    house: int | None,
+    days: int,
+    seed: int,
+    unit: str | None = None,
+    span: tuple | None = None,
+    command: str = "",
 ) -> dict:
     """What a checkpoint records about its data: everything `data_settings` reads back, plus the split spans."""
     from nilmbuild import __version__
+    from nilmbuild.source_span import source_span
 
+    start, end = span if span is not None else source_span.get()
     return {
         "source": source,
         "house": house,
+        "start": start,
+        "end": end,
         "days": days if source == "synthetic" else None,
         "seed": seed,
         "columns": None,
@@ -143,6 +157,8 @@ def data_settings(provenance: dict | None) -> dict:
         "columns": p.get("columns") or None,
         "unit": p.get("unit") or None,
         "prep": dict(prep),
+        "start": p.get("start"),
+        "end": p.get("end"),
     }
 
 
@@ -206,36 +222,34 @@ def load_household_for(
         unit=unit,
         days=days if days is not None else s["days"],
         seed=seed if seed is not None else s["seed"],
+        span=_span_for(s, same and (house is None or house == s["house"])),
     )
-    return _between(hh, date_from, date_to) if (date_from or date_to) else hh
+    from nilmbuild.data.household import between
+
+    return between(hh, date_from, date_to) if (date_from or date_to) else hh
 
 
-def _between(hh, date_from: str | None, date_to: str | None):
-    """The samples of `hh` in [date_from, date_to)."""
-    from nilmbuild.data.household import Household
+def nilmtk_source_for(loaded, source: str | None = None, house: int | None = None):
+    """(path, building, span) of the `nilmtk:` store load_household_for would read, or None for other sources
+    (`nilmbuild disaggregate` reads such a store range by range instead)."""
+    s = data_settings(getattr(loaded, "provenance", {}))
+    same = source is None or source == s["source"]
+    spec = s["source"] if source is None else source
+    kind, _, rest = spec.partition(":")
+    if kind.strip().lower() != "nilmtk" or not rest:
+        return None
+    building = house if house is not None else (s["house"] if same else None)
+    return rest, building, _span_for(s, same and (house is None or house == s["house"]))
 
-    try:
-        lo = np.datetime64(date_from, "s") if date_from else None
-        hi = np.datetime64(date_to, "s") if date_to else None
-    except ValueError:
-        raise UserError(f"bad date {date_from or date_to!r}; use YYYY-MM-DD or YYYY-MM-DDTHH:MM") from None
-    keep = np.ones(len(hh), dtype=bool)
-    if lo is not None:
-        keep &= hh.timestamps >= lo
-    if hi is not None:
-        keep &= hh.timestamps < hi
-    if not keep.any():
-        raise UserError(
-            f"no samples between {date_from or 'start'} and {date_to or 'end'} "
-            f"(data spans {hh.timestamps[0]} .. {hh.timestamps[-1]})"
-        )
-    return Household(
-        timestamps=hh.timestamps[keep],
-        aggregate=hh.aggregate[keep],
-        appliances={k: v[keep] for k, v in hh.appliances.items()},
-        rate_s=hh.rate_s,
-        meta=dict(hh.meta),
-    )
+
+def _span_for(s: dict, same: bool) -> tuple:
+    """--start/--end when given, else the span the checkpoint was trained on (same source and house only)."""
+    from nilmbuild.source_span import source_span
+
+    given = source_span.get()
+    if given[0] or given[1] or not same:
+        return given
+    return (s["start"], s["end"])
 
 
 def prepare_for(loaded, hh, *, whole: bool = False):

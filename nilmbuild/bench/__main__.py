@@ -2,8 +2,9 @@
 
 Every speed is reported as a ratio against a reference measured in the same run on the same machine,
 because absolute times on shared machines are noise. Options: --quick (fewer repeats, no torch.compile),
---skip model,train,infer,explain,site,build,pages,animation,live. The "site" section runs `nilmbuild site` cold and from
-the capture cache in fresh processes, and the "pages" section (bench/pages.py; builds a site when "build" is
+--skip model,train,infer,explain,disaggregate,site,build,pages,animation,live. The "disaggregate" section
+(bench/disaggregate_memory.py) gives `nilmbuild disaggregate`'s peak RSS at 1x and 4x the series length. The
+"site" section runs `nilmbuild site` cold and from the capture cache in fresh processes, and the "pages" section (bench/pages.py; builds a site when "build" is
 skipped) times every page in Chromium; both print each figure beside bench/baseline.json's as a ratio
 (--write-baseline records a new baseline, stamped with the machine). Pages alone, on a built site:
 `python -m nilmbuild.bench.pages --site site`.
@@ -77,6 +78,9 @@ def main(argv=None) -> int:
     from nilmbuild.bench.explain import bench_explain
 
     section("explain", lambda: bench_explain(repeats=max(1, reps // 2)))
+    from nilmbuild.bench.disaggregate_memory import bench_disaggregate_memory
+
+    section("disaggregate", lambda: bench_disaggregate_memory(days=10 if a.quick else 30))
     from nilmbuild.bench.build_runs import bench_build_runs
     from nilmbuild.bench.pages import bench_pages
     from nilmbuild.bench.site import bench_build

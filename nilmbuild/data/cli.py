@@ -42,6 +42,10 @@ def data(
 ):
     """Load (or simulate) a household, preprocess it and print a summary.
 
+    Sources: synthetic, csv:PATH, ukdale:PATH, refit:PATH, redd:PATH and nilmtk:PATH.h5 (a NILMTK DataStore such
+    as UK-DALE's ukdale.h5: --building N picks the building, --start/--end the span read; the summary says which
+    site meter and power measurement make the aggregate and which appliances were left out).
+
     Resamples to 1 min, fills gaps up to 3 min (windows over longer gaps are dropped), clips the
     aggregate at the dataset's cutoff, computes ON/OFF states, splits the timeline 70/15/15 (with a
     one-window gap between splits), fits the scalers on train and cuts 480-bin windows.
@@ -51,6 +55,7 @@ def data(
       nilmbuild data                                   # 60 simulated days
       nilmbuild data --source csv:../shared/data/ukdale-house2-30s --out ukdale2.npz
       nilmbuild data --source ukdale:~/ukdale --house 2 --test-from 2013-09-01
+      nilmbuild data --source nilmtk:ukdale.h5 --building 2 --start 2013-06-01 --end 2013-09-01
       nilmbuild data --source csv:export.csv --unit kW  # ';' and decimal commas are detected
     """
     cfg = PrepConfig(

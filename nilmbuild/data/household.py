@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from nilmbuild.errors import UserError
+
 #: Model output order. Every source maps its channels onto these names.
 DEVICE_NAMES: tuple[str, ...] = ("kettle", "microwave", "fridge", "dishwasher", "washing_machine")
 
@@ -71,3 +73,29 @@ class Household:
             assert name in DEVICE_NAMES, name
             assert v.shape == t.shape and v.dtype == np.float32, (name, v.shape, v.dtype)
         return self
+
+
+def between(hh, date_from: str | None, date_to: str | None):
+    """The samples of `hh` in [date_from, date_to)."""
+    try:
+        lo = np.datetime64(date_from, "s") if date_from else None
+        hi = np.datetime64(date_to, "s") if date_to else None
+    except ValueError:
+        raise UserError(f"bad date {date_from or date_to!r}; use YYYY-MM-DD or YYYY-MM-DDTHH:MM") from None
+    keep = np.ones(len(hh), dtype=bool)
+    if lo is not None:
+        keep &= hh.timestamps >= lo
+    if hi is not None:
+        keep &= hh.timestamps < hi
+    if not keep.any():
+        raise UserError(
+            f"no samples between {date_from or 'start'} and {date_to or 'end'} "
+            f"(data spans {hh.timestamps[0]} .. {hh.timestamps[-1]})"
+        )
+    return Household(
+        timestamps=hh.timestamps[keep],
+        aggregate=hh.aggregate[keep],
+        appliances={k: v[keep] for k, v in hh.appliances.items()},
+        rate_s=hh.rate_s,
+        meta=dict(hh.meta),
+    )

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from nilmbuild.data.household import DEVICE_NAMES, Household, device_for_label, normalise_label
+from nilmbuild.data.household import DEVICE_NAMES, Household, between, device_for_label, normalise_label
 from nilmbuild.errors import DataWarning, UserError
 from nilmbuild.units import UNITS
 
@@ -62,14 +62,28 @@ def load_source(
     days: int = 60,
     seed: int = 0,
     unit: str | None = None,
+    span: tuple[str | None, str | None] | None = None,
 ) -> Household:
-    """Load `synthetic`, `csv:PATH`, `ukdale:PATH`, `refit:PATH` or `redd:PATH`.
+    """Load `synthetic`, `csv:PATH`, `ukdale:PATH`, `refit:PATH`, `redd:PATH` or `nilmtk:PATH.h5`.
 
-    house: the dataset's house number (UK-DALE default 1, REFIT 2, REDD 1); columns: CSV/REFIT
-    column -> device map (targets: DEVICE_NAMES, "time", "aggregate"); days/seed: simulator only;
-    unit: "W" or "kW" for CSV power columns whose name has no unit suffix (the CLI's --unit; default W).
-    A unit in the column name ("Aggregate_kW", "kettle (W)") wins.
+    house: the dataset's house number (UK-DALE default 1, REFIT 2, REDD 1; a NILMTK store's building, default
+    its first); columns: CSV/REFIT column -> device map (targets: DEVICE_NAMES, "time", "aggregate");
+    days/seed: simulator only; unit: "W" or "kW" for CSV power columns whose name has no unit suffix (the
+    CLI's --unit; default W). A unit in the column name ("Aggregate_kW", "kettle (W)") wins. span: (start, end)
+    UTC dates, end exclusive (default: `source_span`, set by the CLI's --start/--end): a NILMTK store is read
+    only inside it, other sources are cut to it after loading.
     """
+    from nilmbuild.source_span import source_span
+
+    span = span if span is not None else source_span.get()
+    hh = _load_spec(spec, house, columns, days, seed, unit, span)
+    if (span[0] or span[1]) and not spec.strip().lower().startswith("nilmtk:"):
+        hh = between(hh, *span)
+    return hh
+
+
+def _load_spec(spec, house, columns, days, seed, unit, span) -> Household:
+    """load_source without the span cut (the nilmtk: store reads only the span itself)."""
     kind, _, rest = spec.partition(":")
     kind = kind.strip().lower()
     if kind == "synthetic":
@@ -81,13 +95,22 @@ def load_source(
         "ukdale": lambda p: load_ukdale(p, house=house if house is not None else 1),
         "refit": lambda p: load_refit(p, house=house if house is not None else 2, columns=columns, unit=unit),
         "redd": lambda p: load_redd(p, house=house if house is not None else 1),
+        "nilmtk": lambda p: _nilmtk(p, house, span),
     }
     if kind not in loaders or not rest:
-        raise UserError(f"unknown data source {spec!r}; use synthetic, csv:PATH, ukdale:PATH, refit:PATH or redd:PATH")
+        raise UserError(
+            f"unknown data source {spec!r}; use synthetic, csv:PATH, ukdale:PATH, refit:PATH, redd:PATH or nilmtk:PATH.h5"
+        )
     path = Path(rest).expanduser()
     if not path.exists():
         raise UserError(f"{path}: no such file or folder; check the path after '{kind}:'")
     return loaders[kind](path)
+
+
+def _nilmtk(path: Path, building: int | None, span) -> Household:
+    from nilmbuild.data.nilmtk_source import load_nilmtk
+
+    return load_nilmtk(path, building=building, start=span[0], end=span[1])
 
 
 def parse_column_map(text: str | None) -> dict[str, str]:
@@ -545,6 +568,10 @@ def load_notes(meta: dict) -> list[str]:
         lines.append("units         kW -> W: " + ", ".join(meta["units"]))
     if meta.get("unknown_columns"):
         lines.append("ignored       columns no device maps to: " + ", ".join(meta["unknown_columns"]))
+    if meta.get("dataset") == "nilmtk":
+        from nilmbuild.data.nilmtk_source import nilmtk_notes
+
+        lines += nilmtk_notes(meta)
     return lines
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from nilmbuild.cli_options import checkpoint_option, house_option, source_option, unit_option
+from nilmbuild.source_span import source_span
 
 
 @click.command()
@@ -74,7 +75,8 @@ def site(checkpoint, source, house, seed, out, pages_opt, quiet, no_cache, clear
         from nilmbuild.capture.cache import clear
 
         say(f"removed {clear() + site_cache.clear()} cached capture(s) and site(s)")
-    args = {"source": source, "house": house, "seed": seed, "unit": unit, "pages": only}
+    span = list(source_span.get())  # --start/--end choose the data too
+    args = {"source": source, "house": house, "span": span, "seed": seed, "unit": unit, "pages": only}
     key = None if no_cache else site_cache.site_key(checkpoint, args)
     files = site_cache.load(key) if key else None
     if files is not None:

@@ -7,7 +7,7 @@ An entry is ``$XDG_CACHE_HOME/nilmbuild/sites/KEY.pkl`` (``~/.cache/nilmbuild/si
 
 - the checkpoint file's bytes (the shipped checkpoint when --checkpoint is not given);
 - the command's arguments that choose data and pages: --source as given (none: the checkpoint's own), --house,
-  --seed, --unit, --pages;
+  --start/--end, --seed, --unit, --pages;
 - the code: every file of the nilmbuild package, templates/ and static/, package-lock.json, and the versions of
   the packages the build computes, exports or encodes with.
 

@@ -15,6 +15,7 @@ from nilmbuild.errors import UserError
 class TrainConfig:
     source: str = "synthetic"
     unit: str | None = None  # of CSV power columns whose name has none (--unit; None: W)
+    span: tuple | None = None  # (--start, --end) of the source (None: all of it); a resumed run reads it again
     house: int | None = None
     days: int = 60  # simulator only
     seed: int = 0

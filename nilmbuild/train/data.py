@@ -25,6 +25,7 @@ def load_prepared(tc: TrainConfig, window: int):
         scaler=tc.scaler,
         prep=tc.prep,
         unit=tc.unit,
+        span=tuple(tc.span) if tc.span else None,
     )
 
 

@@ -131,6 +131,14 @@ def train_options(f):
     return f
 
 
+def _span():
+    """The --start/--end the options set (cli_options.house_option), kept in the TrainConfig for --resume."""
+    from nilmbuild.source_span import source_span
+
+    start, end = source_span.get()
+    return (start, end) if (start or end) else None
+
+
 def config_from_options(
     unit,
     source,
@@ -173,6 +181,7 @@ def config_from_options(
     return TrainConfig(
         source=source,
         unit=unit,
+        span=_span(),
         house=house,
         days=days,
         seed=seed,

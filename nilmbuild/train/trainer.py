@@ -110,6 +110,7 @@ class Trainer:
             days=tc.days,
             seed=tc.seed,
             unit=tc.unit,
+            span=tuple(tc.span) if tc.span else None,
             command=tc.command,
         )
         self.extra = {"device_types": self.classification, "train_config": config_dict(tc)}

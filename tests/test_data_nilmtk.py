@@ -1,0 +1,258 @@
+"""`nilmtk:PATH.h5`: NILMTK DataStores read by building and time range, metadata never unpickled freely.
+
+Hand-made stores (tests/nilmtk_writer.py) carry values chosen here, so every expected number is worked out in
+the test; the UK-DALE fixture was written by NILMTK's own converter (tests/fixtures/nilmtk/make_ukdale_house2.py)
+and is checked against the same days read from the CSV source.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from nilmbuild.bench.nilmtk_writer import ACTIVE, APPARENT, building_meta, write_store
+from nilmbuild.cli import main
+from nilmbuild.data import load_source, nilmtk_store
+from nilmbuild.data.safe_pickle import RefusedPickle, TimezoneName, loads_plain
+from nilmbuild.errors import DataWarning, UserError
+
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "nilmtk" / "ukdale_house2_7d.h5"
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"  # = conftest.SHARED_DATA
+T0 = 1_370_476_800  # 2013-06-06 00:00:00 UTC, a multiple of 6 s
+
+
+def load(path, **kw):
+    spec = f"nilmtk:{path}"
+    return load_source(spec, house=kw.pop("building", None), span=(kw.pop("start", None), kw.pop("end", None)))
+
+
+# ---- the restricted unpickler ----------------------------------------------------------------------
+
+
+def test_plain_values_round_trip_and_pytz_becomes_its_name():
+    value = {"elec_meters": {1: {"site_meter": True, "x": 1.5}}, "l": [("power", "active")], "s": {1, 2}, "n": None}
+    for proto in (0, 2, pickle.HIGHEST_PROTOCOL):
+        assert loads_plain(pickle.dumps(value, protocol=proto)) == value
+    tz = b"cpytz\n_p\n(S'Europe/London'\nI-75\nI0\nS'LMT'\ntR."  # how pandas 0.x pickled an index's pytz tz
+    got = loads_plain(tz)
+    assert isinstance(got, TimezoneName) and got == "Europe/London"
+    assert loads_plain(b"(dp0\nS'name'\np1\nS'UK-DALE'\np2\ns.") == {"name": "UK-DALE"}  # Python 2 str
+
+
+class _RunsCode:
+    def __init__(self, marker: Path):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+def test_a_pickle_that_would_run_code_is_refused(tmp_path):
+    marker = tmp_path / "ran"
+    with pytest.raises(RefusedPickle, match="system"):
+        loads_plain(pickle.dumps({"ok": [_RunsCode(marker)]}))
+    with pytest.raises(RefusedPickle):
+        loads_plain(b"cbuiltins\neval\n(S'1'\ntR.")
+    assert not marker.exists()
+
+
+# ---- hand-made stores ------------------------------------------------------------------------------
+
+
+def two_mains_store(tmp_path) -> Path:
+    """Mains 1 (active, 1 s: 0..11 W), mains 2 (apparent only, 6 s: 100, 200 W), kettle (6 s), a laptop."""
+    meta = building_meta(1, [1, 2], [("kettle", [3]), ("laptop computer", [4])])
+    t1, t6 = T0 + np.arange(12), T0 + np.array([0, 6])
+    meters = {
+        1: (t1, {ACTIVE: np.arange(12.0), APPARENT: np.full(12, 999.0)}),
+        2: (t6, {APPARENT: [100.0, 200.0]}),
+        3: (t6, {ACTIVE: [2000.0, 0.0]}),
+        4: (t6, {ACTIVE: [30.0, 30.0]}),
+    }
+    return write_store(tmp_path / "two.h5", {1: {"metadata": meta, "meters": meters}})
+
+
+def test_two_mains_are_summed_each_in_the_power_it_has_on_the_slowest_period(tmp_path):
+    with pytest.warns(DataWarning, match=r"laptop computer \(meter 4\)"):
+        hh = load(two_mains_store(tmp_path))
+    assert hh.rate_s == 6  # mains 1 is 1 s, the rest 6 s: 1-s samples averaged into 6-s bins
+    assert hh.timestamps.astype(np.int64).tolist() == [T0, T0 + 6]
+    assert hh.aggregate.tolist() == [2.5 + 100.0, 8.5 + 200.0]  # active of mains 1 (not its 999 W apparent)
+    assert list(hh.appliances) == ["kettle"] and hh.appliances["kettle"].tolist() == [2000.0, 0.0]
+    assert hh.meta["site_meters"] == {1: "active", 2: "apparent"}
+    assert hh.meta["periods_s"] == {1: 1, 2: 6, 3: 6}
+    assert hh.meta["unknown_appliances"] == ["laptop computer (meter 4)"]
+
+
+def ramp_store(tmp_path, n: int = 100) -> Path:
+    t = T0 + 6 * np.arange(n)
+    meters = {1: (t, {ACTIVE: np.arange(n, dtype=float)}), 2: (t, {ACTIVE: 10.0 * np.arange(n)})}
+    meta = building_meta(1, [1], [("washer dryer", [2])])
+    return write_store(tmp_path / "ramp.h5", {1: {"metadata": meta, "meters": meters}})
+
+
+def test_start_end_read_only_that_range_and_chunk_seams_change_nothing(tmp_path, monkeypatch):
+    path = ramp_store(tmp_path)
+    start, end = str(np.datetime64(T0 + 60, "s")), str(np.datetime64(T0 + 120, "s"))
+    hh = load(path, start=start, end=end)
+    assert hh.aggregate.tolist() == list(range(10, 20))  # rows 10..19: [T0+60 s, T0+120 s)
+    assert hh.appliances["washing_machine"].tolist() == [10.0 * i for i in range(10, 20)]
+    monkeypatch.setattr(nilmtk_store, "CHUNK_ROWS", 7)  # many chunks, seams inside the range
+    again = load(path)
+    assert again.aggregate.tolist() == list(range(100)) and len(again) == 100
+
+
+def test_the_period_comes_from_the_index_not_the_metadata(tmp_path):
+    t = T0 + 60 * np.arange(10)
+    meta = building_meta(1, [1], [("fridge freezer", [2])])
+    meta["elec_meters"][1]["device_model"] = "said7s"
+    root = {"name": "REFIT", "meter_devices": {"said7s": {"sample_period": 7}}}
+    meters = {1: (t, {ACTIVE: np.ones(10)}), 2: (t, {ACTIVE: np.ones(10)})}
+    hh = load(write_store(tmp_path / "p.h5", {1: {"metadata": meta, "meters": meters}}, root=root))
+    assert hh.rate_s == 60 and hh.meta["declared_periods_s"] == {1: 7} and hh.meta["like"] == "refit"
+    assert "fridge" in hh.appliances
+
+
+def test_default_building_is_the_first_and_a_renumbered_one_is_reported_both_ways(tmp_path):
+    t = T0 + 6 * np.arange(3)
+    meters = {1: (t, {ACTIVE: [1.0, 2.0, 3.0]}), 2: (t, {ACTIVE: [0.0, 5.0, 0.0]})}
+    b = {
+        n: {"metadata": building_meta(n, [1], [("microwave", [2])], original_name=f"house_{n + 1}"), "meters": meters}
+        for n in (19, 5)
+    }
+    path = write_store(tmp_path / "refit.h5", b)
+    hh = load(path)
+    assert hh.meta["house"] == 5 and hh.meta["building"] == "building 5 (original house_6)"
+    assert load(path, building=19).meta["building"] == "building 19 (original house_20)"
+    with pytest.raises(UserError, match=r"no building 4 \(found buildings: 5, 19\); pass --building"):
+        load(path, building=4)
+
+
+def test_a_site_meter_under_another_site_meter_is_not_counted_twice(tmp_path):
+    t = T0 + 6 * np.arange(2)
+    meta = building_meta(2, [20, 1], [("kettle", [8])])
+    meta["elec_meters"][1]["submeter_of"] = 20  # UK-DALE: the 6-s whole-house channel under the 1-s mains
+    meters = {20: (t, {ACTIVE: [300.0, 400.0]}), 1: (t, {APPARENT: [310.0, 410.0]}), 8: (t, {ACTIVE: [0.0, 0.0]})}
+    hh = load(write_store(tmp_path / "u.h5", {2: {"metadata": meta, "meters": meters}}))
+    assert hh.aggregate.tolist() == [300.0, 400.0] and hh.meta["site_meters"] == {20: "active"}
+
+
+# ---- bad input: one line, what was found, what to pass ------------------------------------------------
+
+
+def test_no_site_meter_and_no_known_appliance(tmp_path):
+    t = T0 + 6 * np.arange(2)
+    meta = building_meta(1, [1], [("laptop computer", [2])])
+    meters = {1: (t, {ACTIVE: [1.0, 1.0]}), 2: (t, {ACTIVE: [1.0, 1.0]})}
+    path = write_store(tmp_path / "a.h5", {1: {"metadata": meta, "meters": meters}})
+    with pytest.raises(UserError, match=r"no appliance nilmbuild knows \(found: laptop computer \(meter 2\)\)"):
+        load(path)
+    meta = building_meta(1, [1], [("kettle", [2])])
+    meta["elec_meters"][1]["disabled"] = True
+    path = write_store(tmp_path / "b.h5", {1: {"metadata": meta, "meters": meters}})
+    with pytest.raises(UserError, match=r"no site meter .*\(site meter\(s\) 1 disabled\).*pass another --building"):
+        load(path)
+
+
+def test_not_hdf5_and_truncated(tmp_path):
+    text = tmp_path / "x.h5"
+    text.write_text("time,aggregate\n")
+    with pytest.raises(UserError, match=r"not an HDF5 file \(it starts with b'time,agg'\)"):
+        load(text)
+    whole = ramp_store(tmp_path, n=5000).read_bytes()
+    cut = tmp_path / "cut.h5"
+    cut.write_bytes(whole[: len(whole) // 2])
+    with pytest.raises(UserError, match="truncated"):
+        load(cut)
+
+
+@pytest.mark.parametrize("where", ["root", "building", "kind"])
+def test_a_planted_pickle_is_refused_and_never_runs(tmp_path, where):
+    import tables
+
+    marker = tmp_path / "ran"
+    path = ramp_store(tmp_path, n=3)
+    with tables.open_file(str(path), "a") as f:
+        node = {"root": f.root, "building": f.root.building1, "kind": f.root.building1.elec.meter1.table}[where]
+        name = "values_block_0_kind" if where == "kind" else "metadata"
+        node._v_attrs[name] = [_RunsCode(marker)]  # PyTables pickles it
+    assert not marker.exists()
+    r = CliRunner().invoke(main, ["data", "-s", f"nilmtk:{path}"])
+    assert r.exit_code == 2 and "not plain data (refused to load posix.system)" in r.output
+    assert r.output.count("\n") == 1 and r.output.startswith("error: ")
+    assert not marker.exists()
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize(
+    ("name", "found"),
+    [
+        ("co_test", "no appliance nilmbuild knows"),
+        ("energy", "no appliance nilmbuild knows"),
+        ("energy_complex", "no appliance nilmbuild knows"),
+        ("random", "no site meter"),
+    ],
+)
+def test_nilmtks_own_test_stores_give_one_line_errors(name, found):
+    r = CliRunner().invoke(main, ["data", "-s", f"nilmtk:{SHARED / 'nilmtk' / f'{name}.h5'}"])
+    assert r.exit_code == 2 and found in r.output and r.output.count("\n") == 1, r.output
+
+
+# ---- a store NILMTK wrote: UK-DALE house 2, seven days -----------------------------------------------
+
+
+def test_the_nilmtk_written_fixture_reads_as_its_script_made_it():
+    with pytest.warns(DataWarning):
+        hh = load(FIXTURE)
+    assert hh.meta["house"] == 2 and hh.meta["building"] == "building 2" and hh.meta["like"] == "ukdale"
+    assert hh.rate_s == 30 and len(hh) == 7 * 2880
+    assert str(hh.timestamps[0]) == "2013-06-06T00:00:00" and str(hh.timestamps[-1]) == "2013-06-12T23:59:30"
+    assert hh.meta["site_meters"] == {20: "apparent"}  # UK-DALE's 1-s mains; the subset has no active power
+    assert sorted(hh.appliances) == ["dishwasher", "kettle", "microwave", "washing_machine"]
+    assert hh.meta["declared_periods_s"] == {20: 1, 8: 6, 12: 6, 13: 6, 15: 6}  # meter_devices.yaml says so
+    assert "rice cooker (meter 9)" in hh.meta["unknown_appliances"]
+
+
+@pytest.mark.realdata
+def test_the_fixture_gives_the_csv_sources_figures_over_the_same_days():
+    from nilmbuild.data import PrepConfig, prepare
+
+    span = ("2013-06-06", "2013-06-13")
+    with pytest.warns(DataWarning):
+        h5 = load(FIXTURE)
+    csv = load_source(f"csv:{SHARED / 'ukdale-house2-30s'}", span=span)
+    assert np.array_equal(h5.timestamps, csv.timestamps) and np.array_equal(h5.aggregate, csv.aggregate)
+    for d in csv.appliances:
+        assert np.array_equal(h5.appliances[d], csv.appliances[d]), d
+    with pytest.warns(UserWarning, match="fridge"):
+        a, b = prepare(h5, PrepConfig()), prepare(csv, PrepConfig())
+    assert a.stats["energy_kwh"] == b.stats["energy_kwh"] and a.stats["on_fraction"] == b.stats["on_fraction"]
+    assert 5.0 < a.stats["energy_kwh"]["kettle"] < 5.2  # `nilmbuild data` on both prints 5.10 kWh
+
+
+def test_data_train_and_evaluate_run_on_the_fixture(tmp_path):
+    src = f"nilmtk:{FIXTURE}"
+    r = CliRunner().invoke(main, ["data", "-s", src])
+    assert r.exit_code == 0, r.output
+    assert "aggregate = meter 20 apparent power (no active power values in this span)" in r.output
+    ck = tmp_path / "m.pt"
+    args = ["train", "-s", src, "--epochs", "1", "--max-steps", "1", "--batch-size", "2", "--threads", "1"]
+    r = CliRunner().invoke(
+        main, [*args, "--start", "2013-06-07", "--windows-per-epoch", "4", "--out", str(ck), "--quiet"]
+    )
+    assert r.exit_code == 0 and ck.is_file(), r.output
+    resume = ["train", "--resume", str(tmp_path / "m.resume.pt"), "--max-steps", "2", "--quiet"]
+    r = CliRunner().invoke(main, resume)  # no --start: the run reads the span it was started with
+    assert r.exit_code == 0, r.output
+    from nilmbuild.model.checkpoint import load_checkpoint
+
+    prov = load_checkpoint(str(ck)).provenance
+    assert prov["start"] == "2013-06-07" and prov["span"][0] == "2013-06-07T00:00:00"
+    r = CliRunner().invoke(main, ["evaluate", "-c", str(ck), "--json"])
+    assert r.exit_code == 0, r.output
+    assert '"samples"' in r.output and "kettle" in r.output
