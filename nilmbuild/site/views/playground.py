@@ -11,6 +11,7 @@ from nilmbuild.live.palette import palette
 from nilmbuild.site.build import PageSpec
 
 from ._common import pick_device_samples, view_page
+from .live_explain import live_explain_data
 from .live_parts import live_parts
 
 SLUG = "playground"
@@ -76,6 +77,7 @@ def build(ctx) -> PageSpec:
     samples = pick_device_samples(ctx, min(N_STARTS, int(ctx.x.shape[0])))
     first, blob = first_runs(ctx, samples)
     data = {"live": live, "starts": start_windows(ctx, samples), "palette": palette(live["stepS"]), "firstRun": first}
+    data["explain"] = live_explain_data(ctx.loaded)
     return view_page(
         __name__,
         data=data,
