@@ -1,9 +1,11 @@
 /* explain_strip.js: an attribution as a colour strip lane for playground_plot.js's drawLanes (its `draw` hook):
  * one cell per step in the diverging "burd" colormap (colormaps.js: ColorBrewer RdBu, colour-blind safe; red
- * raises the explained output, blue lowers it, white 0, symmetric about 0), the explained interval or step marked
- * under it, and a clock-time axis (UTC) beneath.
+ * raises the explained output, blue lowers it, white 0, symmetric about 0), the explained interval or step framed
+ * in black, and a clock-time axis (UTC) beneath.
  *
- *   stripLane({title, unit, values (Float64Array | null), vmax, mark: {lo, hi}, startMs, stepS, message})
+ *   stripLane({title, unit, values (Float64Array | null), vmax, mark: {lo, hi}, startMs, stepS, message, progress: [done, total] | null,
+ *               onDraw})
+ *     onDraw(g, box): told where the strip was drawn, so that drawProgress(g, box, done, total) repaints it alone
  *   clockTicks(startMs, stepS, n, maxTicks) -> [{step, label "HH:MM"}] on whole minutes, hours, ... (UTC)
  */
 import { colormaps } from "./colormaps.js";
@@ -43,10 +45,21 @@ function drawCells(g, box, s, n) {
   }
 }
 
+// The explained interval or step: a black frame around its cells.
 function drawMark(g, box, mark) {
-  var y = box.bot - AXIS_H + 3, a = box.sx(mark.lo), b = box.sx(mark.hi - 1);
-  g.fillStyle = "#000";
-  g.fillRect(a - 1, y, Math.max(2, b - a + 2), 3);
+  var a = Math.max(box.x0, box.sx(mark.lo - 0.5)), b = Math.min(box.x1, box.sx(mark.hi - 0.5));
+  g.strokeStyle = "#000"; g.lineWidth = 2;
+  g.strokeRect(a, box.top + 1, Math.max(2, b - a), box.bot - AXIS_H - box.top - 1);
+  g.lineWidth = 1;
+}
+
+// While the passes run: the share done as a grey bar in the strip, and the count (a repaint of the strip only).
+export function drawProgress(g, box, done, total) {
+  var bot = box.bot - AXIS_H, w = (box.x1 - box.x0) * (total ? done / total : 0);
+  g.fillStyle = "#eeeeee"; g.fillRect(box.x0, box.top, box.x1 - box.x0, bot - box.top);
+  g.fillStyle = "#bdbdbd"; g.fillRect(box.x0, box.top, w, bot - box.top);
+  g.fillStyle = "#222"; g.textAlign = "center";
+  g.fillText("explaining: " + done + " of " + total + " model runs", (box.x0 + box.x1) / 2, (box.top + bot) / 2 + 4);
 }
 
 function drawClock(g, box, s, n) {
@@ -64,7 +77,9 @@ export function stripLane(s) {
   return {
     title: s.title, unit: s.unit, series: [],
     draw: function (g, box, n) {
-      drawCells(g, box, s, n);
+      if (s.onDraw) s.onDraw(g, box);
+      if (!s.values && s.progress) drawProgress(g, box, s.progress[0], s.progress[1]);
+      else drawCells(g, box, s, n);
       if (s.mark) drawMark(g, box, s.mark);
       drawClock(g, box, s, n);
     },

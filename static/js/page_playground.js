@@ -33,7 +33,8 @@ function lanes() {
   out.push({ title: "Aggregate, editable (draw here)", unit: "W", series: [
     { name: "captured", values: data.starts[S.startIdx].aggregate, color: "#bbbbbb" },
     { name: "edited", values: sig, color: "#000000" }] });
-  if (EX.lane()) out.push(EX.lane()); // the live explanation's strip, under the signal (playground_explain.js)
+  var ex = EX.lane(); // the live explanation's strip, under the signal (playground_explain.js)
+  if (ex) out.push(ex);
   if (!r) return out;
   var by = r.live ? "live model output" : "PyTorch at build time until the live model runs";
   out.push({ title: "Per-device power after the hard gate and output FiLM (" + by + ")", unit: "W",
@@ -105,7 +106,8 @@ function start(p) {
         head: data.firstRun.head, layer: 0, query: data.firstRun.query, geo: null, busy: false, dirty: false, timer: 0,
         shown: [] }; // what each drawn result came from, in order: "build" (first_runs) or "live"
   legend(spec, colors);
-  EX = createExplainPanel({ data: data, spec: spec, signal: function () { return S.signal.get(); }, start: startISO, redraw: draw });
+  EX = createExplainPanel({ data: data, spec: spec, signal: function () { return S.signal.get(); }, start: startISO, redraw: draw,
+                           geo: function () { return S.geo; } });
   wireControls(data, spec, S, edited, draw, runNow);
   wireDrawing(S, edited, draw);
   stateInUrl([["start", "#pg-start"], ["layer", "#pg-layer"], ["head", "#pg-head"], ["t", "#pg-query"]].concat(EX.urlBindings));

@@ -3,9 +3,10 @@
  * `nilmbuild explain --method occlusion`, settings from Python: data.explain) with forward passes of the live
  * graph in workers of its own (live_explain.js); a progress bar counts the passes, and the next edit cancels
  * them. Every pass's watts are kept, so another device, interval or step is explained at once, without passes.
- * The attribution is drawn as a strip lane under the aggregate (explain_strip.js) with its colour legend.
+ * The attribution is drawn as a strip lane under the aggregate (explain_strip.js) with its colour legend; a click
+ * on the strip explains the power at that step.
  *
- *   var ex = createExplainPanel({data, spec, signal: fn, start: fn, redraw: fn});
+ *   var ex = createExplainPanel({data, spec, signal: fn, start: fn, redraw: fn, geo: fn (drawLanes' last geometry)});
  *   ex.lane() -> the strip lane or null;  ex.edited() (cancel);  ex.ran() (the live model ran the current edit)
  */
 import { setLegends } from "./colormaps.js";
@@ -14,13 +15,16 @@ import { createLiveModel } from "./live_model.js";
 import { parseStart } from "./live_time.js";
 import { createOcclusionRunner, workerCount } from "./live_explain.js";
 import { attribute, target } from "./occlusion.js";
+import { pointToLane } from "./playground_plot.js";
 import { testHook } from "./register.js";
-import { CMAP, stripLane } from "./explain_strip.js";
+import { CMAP, drawProgress, stripLane } from "./explain_strip.js";
 
 function $(id) { return document.getElementById(id); }
 
+export var STRIP_LANE = 1; // the page draws the strip right under the aggregate (lane 0)
+
 export function createExplainPanel(o) {
-  var E = { on: false, job: null, result: null, attr: null, progress: [0, 0], state: "off", runs: 0 };
+  var E = { on: false, job: null, result: null, attr: null, progress: [0, 0], state: "off", runs: 0, workers: workerCount() };
   var runner = createOcclusionRunner(o.spec, o.data.explain, createLiveModel);
   wireControls(o, E, {
     changed: function () { enable(); reduce(o, E); o.redraw(); },
@@ -51,7 +55,7 @@ function same(a, b) {
 function start(o, E, runner) {
   cancel(E, "");
   E.result = null; E.attr = null; E.state = "running";
-  var job = runner.run(o.signal(), o.start(), function (done, total) { progress(o, E, done, total); });
+  var job = runner.run(o.signal(), o.start(), function (done, total) { progress(E, done, total); });
   job.of = { signal: Float32Array.from(o.signal()), start: o.start() };
   E.job = job;
   job.promise.then(function (res) {
@@ -77,11 +81,13 @@ function stop(o, E) {
   o.redraw();
 }
 
-function progress(o, E, done, total) {
+// Only the bar and its line change per pass: a redraw of every lane per pass cost the main thread ~25 tasks over
+// 50 ms per explanation on 2 loaded cores (make bench, live section).
+function progress(E, done, total) {
   E.progress = [done, total];
+  if (E.strip) drawProgress(E.strip.g, E.strip.box, done, total);
   $("pg-ex-progress").max = total; $("pg-ex-progress").value = done;
   $("pg-ex-status").textContent = "Explaining: " + done + " of " + total + " model runs (" + workerCount() + " workers)…";
-  o.redraw();
 }
 
 // The explained target the controls ask for: {lo, hi, point, stepS} (hi exclusive, as Python's Interval).
@@ -117,12 +123,13 @@ function status(o, E) {
 
 function laneOf(o, E) {
   var a = E.attr, t = a ? a.target : targetOf(o), dev = $("pg-ex-device").value.replace(/_/g, " ");
-  var what = t.point ? dev + "'s power at step " + t.lo : dev + "'s energy over steps " + t.lo + "-" + (t.hi - 1);
-  var p = E.progress, msg = E.state === "running" ? "explaining: " + p[0] + " of " + p[1] + " model runs" : "waiting for the live model's run of your edit";
-  return stripLane({ title: "Why (occlusion): each step's share of the " + what + ", with the black mark",
-                     unit: a ? a.unit + " per step" : t.point ? "W per step" : "Wh per step",
-                     values: a ? a.values : null, vmax: a ? a.vmax : 1, mark: t, message: msg,
-                     startMs: parseStart(o.start()), stepS: o.spec.stepS });
+  var what = t.point ? dev + " power at step " + t.lo : dev + " energy, steps " + t.lo + "-" + (t.hi - 1);
+  var msg = "waiting for the live model's run of your edit", running = E.state === "running";
+  E.strip = null;
+  return stripLane({ title: "Why: " + what + " (framed), by occlusion", unit: (t.point ? "W" : "Wh") + " per step",
+                     values: a ? a.values : null, vmax: a ? a.vmax : 1, mark: t, message: msg, progress: running ? E.progress : null,
+                     startMs: parseStart(o.start()), stepS: o.spec.stepS,
+                     onDraw: function (g, box) { E.strip = a ? null : { g: g, box: box }; } });
 }
 
 // Only the inputs the selected target reads are enabled.
@@ -145,4 +152,13 @@ function wireControls(o, E, on) {
   ["pg-ex-device", "pg-ex-target", "pg-ex-from", "pg-ex-to", "pg-ex-step"].forEach(function (id) { $(id).onchange = on.changed; });
   $("pg-explain").onchange = on.toggled;
   enable();
+  $("pg-canvas").addEventListener("pointerdown", function (e) { pickStep(o, E, e, on.changed); });
+}
+
+// A click (or tap) on the strip explains the power at that step, from the passes already made.
+function pickStep(o, E, e, changed) {
+  var geo = o.geo(), p = E.on && geo && geo.lanes.length > 1 && pointToLane($("pg-canvas"), geo, STRIP_LANE, e.clientX, e.clientY);
+  if (!p || !p.inside) return;
+  $("pg-ex-target").value = "step"; $("pg-ex-step").value = String(p.step);
+  changed();
 }

@@ -163,6 +163,17 @@ def test_the_next_edit_cancels_and_the_strip_is_drawn(playground, model):  # noq
     if got["values"][lo] < -0.25 * got["values"][peak]:
         assert px[1][2] > px[1][0]  # blue: lowers it
     assert min(px[2]) > 200  # near 0: near white
+    runs = page.evaluate("nilmbuild.test.explain.runs")
+    x, y = page.evaluate(
+        """(t) => { const S = nilmbuild.test.playground, L = S.geo.layout, lane = S.geo.lanes[1];
+        const r = document.getElementById("pg-canvas").getBoundingClientRect();
+        return [r.left + L.x0 + (L.x1 - L.x0) * t / (S.geo.n - 1), r.top + (lane.top + lane.bot) / 2]; }""",
+        peak,
+    )
+    page.mouse.click(x, y)  # a click on the strip: the power at that step, from the same passes
+    got = live_attr(page)
+    assert got["target"]["point"] and abs(got["target"]["lo"] - peak) <= 1
+    assert page.evaluate("nilmbuild.test.explain.runs") == runs
 
 
 def strip_pixels(page, steps):
