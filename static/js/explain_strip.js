@@ -53,13 +53,15 @@ function drawMark(g, box, mark) {
   g.lineWidth = 1;
 }
 
-// While the passes run: the share done as a grey bar in the strip, and the count (a repaint of the strip only).
+// While the passes run: the count and a small bar in the middle of the strip (not along its time axis), a repaint of
+// the strip only.
 export function drawProgress(g, box, done, total) {
-  var bot = box.bot - AXIS_H, w = (box.x1 - box.x0) * (total ? done / total : 0);
+  var bot = box.bot - AXIS_H, mid = (box.x0 + box.x1) / 2, y = (box.top + bot) / 2, half = Math.min(120, (box.x1 - box.x0) / 3);
   g.fillStyle = "#eeeeee"; g.fillRect(box.x0, box.top, box.x1 - box.x0, bot - box.top);
-  g.fillStyle = "#bdbdbd"; g.fillRect(box.x0, box.top, w, bot - box.top);
+  g.strokeStyle = "#666"; g.strokeRect(mid - half, y + 4, 2 * half, 6);
+  g.fillStyle = "#666"; g.fillRect(mid - half, y + 4, 2 * half * (total ? done / total : 0), 6);
   g.fillStyle = "#222"; g.textAlign = "center";
-  g.fillText("explaining: " + done + " of " + total + " model runs", (box.x0 + box.x1) / 2, (box.top + bot) / 2 + 4);
+  g.fillText("explaining: " + done + " of " + total + " model runs", mid, y - 3);
 }
 
 function drawClock(g, box, s, n) {

@@ -109,8 +109,8 @@ function reduce(o, E) {
   var values = attribute(f[0], f.slice(1), r.windows, W), vmax = 0;
   for (var i = 0; i < W; i++) vmax = Math.max(vmax, Math.abs(values[i]));
   E.attr = { device: o.spec.devices[d], target: t, unit: t.point ? "W" : "Wh", value: f[0], values: values, vmax: vmax || 1 };
-  setLegends($("pg-ex-legend"), [[CMAP, -E.attr.vmax, E.attr.vmax, "attribution (" + E.attr.unit + " per step of the aggregate): red raises the " +
-              E.attr.device.replace(/_/g, " ") + "'s " + (t.point ? "power" : "energy") + ", blue lowers it", 5]]);
+  setLegends($("pg-ex-legend"), [[CMAP, -E.attr.vmax, E.attr.vmax, "attribution by occlusion (" + E.attr.unit + " per step of the aggregate): red raises the " +
+              E.attr.device.replace(/_/g, " ") + "'s " + (t.point ? "power" : "energy") + " in the black frame, blue lowers it", 5]]);
   status(o, E);
 }
 
@@ -126,7 +126,7 @@ function laneOf(o, E) {
   var what = t.point ? dev + " power at step " + t.lo : dev + " energy, steps " + t.lo + "-" + (t.hi - 1);
   var msg = "waiting for the live model's run of your edit", running = E.state === "running";
   E.strip = null;
-  return stripLane({ title: "Why: " + what + " (framed), by occlusion", unit: (t.point ? "W" : "Wh") + " per step",
+  return stripLane({ title: "Why: " + what, unit: (t.point ? "W" : "Wh") + "/step",
                      values: a ? a.values : null, vmax: a ? a.vmax : 1, mark: t, message: msg, progress: running ? E.progress : null,
                      startMs: parseStart(o.start()), stepS: o.spec.stepS,
                      onDraw: function (g, box) { E.strip = a ? null : { g: g, box: box }; } });
