@@ -9,6 +9,7 @@ import { parseStart } from "./live_time.js";
 import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
 import { createSignal, parseValues } from "./playground_edit.js";
+import { createExplainPanel } from "./playground_explain.js";
 import { drawLanes, pointToLane } from "./playground_plot.js";
 import { saveSignal } from "./your_signal.js";
 
@@ -23,7 +24,7 @@ function option(sel, value, text) {
 }
 
 // The page's payload, its live model and the editing state (set once by start).
-var data, spec, W, live, S, colors = palette;
+var data, spec, W, live, S, EX, colors = palette;
 
 function startISO() { return data.starts[S.startIdx].start; }
 
@@ -32,6 +33,8 @@ function lanes() {
   out.push({ title: "Aggregate, editable (draw here)", unit: "W", series: [
     { name: "captured", values: data.starts[S.startIdx].aggregate, color: "#bbbbbb" },
     { name: "edited", values: sig, color: "#000000" }] });
+  var ex = EX.lane(); // the live explanation's strip, under the signal (playground_explain.js)
+  if (ex) out.push(ex);
   if (!r) return out;
   var by = r.live ? "live model output" : "PyTorch at build time until the live model runs";
   out.push({ title: "Per-device power after the hard gate and output FiLM (" + by + ")", unit: "W",
@@ -77,7 +80,7 @@ function onResult(res) {
   S.result = { live: true, watts: live.perDevice(res.outputs.watts), gate: res.outputs.gate_prob.data,
                attention: res.outputs.attention.data, ms: res.ms, signal: Float32Array.from(S.signal.get()) };
   $("pg-status").textContent = "Model run " + S.runs + ": " + res.ms.toFixed(0) + " ms in the worker.";
-  draw(); ready();
+  draw(); ready(); EX.ran();
   window.dispatchEvent(new CustomEvent("nilmbuild:run", { detail: S.runs }));
 }
 
@@ -88,7 +91,7 @@ function runNow() { // one run at a time; an edit during a run asks for one more
   live.run(x, S.head, FETCH).then(onResult).catch(fail).then(function () { S.busy = false; if (S.dirty) runNow(); });
 }
 
-function edited() { draw(); keep(); clearTimeout(S.timer); S.timer = setTimeout(runNow, DEBOUNCE_MS); }
+function edited() { EX.edited(); draw(); keep(); clearTimeout(S.timer); S.timer = setTimeout(runNow, DEBOUNCE_MS); }
 
 // the current edit, for "your signal" on the Attention and Disaggregation pages (your_signal.js)
 function keep() {
@@ -103,9 +106,11 @@ function start(p) {
         head: data.firstRun.head, layer: 0, query: data.firstRun.query, geo: null, busy: false, dirty: false, timer: 0,
         shown: [] }; // what each drawn result came from, in order: "build" (first_runs) or "live"
   legend(spec, colors);
+  EX = createExplainPanel({ data: data, spec: spec, signal: function () { return S.signal.get(); }, start: startISO, redraw: draw,
+                           geo: function () { return S.geo; } });
   wireControls(data, spec, S, edited, draw, runNow);
   wireDrawing(S, edited, draw);
-  stateInUrl([["start", "#pg-start"], ["layer", "#pg-layer"], ["head", "#pg-head"], ["t", "#pg-query"]]);
+  stateInUrl([["start", "#pg-start"], ["layer", "#pg-layer"], ["head", "#pg-head"], ["t", "#pg-query"]].concat(EX.urlBindings));
   showFirstRun();
   draw(); ready();
   runNow();

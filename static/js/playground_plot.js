@@ -1,6 +1,7 @@
 /* playground_plot.js: stacked line-plot lanes on a 2D canvas sharing one time axis, and the mapping from a
  * pointer back to (step, value) in a lane (for drawing on the aggregate).
- *   lanes: [{title, unit, min?, max?, series: [{name, values, color}], hlines?: [{y, color}], vline?: step}] */
+ *   lanes: [{title, unit, min?, max?, series: [{name, values, color}], hlines?: [{y, color}], vline?: step}]
+ *   A lane with draw(g, {x0, x1, top, bot, sx}, n) draws its own box content (explain_strip.js's strip). */
 import { context2d, sizeBacking } from "./core.js";
 
 var PAD = { left: 64, right: 12, top: 18, bottom: 30, gap: 26 };
@@ -39,6 +40,7 @@ export function drawLanes(canvas, lanes, n, xLabel) {
     g.strokeStyle = "#999"; g.lineWidth = 1; g.strokeRect(L.x0, top, L.x1 - L.x0, bot - top);
     g.fillStyle = "#222"; g.textAlign = "left";
     g.fillText(lane.title + " (" + lane.unit + ")", L.x0, top - 5);
+    if (lane.draw) return lane.draw(g, { x0: L.x0, x1: L.x1, top: top, bot: bot, sx: sx }, n);
     g.textAlign = "right";
     g.fillText(fmt(ext[1]), L.x0 - 4, top + 9);
     g.fillText(fmt(ext[0]), L.x0 - 4, bot);

@@ -38,13 +38,19 @@ def site(tmp_path_factory, model, windows):
     from nilmbuild.site.build import build_site
     from nilmbuild.site.context import SiteContext
     from nilmbuild.site.views import playground
+    from nilmbuild.site.views._common import model_sizes
 
     x, y, t0 = windows
     ctx = SiteContext(
         loaded=model.loaded, source="synthetic", household=None, prepared=None, x=x, y=y, t0=t0, capture=None
     )
     out = tmp_path_factory.mktemp("live") / "site"
-    build_site(out, [playground.build(ctx)], {"checkpoint": "default.pt", "data_source": "synthetic"})
+    meta = {
+        "checkpoint": "default.pt",
+        "data_source": "synthetic",
+        "model": model_sizes(model.loaded.cfg, model.step_s),
+    }
+    build_site(out, [playground.build(ctx)], meta)  # "model": the sizes the templates spell (pages.site_context_vars)
     (out / "parent.html").write_text(
         "<!doctype html><html><body><h1>host</h1><iframe id='f' src='playground.html#embed' "
         "style='width:900px;height:700px;border:0'></iframe></body></html>"

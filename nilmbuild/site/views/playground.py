@@ -12,6 +12,7 @@ from nilmbuild.site import story
 from nilmbuild.site.build import PageSpec
 
 from ._common import pick_device_samples, view_page
+from .live_explain import live_explain_data
 from .live_parts import live_parts
 
 SLUG = "playground"
@@ -78,6 +79,7 @@ def build(ctx) -> PageSpec:
     first, blob = first_runs(ctx, samples)
     data = {"live": live, "starts": start_windows(ctx, samples), "palette": palette(live["stepS"]), "firstRun": first}
     data["story"] = story.playground_story(ctx, samples)
+    data["explain"] = live_explain_data(ctx.loaded)
     return view_page(
         __name__,
         data=data,
