@@ -272,7 +272,7 @@ function buildControls() {
 }
 function finish() {
   wi = gateWhatIf({ after: document.getElementById("view-time"), cap: cap, state: state, sampleLabel: function (i) { return kit.sampleLabel(extra, i); } });
-  testHook({ whatif: wi, state: state, current: function () { return cur; }, update: update, cap: cap, extra: extra,
+  testHook({ whatif: wi, state: state, current: function () { return cur; }, plot: function () { return plot; }, update: update, cap: cap, extra: extra,
              gate: { recompute: recompute, captured: captured, same: same, smooth32: smooth32, film32: film32 } });
   stateInUrl([["sample", "#ctl-sample"], ["device", "#ctl-device"], ["mode", ui.modeSel], ["threshold", ui.thr]]);
   ready();

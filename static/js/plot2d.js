@@ -8,7 +8,8 @@
  *              series: [{name: "input", y: Float32Array, kind: "line"}]}]});
  *   p.draw(); p.setCursor(42); plot2d.hover(p);
  * Series: {name, y, x (optional; default 0..n-1), kind: line|area|step|bar, color, width, dash}.
- * Axes: {label, unit, min, max, zero} (min/max default to the data range; y includes 0 for area/bar, and for any
+ * Axes: {label, unit, min, max, zero, clock: {start: UTC ms at x = 0, per: ms per x unit} (ticks and readout in clock
+ *   time, UTC), readout: the readout's name for x (default label)} (min/max default to the data range; y includes 0 for area/bar, and for any
  *   series with zero: true, so that a nearly constant lane is drawn near its zero line, not stretched edge to edge).
  */
 import { palette } from "./colormaps.js";
@@ -18,14 +19,19 @@ var FONT = font(12);
 var BOLD = font(13, 600);
 var AXIS = "#57606a", GRID = "#e6e9ed", TEXT = "#1b1f24";
 
-// "nice" ticks (1, 2, 5 x 10^k) covering [min, max], about n of them
-function ticks(min, max, n) {
-  if (!(max > min)) return [min];
-  var raw = (max - min) / Math.max(1, n || 5), mag = Math.pow(10, Math.floor(Math.log10(raw)));
+// "nice" ticks (1, 2, 5 x 10^k) covering [min, max], about n of them, and never fewer than two (a short lane
+// asked for 2 could get one step wider than its range: a lone "0")
+function niceTicks(min, max, n) {
+  var raw = (max - min) / Math.max(1, n), mag = Math.pow(10, Math.floor(Math.log10(raw)));
   var step = [1, 2, 5, 10].map(function (m) { return m * mag; }).find(function (s) { return s >= raw; });
   var out = [], t0 = Math.ceil(min / step - 1e-9) * step;
   for (var t = t0; t <= max + step * 1e-9; t += step) out.push(Math.abs(t) < step * 1e-9 ? 0 : t);
   return out;
+}
+function ticks(min, max, n) {
+  if (!(max > min)) return [min];
+  for (var k = Math.max(1, n || 5); k < (n || 5) + 8; k++) { var out = niceTicks(min, max, k); if (out.length >= 2) return out; }
+  return [min, max];
 }
 
 function axisTitle(ax) { return (ax.label || "") + (ax.unit ? " (" + ax.unit + ")" : ""); }
@@ -42,6 +48,48 @@ function extent(lane, key, xs) {
   if (lo === hi) { lo -= 0.5; hi += 0.5; }
   if (key === "y") { var pad = 0.05 * (hi - lo); if (hi !== 0) hi += pad; if (lo !== 0) lo -= pad; } // headroom
   return [lo, hi];
+}
+
+// index of the sample of ascending xs nearest to x, or (floor) the last one at or before x (the first if none)
+function sampleIndex(xs, x, floor) {
+  var n = xs.length, lo = 0, hi = n - 1;
+  if (n < 2 || x <= xs[0]) return 0;
+  if (x >= xs[n - 1]) return n - 1;
+  while (hi - lo > 1) { var mid = (lo + hi) >> 1; if (xs[mid] <= x) lo = mid; else hi = mid; }
+  if (floor) return lo;
+  return x - xs[lo] <= xs[hi] - x ? lo : hi;
+}
+// series s's value where it is drawn at x (see valuesAt)
+function valueOf(s, xs, x) {
+  if (s.y.length === 2 && s.kind === "line" && xs[1] !== xs[0]) {
+    var u = Math.max(0, Math.min(1, (x - xs[0]) / (xs[1] - xs[0])));
+    return s.y[0] + u * (s.y[1] - s.y[0]);
+  }
+  return s.y[sampleIndex(xs, x, s.kind === "step")];
+}
+
+// Clock axes (axis.clock = {start: UTC ms at x = 0, per: ms per x unit}): ticks on whole clock steps, "HH:MM" labels
+var CLOCK_STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440];   // minutes
+function clockTicks(min, max, n, clock) {
+  var t0 = clock.start + min * clock.per, t1 = clock.start + max * clock.per, span = (t1 - t0) / 60000;
+  var step = CLOCK_STEPS.find(function (m) { return span / m <= Math.max(1, n); }) || 1440, ms = step * 60000, out = [];
+  for (var t = Math.ceil(t0 / ms - 1e-9) * ms; t <= t1 + 1e-6; t += ms) out.push((t - clock.start) / clock.per);
+  return out;
+}
+function clockText(clock, x, seconds) {
+  var iso = new Date(clock.start + x * clock.per).toISOString();
+  return iso.slice(11, seconds ? 19 : 16);
+}
+// the readout's x: clock time (with seconds when the samples are finer than a minute), else the number and unit
+function xText(ax, x) {
+  if (ax.clock) return clockText(ax.clock, x, ax.clock.per < 60000 || Math.round(x * ax.clock.per) % 60000 !== 0) + " UTC";
+  return fmt(x, 6) + (ax.unit ? " " + ax.unit : "");
+}
+function xTicks(ax, xr, n) { return ax.clock ? clockTicks(xr[0], xr[1], n, ax.clock) : ticks(xr[0], xr[1], n); }
+function xTickText(ax, t) {   // a clock tick at midnight names the day instead
+  if (!ax.clock) return fmt(t, 4);
+  var hm = clockText(ax.clock, t, false);
+  return hm === "00:00" ? new Date(ax.clock.start + t * ax.clock.per).toISOString().slice(5, 10) : hm;
 }
 
 export const plot2d = { ticks: ticks };
@@ -130,7 +178,7 @@ plot2d.create = function (canvas, opts) {
     } else {
       var kk = 0; o.lanes.forEach(function (l) { l.series.forEach(function (s) { s._color = s.color || palette[kk++ % palette.length]; }); });
     }
-    var xt = ticks(L.xr[0], L.xr[1], Math.max(2, Math.floor((L.W - L.left - L.right) / 90)));
+    var xt = xTicks(o.x || {}, L.xr, Math.max(2, Math.floor((L.W - L.left - L.right) / 90)));
     L.lanes.forEach(function (box, i) {
       var lane = o.lanes[i], yt = ticks(box.yr[0], box.yr[1], Math.max(2, Math.floor(box.height / 40)));
       ctx.strokeStyle = GRID; ctx.lineWidth = 1;
@@ -146,10 +194,13 @@ plot2d.create = function (canvas, opts) {
     });
     var last = L.lanes[L.lanes.length - 1], yb = last.y + last.height;
     ctx.textAlign = "center"; ctx.fillStyle = AXIS;
-    xt.forEach(function (t) {
-      var x = p.xToPx(t);
+    var prevRight = -Infinity;
+    xt.forEach(function (t) {   // labels kept inside the canvas; one that would touch its left neighbour is left out
+      var x = p.xToPx(t), label = xTickText(o.x || {}, t), w = ctx.measureText(label).width;
+      var cx = Math.max(w / 2 + 1, Math.min(L.W - w / 2 - 1, x));
       ctx.beginPath(); ctx.moveTo(x, yb); ctx.lineTo(x, yb + 4); ctx.stroke();
-      ctx.fillText(fmt(t, 4), x, yb + 13);
+      if (cx - w / 2 < prevRight + 4) return;
+      ctx.fillText(label, cx, yb + 13); prevRight = cx + w / 2;
     });
     ctx.fillStyle = TEXT; ctx.fillText(axisTitle(o.x || {}), L.left + (L.W - L.left - L.right) / 2, yb + 31);
     if (p.cursor !== null && p.cursor >= L.xr[0] && p.cursor <= L.xr[1]) {
@@ -175,44 +226,58 @@ plot2d.create = function (canvas, opts) {
     }
     return null;
   };
+  // x -> the values drawn there: the lane's densest series picks the sample (its nearest one; a step series: the
+  // step that covers x) and every series reports its own value at that sample's x (a two-point line, e.g. a
+  // threshold, by interpolation). res.x is that sample's x, never another series' end point.
+  function primary(lane) { var prim = null; lane.series.forEach(function (s) { if (!prim || s.y.length > prim.y.length) prim = s; }); return prim; }
+  p.sampleXs = function (laneIndex) { var s = primary(p.opts.lanes[laneIndex]); return s ? xsOf(s) : []; };
   p.valuesAt = function (x, laneIndex) {
-    var lane = p.opts.lanes[laneIndex], res = { lane: laneIndex, x: x, index: -1, values: [] };
-    lane.series.forEach(function (s) {
-      var xs = xsOf(s), best = 0;
-      for (var j = 1; j < xs.length; j++) if (Math.abs(xs[j] - x) < Math.abs(xs[best] - x)) best = j;
-      res.index = best; res.x = xs[best];
-      res.values.push({ name: s.name, value: s.y[best] });
-    });
+    var lane = p.opts.lanes[laneIndex], res = { lane: laneIndex, x: x, index: -1, values: [] }, prim = primary(lane);
+    if (!prim || !prim.y.length) return res;
+    var pxs = xsOf(prim);
+    res.index = sampleIndex(pxs, x, prim.kind === "step"); res.x = pxs[res.index];
+    lane.series.forEach(function (s) { res.values.push({ name: s.name, value: valueOf(s, xsOf(s), res.x) }); });
     return res;
   };
   return p;
 };
 
 // Hover: vertical cursor + tooltip with every series' value in the hovered lane; left/right arrow keys
-// move the cursor by one sample when the canvas is focused. onMove(x) lets linked views follow.
+// move the cursor by one sample when the canvas is focused. onMove(x) lets linked views follow. The tooltip is
+// rebuilt from the plot's current series whenever a control changes them (core.tooltip's refresh).
 plot2d.hover = function (p, onMove) {
-  var c = p.canvas, xUnit = (p.opts.x && p.opts.x.unit) ? " " + p.opts.x.unit : "";
+  var c = p.canvas, last = null;   // last: where the readout points, {px, py} (mouse) or {x} (keyboard, lane 0)
   if (!c.hasAttribute("tabindex")) c.tabIndex = 0;
   function text(h) {
-    return (p.opts.x && p.opts.x.label ? p.opts.x.label : "x") + " = " + fmt(h.x, 6) + xUnit + "\n" +
+    var ax = p.opts.x || {};
+    return (ax.readout || ax.label || "x") + " = " + xText(ax, h.x) + "\n" +
       h.values.map(function (v) { return (v.name || "value") + ": " + fmt(v.value, 6); }).join("\n");
   }
+  function show() {
+    var r = c.getBoundingClientRect(), h = last.px !== undefined ? p.hitTest(last.px, last.py) : p.valuesAt(last.x, 0);
+    if (!h) { tooltip.hide(); return null; }
+    var px = last.px !== undefined ? last.px : p.xToPx(h.x), py = last.px !== undefined ? last.py : p.layout.lanes[0].y;
+    tooltip.show(text(h), r.left + px, r.top + py, function () { if (last) show(); });
+    return h;
+  }
   c.addEventListener("mousemove", function (e) {
-    var r = c.getBoundingClientRect(), h = p.hitTest(e.clientX - r.left, e.clientY - r.top);
-    if (!h) { tooltip.hide(); return; }
-    p.setCursor(h.x); tooltip.show(text(h), e.clientX, e.clientY);
+    var r = c.getBoundingClientRect();
+    last = { px: e.clientX - r.left, py: e.clientY - r.top };
+    var h = p.hitTest(last.px, last.py);
+    if (!h) { last = null; tooltip.hide(); return; }
+    p.setCursor(h.x); show();
     if (onMove) onMove(h.x);
   });
-  c.addEventListener("mouseleave", function () { tooltip.hide(); });
-  var idx = 0;
+  function away() { last = null; tooltip.hide(); }
+  c.addEventListener("mouseleave", away);
+  c.addEventListener("blur", away);
   c.addEventListener("keydown", function (e) {
     if (e.key !== "ArrowLeft" && e.key !== "ArrowRight") return;
     e.preventDefault();
-    var s = p.opts.lanes[0].series[0], n = s.y.length;
-    idx = Math.max(0, Math.min(n - 1, idx + (e.key === "ArrowRight" ? 1 : -1) * (e.shiftKey ? 10 : 1)));
-    var h = p.valuesAt((s.x ? s.x[idx] : idx), 0), r = c.getBoundingClientRect();
-    p.setCursor(h.x); tooltip.show(text(h), r.left + p.xToPx(h.x), r.top + p.layout.lanes[0].y);
-    if (onMove) onMove(h.x);
+    var xs = p.sampleXs(0), at = p.cursor === null ? 0 : p.valuesAt(p.cursor, 0).index;
+    var idx = Math.max(0, Math.min(xs.length - 1, at + (e.key === "ArrowRight" ? 1 : -1) * (e.shiftKey ? 10 : 1)));
+    last = { x: xs[idx] };
+    p.setCursor(xs[idx]); show();
+    if (onMove) onMove(xs[idx]);
   });
-  c.addEventListener("blur", function () { tooltip.hide(); });
 };
