@@ -69,7 +69,7 @@ function buildStatesFigure() {
   var stCanvas = document.getElementById("states-plot");
   var lanes = S.devs.map(function (d, k) {
     var y = S.resApps.subarray(k * S.n, (k + 1) * S.n), thr = D.thresholds_w[d];
-    return { title: pretty(d) + " (ON > " + thr + " W)", y: { label: pretty(d), unit: "W", min: 0 }, height: 1, series: [
+    return { title: pretty(d) + " (ON > " + thr + " W)", y: { label: pretty(d), unit: "W", min: 0 }, height: 1, flat: "off all day", series: [
       { name: "power (1 min)", x: S.resH, y: y, kind: "area", color: deviceColors ? deviceColors[k] : palette[k] },
       { name: "ON threshold", x: [0, S.spanH], y: [thr, thr], kind: "line", color: "#1b1f24", dash: [5, 3], width: 1 },
     ] };

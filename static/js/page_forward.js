@@ -301,7 +301,7 @@ function rowLabel(s, r) {   // which record / index a shown row is
     var p = s.parts[k], rr = r - s.offsets[k], ax = shownAxes(p), sh = p.rec.shape;
     var lead = ax.slice(1, -1), txt;
     if (lead.length === 0) txt = "";
-    else if (lead.length === 1) txt = lead[0] + " " + rr;
+    else if (lead.length === 1) txt = lead[0] === "time" && s.binned ? binText(p, rr) : lead[0] + " " + rr;
     else { var inner = sh[2]; txt = lead[0] + " " + Math.floor(rr / inner) + ", " + lead[1] + " " + (rr % inner); }
     return (s.parts.length > 1 ? p.name + (txt ? ", " : "") : "") + txt;
   }
@@ -309,11 +309,12 @@ function rowLabel(s, r) {   // which record / index a shown row is
 }
 function colLabel(s, c) {
   var p = s.parts[0], ax = shownAxes(p), name = ax[ax.length - 1];
-  if (s.binned && name === "time") {
-    var b = P.bin, Lt = p.rec.shape[p.rec.axes.indexOf("time")];
-    return "time " + c * b + "–" + Math.min(c * b + b - 1, Lt - 1) + " min (mean)";
-  }
+  if (s.binned && name === "time") return binText(p, c);
   return name + " " + c + (name === "time" ? " min" : "");
+}
+function binText(p, k) {   // shown time index k of a binned stage: the minutes its mean covers
+  var b = P.bin, Lt = p.rec.shape[p.rec.axes.indexOf("time")];
+  return "time " + k * b + "–" + Math.min(k * b + b - 1, Lt - 1) + " min (mean)";
 }
 function frameZoom() {
   var s = stages[S.stage], top = 8, bottom = 40, left = 150, right = 12;
@@ -347,7 +348,7 @@ function onZoomMove(e) {
   var hm = zhm[S.stage], cell = hm && hm.cellAt(px, py);
   if (!cell) { tooltip.hide(); return; }
   var rl = rowLabel(s, cell.row);
-  tooltip.show("stage " + s.st.stage + ": " + (rl ? rl + ", " : "") + colLabel(s, cell.col) + "\nvalue = " + fmt(cell.value, 4), e.clientX, e.clientY);
+  tooltip.show("stage " + s.st.stage + ": " + (rl ? rl + ", " : "") + colLabel(s, cell.col) + "\nvalue = " + fmt(cell.value, 4), e.clientX, e.clientY, function () { onZoomMove(e); });
 }
 
 /* ---------- the stage's records, stats and docs; its legend ---------- */
@@ -417,7 +418,7 @@ function onHover(e) {
   canvas.style.cursor = i >= 0 ? "pointer" : "default";
   if (i < 0) { tooltip.hide(); return; }
   var s = stages[i];
-  tooltip.show("stage " + s.st.stage + ": " + s.st.title + "\n" + s.parts.map(function (p) { return p.name + " (" + p.rec.shape.join("×") + ")"; }).join("\n"), e.clientX, e.clientY);
+  tooltip.show("stage " + s.st.stage + ": " + s.st.title + "\n" + s.parts.map(function (p) { return p.name + " (" + p.rec.shape.join("×") + ")"; }).join("\n"), e.clientX, e.clientY, function () { onHover(e); });
 }
 function listen() {
   canvas.tabIndex = 0;
