@@ -129,7 +129,7 @@ function emptyState(message) {   // "your signal" with no edit: the message take
     box = document.createElement("div"); box.id = "signal-empty"; box.className = "nb-empty"; box.setAttribute("role", "status");
     canvas.parentNode.insertBefore(box, canvas);
   }
-  box.textContent = message || ""; box.hidden = message === null; canvas.hidden = message !== null;
+  box.textContent = message || ""; box.hidden = message === null; canvas.style.display = message === null ? "" : "none";   // .nb-canvas sets display
 }
 function onPlay() {
   if (st.anim) { st.anim.cancel(); return; }
