@@ -200,6 +200,23 @@ export const fmt = function (x, digits) {
 };
 
 /* ---- tooltip ---- */
+// show(text, clientX, clientY, refresh): refresh (optional) rebuilds the readout from the view's current data; it
+// runs after any control changes (a select, range, checkbox or button anywhere on the page, the URL state) while
+// the tooltip is up, so a mode, sample, layer or head switch never leaves stale text.
+var tipRefresh = null, tipListening = false;
+function refreshTooltip() {
+  requestAnimationFrame(function () {   // after the control's own handlers and the redraw they schedule
+    var t = document.getElementById("nb-tooltip");
+    if (tipRefresh && t && !t.hidden) tipRefresh();
+  });
+}
+function listenForControls() {
+  if (tipListening) return;
+  tipListening = true;
+  ["change", "input", "click", "hashchange", "popstate"].forEach(function (ev) {
+    (ev === "hashchange" || ev === "popstate" ? window : document).addEventListener(ev, refreshTooltip);
+  });
+}
 export const tooltip = {
   el: function () {
     var t = document.getElementById("nb-tooltip");
@@ -213,8 +230,10 @@ export const tooltip = {
     return t;
   },
   // clientX/Y: viewport coordinates of the point the text describes
-  show: function (text, clientX, clientY) {
+  show: function (text, clientX, clientY, refresh) {
     var t = this.el();
+    tipRefresh = refresh || null;
+    if (refresh) listenForControls();
     t.textContent = text;
     t.hidden = false;
     var w = t.offsetWidth, h = t.offsetHeight;
@@ -226,8 +245,10 @@ export const tooltip = {
   },
   hide: function () {
     var t = document.getElementById("nb-tooltip");
+    tipRefresh = null;
     if (t) t.hidden = true;
   },
+  refresh: refreshTooltip,
 };
 
 /* ---- PNG export ---- */
@@ -340,7 +361,11 @@ export const gridCursor = function (el, rows, cols, onMove, label) {
     e.preventDefault();
     cur.set(r, c);
   });
-  el.addEventListener("focus", function () { cur.set(cur.row, cur.col); });
+  // focus from the keyboard shows the cursor's cell; focus from a click must not (the pointer's own readout stands,
+  // and a tooltip for cell (0, 0) at the grid's corner would misreport what was clicked)
+  var byPointer = false;
+  el.addEventListener("pointerdown", function () { byPointer = true; setTimeout(function () { byPointer = false; }, 0); });
+  el.addEventListener("focus", function () { if (!byPointer) cur.set(cur.row, cur.col); byPointer = false; });
   return cur;
 };
 

@@ -53,27 +53,43 @@ export function hoverGrid(canvas, heatmaps, opts) {
   outline.hidden = true;
   parent.appendChild(outline);
 
+  var last = null;   // what the readout shows: {px, py} (pointer, canvas CSS px) or {r, c} (keyboard cursor)
   function show(hm, idx, r, c, clientX, clientY) {
     var b = hm.cellBox(r, c), cr = canvas.getBoundingClientRect(), pr = parent.getBoundingClientRect();
     outline.style.left = cr.left - pr.left + b.x + "px"; outline.style.top = cr.top - pr.top + b.y + "px";
     outline.style.width = b.width + "px"; outline.style.height = b.height + "px";
     outline.hidden = false;
     if (clientX === undefined) { clientX = cr.left + b.x + b.width; clientY = cr.top + b.y + b.height; }
-    tooltip.show(label(hm, r, c, hm.value(r, c), idx), clientX, clientY);
+    tooltip.show(label(hm, r, c, hm.value(r, c), idx), clientX, clientY, refresh);
     if (opts.onCell) opts.onCell(hm, r, c);
   }
-  canvas.addEventListener("mousemove", function (e) {
-    var rect = canvas.getBoundingClientRect(), px = e.clientX - rect.left, py = e.clientY - rect.top;
+  function pointAt(px, py) {   // the pointer's cell, re-read from the grids as they are drawn now
+    var rect = canvas.getBoundingClientRect();
     for (var i = 0; i < heatmaps.length; i++) {
       var cell = heatmaps[i].cellAt(px, py);
-      if (cell) { show(heatmaps[i], i, cell.row, cell.col, e.clientX, e.clientY); return; }
+      if (!cell) continue;
+      if (cursor && heatmaps[i].rows === khm.rows) cursor.row = cell.row;   // arrow keys go on from here
+      if (cursor && heatmaps[i].cols === khm.cols) cursor.col = cell.col;
+      show(heatmaps[i], i, cell.row, cell.col, rect.left + px, rect.top + py);
+      return;
     }
-    outline.hidden = true; tooltip.hide();
+    away();
+  }
+  function refresh() {
+    if (!last) return;
+    if (last.px !== undefined) pointAt(last.px, last.py);
+    else if (khm.box) show(khm, k, last.r, last.c);
+  }
+  function away() { last = null; outline.hidden = true; tooltip.hide(); }
+  canvas.addEventListener("mousemove", function (e) {
+    var rect = canvas.getBoundingClientRect();
+    last = { px: e.clientX - rect.left, py: e.clientY - rect.top };
+    pointAt(last.px, last.py);
   });
-  canvas.addEventListener("mouseleave", function () { outline.hidden = true; tooltip.hide(); });
-  var k = opts.keyboardIndex || 0, khm = heatmaps[k];
-  var cursor = gridCursor(canvas, khm.rows, khm.cols, function (r, c) { if (khm.box) show(khm, k, r, c); },
-                             opts.ariaLabel || "heatmap");
-  canvas.addEventListener("blur", function () { outline.hidden = true; tooltip.hide(); });
+  canvas.addEventListener("mouseleave", away);
+  var k = opts.keyboardIndex || 0, khm = heatmaps[k], cursor = null;
+  cursor = gridCursor(canvas, khm.rows, khm.cols, function (r, c) { if (khm.box) { last = { r: r, c: c }; show(khm, k, r, c); } },
+                      opts.ariaLabel || "heatmap");
+  canvas.addEventListener("blur", away);
   return cursor;
 }

@@ -110,8 +110,10 @@ function trajectory(g, pts, toPixel, b) {
     if (q.x < b.x || q.x > b.x + b.width || q.y < b.y || q.y > b.y + b.height) outside++;
     g.fillStyle = "#D55E00"; g.beginPath(); g.arc(q.x, q.y, 3, 0, 2 * Math.PI); g.fill();
     if (k === 0 || k === pts.length - 1) {
-      g.fillStyle = "#1b1f24"; g.font = font(11, 600); g.textAlign = "left"; g.textBaseline = "bottom";
-      g.fillText("epoch " + p.epoch, q.x + 5, q.y - 3);
+      // a white halo under dark text: readable on the dark (low-loss) end of viridis as on the bright end
+      g.font = font(11, 600); g.textAlign = "left"; g.textBaseline = "bottom"; g.lineJoin = "round";
+      g.strokeStyle = "rgba(255,255,255,0.92)"; g.lineWidth = 3.5; g.strokeText("epoch " + p.epoch, q.x + 5, q.y - 3);
+      g.fillStyle = "#1b1f24"; g.fillText("epoch " + p.epoch, q.x + 5, q.y - 3);
     }
   });
   g.restore();

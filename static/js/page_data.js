@@ -29,7 +29,9 @@ function series(D) {
   return {
     devs: D.devices, n: n, stepMin: D.step_s / 60, rawH: rawH, resH: resH, spanH: (n * D.step_s) / 3600,
     rawAgg: f32(D.raw.aggregate_w), resAgg: f32(D.resampled.aggregate_w), resApps: f32(D.resampled.appliances_w),
-    states: new Uint8Array(D.resampled.states), xLabel: "time (h) from " + D.start.replace("T", " "),
+    states: new Uint8Array(D.resampled.states),
+    // hours from the start, labelled in clock time (UTC)
+    xAxis: function (min, max) { return { label: "time from " + D.start.slice(0, 16).replace("T", " "), unit: "UTC", readout: "time", min: min, max: max, clock: { start: Date.parse(D.start.replace(/Z?$/, "Z")), per: 3600000 } }; },
   };
 }
 
@@ -39,7 +41,7 @@ function buildRawFigure() {
   document.getElementById("raw-caption").textContent = "The aggregate at the meter's native rate (every " + D.native_rate_s + " s, thin line) and the mean of each " +
     S.stepMin + "-minute bin (step line) that the model sees; the dashed line is the dataset's cut-off (" + D.cutoff_w + " W) above which the aggregate is clipped. Zoom into an hour to see the averaging.";
   var rawPlot = plot2d.create(rawCanvas, {
-    title: "Aggregate power, " + D.start.slice(0, 16).replace("T", " ") + " + 24 h", x: { label: S.xLabel, unit: "", min: 0, max: S.spanH },
+    title: "Aggregate power, " + D.start.slice(0, 16).replace("T", " ") + " + 24 h", x: S.xAxis(0, S.spanH),
     lanes: [{ y: { label: "power", unit: "W", min: 0 }, series: [
       { name: "raw, every " + D.native_rate_s + " s", x: S.rawH, y: S.rawAgg, kind: "line", color: "#56B4E9", width: 1 },
       { name: S.stepMin + "-min mean (model input)", x: S.resH, y: S.resAgg, kind: "step", color: "#0072B2", width: 1.6 },
@@ -67,12 +69,12 @@ function buildStatesFigure() {
   var stCanvas = document.getElementById("states-plot");
   var lanes = S.devs.map(function (d, k) {
     var y = S.resApps.subarray(k * S.n, (k + 1) * S.n), thr = D.thresholds_w[d];
-    return { title: pretty(d) + " (ON > " + thr + " W)", y: { label: pretty(d), unit: "W", min: 0 }, height: 1, series: [
+    return { title: pretty(d) + " (ON > " + thr + " W)", y: { label: pretty(d), unit: "W", min: 0 }, height: 1, flat: "off all day", series: [
       { name: "power (1 min)", x: S.resH, y: y, kind: "area", color: deviceColors ? deviceColors[k] : palette[k] },
       { name: "ON threshold", x: [0, S.spanH], y: [thr, thr], kind: "line", color: "#1b1f24", dash: [5, 3], width: 1 },
     ] };
   });
-  var stPlot = plot2d.create(stCanvas, { x: { label: S.xLabel, min: 0, max: S.spanH }, lanes: lanes, legend: false });
+  var stPlot = plot2d.create(stCanvas, { x: S.xAxis(0, S.spanH), lanes: lanes, legend: false });
   var baseDraw = stPlot.draw;
   stPlot.draw = function () { baseDraw(); drawOnBands(stPlot, stCanvas); return stPlot; };
   stPlot.draw();

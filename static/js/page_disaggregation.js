@@ -91,7 +91,7 @@ function showReadout(lane, i, clientX, clientY) {
   }
   readoutEl.textContent = lines.join(" · ");
   readoutEl.dataset.lane = lane; readoutEl.dataset.index = i;
-  if (clientX !== undefined) tooltip.show(lines.join("\n"), clientX, clientY);
+  if (clientX !== undefined) tooltip.show(lines.join("\n"), clientX, clientY, function () { if (i < view.opts.agg.length) showReadout(lane, i, clientX, clientY); });
 }
 
 /* ---------- pointer and keyboard ---------- */
@@ -120,7 +120,16 @@ function buildPointer() {
 /* ---------- controls ---------- */
 function onMode(v) {
   st.mode = v; ui.sampleSel.disabled = v !== "window"; ui.stepSel.disabled = v !== "day"; ui.playBtn.disabled = false;
-  document.getElementById("metrics-box").hidden = v !== "day"; ds.when(v, remake, readoutEl);
+  document.getElementById("metrics-box").hidden = v !== "day"; ds.when(v, remake, readoutEl, emptyState);
+}
+function emptyState(message) {   // "your signal" with no edit: the message takes the chart's place (not under an old chart)
+  var box = document.getElementById("signal-empty");
+  if (!box && message === null) return;
+  if (!box) {
+    box = document.createElement("div"); box.id = "signal-empty"; box.className = "nb-empty"; box.setAttribute("role", "status");
+    canvas.parentNode.insertBefore(box, canvas);
+  }
+  box.textContent = message || ""; box.hidden = message === null; canvas.style.display = message === null ? "" : "none";   // .nb-canvas sets display
 }
 function onPlay() {
   if (st.anim) { st.anim.cancel(); return; }

@@ -172,7 +172,7 @@ function onMLPHover(e) {
   var r = mlp.canvas.getBoundingClientRect(), x = e.clientX - r.left, y = e.clientY - r.top;
   for (var k = 0; k < mlp.cells.length; k++) {
     var cl = mlp.cells[k];
-    if (x >= cl.x && x < cl.x + cl.w && y >= cl.y && y < cl.y + cl.h) { tooltip.show(cl.label + " = " + fmt(cl.v, 6), e.clientX, e.clientY); return; }
+    if (x >= cl.x && x < cl.x + cl.w && y >= cl.y && y < cl.y + cl.h) { tooltip.show(cl.label + " = " + fmt(cl.v, 6), e.clientX, e.clientY, function () { onMLPHover(e); }); return; }
   }
   tooltip.hide();
 }
@@ -410,12 +410,13 @@ function bindLiveHover() {
 }
 
 /* ---------------- 5: ablation ---------------- */
+var BELOW0 = "below 0 W: raw output, a closed gate's output-FiLM offset β (post-processing clamps it to 0)";
 function ablationLane(name, d, on, off, tp) {   // one device: truth, FiLM off, FiLM on, in watts, with both MAEs
   var w = kit.watts(extra, name), sub = function (a) { return kit.mapArray(a.subarray(d * L, (d + 1) * L), w.f); };
   var a = sub(on), b = sub(off), t = sub(tp), ea = 0, eb = 0;
   for (var k = 0; k < L; k++) { ea += Math.abs(a[k] - t[k]); eb += Math.abs(b[k] - t[k]); }
   return { title: kit.devName(name) + " · MAE with FiLM " + fmt(ea / L, 3) + " W, without " + fmt(eb / L, 3) + " W",
-           y: { label: kit.devName(name), unit: w.unit },
+           y: { label: kit.devName(name), unit: w.unit }, flat: "off in this window", below0: BELOW0,
            series: [{ name: "ground truth", y: t, kind: "area", color: palette[2], width: 1 },
                     { name: "FiLM off", y: b, kind: "line", color: palette[0], width: 1.5, dash: [4, 3] },
                     { name: "FiLM on", y: a, kind: "line", color: palette[3], width: 1.5 }] };

@@ -192,16 +192,33 @@ function buildBoxCommand() {
     depth: { enable: true },
   });
 }
-function faceImage(s, v, tr, tc) {   // (rows x cols) values box-averaged to (tr x tc) RGBA8 texels
-  var R = s.rows, C = s.cols, img = new Uint8Array(tr * tc * 4);
+function faceMeans(s, v, tr, tc) {   // (rows x cols) values box-averaged to (tr x tc)
+  var R = s.rows, C = s.cols, out = new Float32Array(tr * tc);
   for (var r = 0; r < tr; r++) {
     var r0 = Math.floor(r * R / tr), r1 = Math.max(r0 + 1, Math.floor((r + 1) * R / tr));
     for (var c = 0; c < tc; c++) {
       var c0 = Math.floor(c * C / tc), c1 = Math.max(c0 + 1, Math.floor((c + 1) * C / tc)), acc = 0, n = 0;
       for (var rr = r0; rr < r1; rr++) for (var cc = c0; cc < c1; cc++) { acc += v[rr * C + cc]; n++; }
-      var t = 0.5 + 0.5 * (acc / n) / s.range, idx = Math.round(Math.max(0, Math.min(1, t)) * 255) * 4, o = (r * tc + c) * 4;
-      img[o] = lut[idx]; img[o + 1] = lut[idx + 1]; img[o + 2] = lut[idx + 2]; img[o + 3] = 255;
+      out[r * tc + c] = acc / n;
     }
+  }
+  return out;
+}
+// A block face's colour scale: the 98th percentile of its averaged |values| (FACE_PCT), not the stage's largest
+// |value|, against which averaged faces were nearly white; the zoom view below keeps the stage's exact scale.
+var FACE_PCT = 0.98;
+function faceScale(m) {   // on an even sample of at most 4096 texels: a sort that stays well under a millisecond
+  var step = Math.max(1, Math.floor(m.length / 4096)), a = new Float32Array(Math.ceil(m.length / step));
+  for (var i = 0, j = 0; i < m.length; i += step) a[j++] = Math.abs(m[i]);
+  a.sort();
+  var q = a[Math.min(a.length - 1, Math.floor(FACE_PCT * a.length))];
+  return q > 0 ? q : a[a.length - 1] || 1;
+}
+function faceImage(s, v, tr, tc) {   // the averaged face as RGBA8 texels, diverging colours on +-faceScale
+  var m = faceMeans(s, v, tr, tc), k = faceScale(m), img = new Uint8Array(tr * tc * 4);
+  for (var i = 0; i < m.length; i++) {
+    var t = 0.5 + 0.5 * m[i] / k, idx = Math.round(Math.max(0, Math.min(1, t)) * 255) * 4, o = i * 4;
+    img[o] = lut[idx]; img[o + 1] = lut[idx + 1]; img[o + 2] = lut[idx + 2]; img[o + 3] = 255;
   }
   return img;
 }
@@ -234,22 +251,39 @@ function drawArrow(g, from, to) {
   g.beginPath(); g.moveTo(from[0] + 2, from[1]); g.lineTo(to[0] - 5, to[1]); g.stroke();
   g.beginPath(); g.moveTo(to[0] - 2, to[1]); g.lineTo(to[0] - 8, to[1] - 3.5); g.lineTo(to[0] - 8, to[1] + 3.5); g.fill();
 }
-function drawStageLabel(g, s, sel, prev) {   // returns the block's right-middle point, where the next arrow starts
+// Labels never pile up: each is drawn only where it overlaps no label drawn before it (the selected stage's first);
+// a stage name that does not fit goes a line higher, else shrinks to its number; a shape that does not fit is left out (narrow screens).
+function placeText(g, taken, text, x, y, baseline) {
+  var w = g.measureText(text).width, h = 13, y0 = baseline === "bottom" ? y - h : y;
+  var r = { x0: x - w / 2 - 1, x1: x + w / 2 + 1, y0: y0, y1: y0 + h };
+  if (taken.some(function (t) { return r.x0 < t.x1 && t.x0 < r.x1 && r.y0 < t.y1 && t.y0 < r.y1; })) return false;
+  taken.push(r); g.textBaseline = baseline; g.fillText(text, x, y);
+  return true;
+}
+function stagePoints(s, sel) {
   var o = s.origin, lift = sel ? LIFT : 0;
-  var top = toScreen([o[0] + s.w / 2, o[1] + s.h + lift, o[2]]), bot = toScreen([o[0] + s.w / 2, o[1] + lift, o[2] + s.d]);
-  var mid = toScreen([o[0] + s.w, o[1] + s.h / 2 + lift, o[2] + s.d / 2]), left = toScreen([o[0], o[1] + s.h / 2 + lift, o[2] + s.d / 2]);
-  if (prev && prev.row === s.row) drawArrow(g, prev.p, left);      // flow arrow
-  g.fillStyle = sel ? "#b34700" : "#1b1f24"; g.font = BOLD; g.textBaseline = "bottom";
-  g.fillText(s.st.stage + " · " + (s.st.short || s.st.title), top[0], top[1] - 6);
-  g.font = SMALL; g.fillStyle = "#57606a"; g.textBaseline = "top";
-  g.fillText(shapeText(s) + (s.binned ? " ⋯" : ""), bot[0], bot[1] + 6);
-  return mid;
+  return { top: toScreen([o[0] + s.w / 2, o[1] + s.h + lift, o[2]]), bot: toScreen([o[0] + s.w / 2, o[1] + lift, o[2] + s.d]),
+           mid: toScreen([o[0] + s.w, o[1] + s.h / 2 + lift, o[2] + s.d / 2]), left: toScreen([o[0], o[1] + s.h / 2 + lift, o[2] + s.d / 2]) };
+}
+function drawStageLabel(g, s, sel, taken) {
+  var p = stagePoints(s, sel);
+  g.fillStyle = sel ? "#b34700" : "#1b1f24"; g.font = BOLD;
+  var name = s.st.stage + " · " + (s.st.short || s.st.title);
+  if (!placeText(g, taken, name, p.top[0], p.top[1] - 6, "bottom") && !placeText(g, taken, name, p.top[0], p.top[1] - 20, "bottom"))
+    placeText(g, taken, String(s.st.stage), p.top[0], p.top[1] - 6, "bottom");
+  g.font = SMALL; g.fillStyle = "#57606a";
+  placeText(g, taken, shapeText(s) + (s.binned ? " ⋯" : ""), p.bot[0], p.bot[1] + 6, "top");
 }
 function drawLabels() {
-  var W = canvas.clientWidth, H = canvas.clientHeight, g = overlay2d(overlay, W, H);
+  var W = canvas.clientWidth, H = canvas.clientHeight, g = overlay2d(overlay, W, H), taken = [], prev = null;
+  stages.forEach(function (s, i) {   // flow arrows first, under the labels
+    var p = stagePoints(s, i === S.stage);
+    if (prev && prev.row === s.row) drawArrow(g, prev.p, p.left);
+    prev = { p: p.mid, row: s.row };
+  });
   g.textAlign = "center";
-  var prev = null;
-  stages.forEach(function (s, i) { prev = { p: drawStageLabel(g, s, i === S.stage, prev), row: s.row }; });
+  var order = stages.map(function (s, i) { return i; }).filter(function (i) { return i !== S.stage; });
+  [S.stage].concat(order).forEach(function (i) { drawStageLabel(g, stages[i], i === S.stage, taken); });
   g.textAlign = "left"; g.font = SMALL; g.fillStyle = "#57606a"; g.textBaseline = "bottom";
   g.fillText("sample " + P.samples[S.sample] + " · ⋯ = shown as " + P.bin + "-minute means", 6, H - 4);
 }
@@ -270,7 +304,7 @@ function rowLabel(s, r) {   // which record / index a shown row is
     var p = s.parts[k], rr = r - s.offsets[k], ax = shownAxes(p), sh = p.rec.shape;
     var lead = ax.slice(1, -1), txt;
     if (lead.length === 0) txt = "";
-    else if (lead.length === 1) txt = lead[0] + " " + rr;
+    else if (lead.length === 1) txt = lead[0] === "time" && s.binned ? binText(p, rr) : lead[0] + " " + rr;
     else { var inner = sh[2]; txt = lead[0] + " " + Math.floor(rr / inner) + ", " + lead[1] + " " + (rr % inner); }
     return (s.parts.length > 1 ? p.name + (txt ? ", " : "") : "") + txt;
   }
@@ -278,11 +312,12 @@ function rowLabel(s, r) {   // which record / index a shown row is
 }
 function colLabel(s, c) {
   var p = s.parts[0], ax = shownAxes(p), name = ax[ax.length - 1];
-  if (s.binned && name === "time") {
-    var b = P.bin, Lt = p.rec.shape[p.rec.axes.indexOf("time")];
-    return "time " + c * b + "–" + Math.min(c * b + b - 1, Lt - 1) + " min (mean)";
-  }
+  if (s.binned && name === "time") return binText(p, c);
   return name + " " + c + (name === "time" ? " min" : "");
+}
+function binText(p, k) {   // shown time index k of a binned stage: the minutes its mean covers
+  var b = P.bin, Lt = p.rec.shape[p.rec.axes.indexOf("time")];
+  return "time " + k * b + "–" + Math.min(k * b + b - 1, Lt - 1) + " min (mean)";
 }
 function frameZoom() {
   var s = stages[S.stage], top = 8, bottom = 40, left = 150, right = 12;
@@ -316,7 +351,7 @@ function onZoomMove(e) {
   var hm = zhm[S.stage], cell = hm && hm.cellAt(px, py);
   if (!cell) { tooltip.hide(); return; }
   var rl = rowLabel(s, cell.row);
-  tooltip.show("stage " + s.st.stage + ": " + (rl ? rl + ", " : "") + colLabel(s, cell.col) + "\nvalue = " + fmt(cell.value, 4), e.clientX, e.clientY);
+  tooltip.show("stage " + s.st.stage + ": " + (rl ? rl + ", " : "") + colLabel(s, cell.col) + "\nvalue = " + fmt(cell.value, 4), e.clientX, e.clientY, function () { onZoomMove(e); });
 }
 
 /* ---------- the stage's records, stats and docs; its legend ---------- */
@@ -386,7 +421,7 @@ function onHover(e) {
   canvas.style.cursor = i >= 0 ? "pointer" : "default";
   if (i < 0) { tooltip.hide(); return; }
   var s = stages[i];
-  tooltip.show("stage " + s.st.stage + ": " + s.st.title + "\n" + s.parts.map(function (p) { return p.name + " (" + p.rec.shape.join("×") + ")"; }).join("\n"), e.clientX, e.clientY);
+  tooltip.show("stage " + s.st.stage + ": " + s.st.title + "\n" + s.parts.map(function (p) { return p.name + " (" + p.rec.shape.join("×") + ")"; }).join("\n"), e.clientX, e.clientY, function () { onHover(e); });
 }
 function listen() {
   canvas.tabIndex = 0;

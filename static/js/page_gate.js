@@ -73,8 +73,8 @@ function same(x, c, storage, ulps) {
 }
 
 /* ---------- the curve view: smoothstep vs hard step over the histogram of p ---------- */
-function curveFrame(c) {   // the plot box and its scales
-  var m = { l: 56, r: 56, t: 26, b: 40 }, pw = c.W - m.l - m.r, ph = c.H - m.t - m.b;
+function curveFrame(c, top) {   // the plot box (below the legend's last row, `top`) and its scales
+  var m = { l: 56, r: 56, t: Math.max(26, top + 10), b: 40 }, pw = c.W - m.l - m.r, ph = c.H - m.t - m.b;
   return { m: m, pw: pw, ph: ph, X: function (x) { return m.l + x * pw; }, Y: function (y) { return m.t + (1 - y) * ph; } };
 }
 function drawHistogram(g, f) {   // histogram of the captured p
@@ -120,21 +120,27 @@ function drawGateCurves(g, f) {   // smoothstep, the hard step at the threshold,
   var pc = cur.p[state.cursor], gc = cur.gate[state.cursor];
   g.fillStyle = "#000"; g.beginPath(); g.arc(X(pc), Y(gc), 4.5, 0, 2 * Math.PI); g.fill();
 }
-function drawCurveLegend(g, f) {
-  g.font = kit.FONT; g.textAlign = "left"; var lx = f.m.l, ly = 12;
+function curveLegend(g, W) {   // legend items laid out in rows that fit the canvas (a phone wraps them)
+  g.font = kit.FONT; var lx = 56, ly = 12, out = [];
   [[palette[0], "smoothstep(p) = p²(3 − 2p)  (training)"], [palette[3], "hard: p > threshold  (inference)"],
    ["#d0d7de", "captured p, " + kit.devName(devs[state.dev])], ["#000", "cursor step"]].forEach(function (e) {
-    g.fillStyle = e[0]; g.fillRect(lx, ly - 4, 14, 8); g.fillStyle = "#1b1f24"; g.fillText(e[1], lx + 18, ly);
-    lx += 18 + g.measureText(e[1]).width + 16;
+    var w = 18 + g.measureText(e[1]).width;
+    if (lx > 56 && lx + w > W - 8) { lx = 56; ly += 16; }
+    out.push({ color: e[0], text: e[1], x: lx, y: ly }); lx += w + 16;
   });
+  return { items: out, bottom: ly };
+}
+function drawCurveLegend(g, leg) {
+  g.font = kit.FONT; g.textAlign = "left";
+  leg.items.forEach(function (e) { g.fillStyle = e.color; g.fillRect(e.x, e.y - 4, 14, 8); g.fillStyle = "#1b1f24"; g.fillText(e.text, e.x + 18, e.y); });
 }
 function drawCurve() {
-  var c = kit.ctx2d(document.getElementById("gate-curve")), g = c.g, f = curveFrame(c);
+  var c = kit.ctx2d(document.getElementById("gate-curve")), g = c.g, leg = curveLegend(g, c.W), f = curveFrame(c, leg.bottom);
   g.fillStyle = "#fff"; g.fillRect(0, 0, c.W, c.H);
   var hmax = drawHistogram(g, f);
   drawCurveAxes(g, f, c.W, c.H, hmax);
   drawGateCurves(g, f);
-  drawCurveLegend(g, f);
+  drawCurveLegend(g, leg);
 }
 
 /* ---------- the time view: aggregate, p and gate, power ---------- */
@@ -164,7 +170,8 @@ function buildPlot() {
         series: [{ name: "gate value", y: cur.gate, kind: "area", color: palette[1], width: 1 },
                  { name: "p", y: cur.p, kind: "line", color: palette[4], width: 1.5 },
                  { name: "threshold", y: thrLine, kind: "line", color: "#1b1f24", width: 1, dash: [5, 4] }] },
-      { title: "power of " + kit.devName(name), height: 1.5, y: { label: "power", unit: w.unit }, series: powerSeries(i, d, w, L) },
+      { title: "power of " + kit.devName(name), height: 1.5, y: { label: "power", unit: w.unit }, series: powerSeries(i, d, w, L),
+        below0: "below 0 W: raw output, a closed gate's output-FiLM offset β (post-processing clamps it to 0)" },
     ],
   };
   if (!plot) {
@@ -272,7 +279,7 @@ function buildControls() {
 }
 function finish() {
   wi = gateWhatIf({ after: document.getElementById("view-time"), cap: cap, state: state, sampleLabel: function (i) { return kit.sampleLabel(extra, i); } });
-  testHook({ whatif: wi, state: state, current: function () { return cur; }, update: update, cap: cap, extra: extra,
+  testHook({ whatif: wi, state: state, current: function () { return cur; }, plot: function () { return plot; }, update: update, cap: cap, extra: extra,
              gate: { recompute: recompute, captured: captured, same: same, smooth32: smooth32, film32: film32 } });
   stateInUrl([["sample", "#ctl-sample"], ["device", "#ctl-device"], ["mode", ui.modeSel], ["threshold", ui.thr]]);
   ready();

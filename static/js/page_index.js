@@ -147,9 +147,10 @@ function drawOutputNode(b, Lo) {   // one lane per device: prediction over groun
   ctx.fillText("Per-device power (W)", b.cx, b.y + 12);
   Lo.lanes.forEach(function (ln, i) {
     var hi = Math.max(1, maxOf(data.pred[i]), maxOf(data.truth[i]));
+    var plot = { x: ln.x, y: ln.y + 12, w: ln.w, h: ln.h - 12 };   // the traces below the name and peak (never under them)
     ctx.fillStyle = "#fff"; ctx.fillRect(ln.x, ln.y, ln.w, ln.h);
-    spark(data.truth[i], ln, 0, hi * 1.1, "#8c959f", 1, false);
-    spark(data.pred[i], ln, 0, hi * 1.1, deviceColors[i % 5], 1.3, true);
+    spark(data.truth[i], plot, 0, hi * 1.05, "#8c959f", 1, false);
+    spark(data.pred[i], plot, 0, hi * 1.05, deviceColors[i % 5], 1.3, true);
     ctx.font = "10px " + FONT; ctx.fillStyle = TEXT; ctx.textAlign = "left";
     ctx.fillText(devices[i].replace("_", " "), ln.x + 2, ln.y + 6);
     ctx.textAlign = "right"; ctx.fillStyle = MUTED; ctx.fillText((hi >= 100 ? Math.round(hi) : fmt(hi, 3)) + " W", ln.x + ln.w - 2, ln.y + 6);
@@ -175,7 +176,7 @@ function drawNode(n, Lo) {
   else if (n.id === "heads") drawHeadsNode(n, b, c, Lo);
   else {
     ctx.font = "600 11px " + FONT;
-    ctx.fillText(n.label, b.cx, b.cy - 13);
+    ctx.fillText(n.label, b.cx, b.cy - 13, b.w - 6);   // a name wider than its box is narrowed to fit inside it
     ctx.font = "11px " + FONT; ctx.fillStyle = MUTED; ctx.fillText(n.sub, b.cx, b.cy + 2);
     ctx.fillStyle = TEXT; ctx.font = "10px ui-monospace, Menlo, Consolas, monospace";
     ctx.fillText(shapeText(flow.records[n.record].shape), b.cx, b.cy + 17);
@@ -249,7 +250,7 @@ function edgeText(k) {
 function onMove(ev) {
   var r = canvas.getBoundingClientRect(), S = state.scale || 1, k = edgeAt((ev.clientX - r.left) / S, (ev.clientY - r.top) / S);
   if (k !== state.hover) { state.hover = k < 0 ? null : k; if (!state.playing) draw(); }
-  if (k >= 0) tooltip.show(edgeText(k), ev.clientX, ev.clientY); else tooltip.hide();
+  if (k >= 0) tooltip.show(edgeText(k), ev.clientX, ev.clientY, function () { onMove(ev); }); else tooltip.hide();
 }
 function buildPointer() {
   canvas.addEventListener("mousemove", onMove);

@@ -38,6 +38,7 @@ function lanes() {
   if (!r) return out;
   var by = r.live ? "live model output" : "PyTorch at build time until the live model runs";
   out.push({ title: "Per-device power after the hard gate and output FiLM (" + by + ")", unit: "W",
+             negNote: "below 0 W: a closed gate leaves the output FiLM's offset β (raw output; post-processing clamps to 0)",
              series: spec.devices.map(function (d, i) { return { name: d, values: r.watts[d], color: colors[i] }; }) });
   out.push({ title: "Gate probability p (dashed: each device's hard-gate threshold)", unit: "0-1", min: 0, max: 1,
              series: spec.devices.map(function (d, i) { return { name: d, values: r.gate.subarray(i * W, (i + 1) * W), color: colors[i] }; }),
@@ -71,7 +72,8 @@ function showFirstRun() {
 }
 
 function draw() {
-  S.geo = drawLanes($("pg-canvas"), lanes(), W, "time step (" + spec.stepS + " s each) from the window start " + startISO() + " UTC: query and key axis of the attention lane");
+  S.geo = drawLanes($("pg-canvas"), lanes(), W, { label: "time (UTC; one step = " + spec.stepS + " s) from the window start " + startISO() + ": query and key axis of the attention lane",
+                                                  clock: { start: Date.parse(startISO().replace(/Z?$/, "Z")), per: spec.stepS * 1000 } });
   $("pg-undo").disabled = !S.signal.canUndo();
 }
 

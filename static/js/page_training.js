@@ -14,7 +14,7 @@ var COMP_COLORS = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4
 function pretty(s) { return s.replace(/_/g, " "); }
 
 // The decoded log and what every figure shares (set once by start).
-var T, E, devs, ep;
+var T, E, devs, ep, plots = {};   // plots: the plot2d charts, by figure (tests read their layout)
 function col(f) { return E.map(function (r) { var v = f(r); return v === null || v === undefined ? NaN : v; }); }
 function epochAxis() { return { label: "epoch", min: ep[0], max: ep[ep.length - 1] }; }
 
@@ -34,7 +34,7 @@ function lossLanes(showComp) {
 function buildLossFigure() {
   var lossCanvas = document.getElementById("loss-plot");
   var lossPlot = plot2d.create(lossCanvas, { title: "loss per component (mean over the epoch)", x: epochAxis(), lanes: lossLanes("all") });
-  lossPlot.draw(); plot2d.hover(lossPlot);
+  lossPlot.draw(); plot2d.hover(lossPlot); plots.loss = lossPlot;
   controls.select(document.getElementById("loss-controls"), "Component", ["all"].concat(T.components, ["total"]), "all", function (v) {
     lossPlot.update({ lanes: lossLanes(v) });
   }).id = "loss-component";
@@ -99,7 +99,7 @@ function buildPcControls(pc, pcCanvas) {
 function buildProjectionsPlot() {
   var projPlot = plot2d.create(document.getElementById("proj-plot"), { title: "PCGrad projections per optimizer step", x: epochAxis(), legend: false,
     lanes: [{ y: { label: "projections / step", unit: "", min: 0 }, series: [{ name: "projections per step", x: ep, y: col(function (r) { return r.pcgrad ? r.pcgrad.projections_per_step : null; }), kind: "line", color: "#D55E00", width: 2 }] }] });
-  projPlot.draw(); plot2d.hover(projPlot);
+  projPlot.draw(); plot2d.hover(projPlot); plots.proj = projPlot;
 }
 
 // ---- 3. schedules ----
@@ -115,7 +115,7 @@ function buildScheduleFigure() {
       { name: "multi-crop on", x: ep, y: col(function (r) { return r.schedule.crops ? 1 : 0; }), kind: "step", color: "#009E73", width: 1.5, dash: [5, 3] },
       { name: "learning rate ÷ its peak", x: ep, y: col(function (r) { return r.lr / peakLr; }), kind: "line", color: "#CC79A7", width: 1.5 },
     ] }] });
-  schedPlot.draw(); plot2d.hover(schedPlot);
+  schedPlot.draw(); plot2d.hover(schedPlot); plots.sched = schedPlot;
   saveButton(document.getElementById("sched-controls"), sc, "training-schedule.png", schedPlot.draw);
 }
 
@@ -139,7 +139,7 @@ function buildValidationFigure() {
     { title: "MAE per device (dashed: mean baseline)", y: { label: "MAE", unit: "W", min: 0 }, series: metricSeries("mae") },
     { title: "F1 per device (dashed: mean baseline)", y: { label: "F1", unit: "", min: 0, max: 1 }, series: metricSeries("f1") },
   ] });
-  valPlot.draw(); plot2d.hover(valPlot);
+  valPlot.draw(); plot2d.hover(valPlot); plots.val = valPlot;
   var leg = document.getElementById("val-controls");
   devs.forEach(function (d, k) { var s = document.createElement("span"); s.className = "nb-field"; s.innerHTML = "<i style='display:inline-block;width:14px;height:3px;background:" + deviceColors[k % 5] + "'></i>"; s.appendChild(document.createTextNode(pretty(d))); leg.appendChild(s); });
   saveButton(leg, vc, "training-validation.png", valPlot.draw);
@@ -158,7 +158,7 @@ function start(pg) {
     // ---- 5. loss landscape (stored by `nilmbuild landscape`; absent: the template says how to compute it) ----
     function () { land = T.landscape ? landscape(T.landscape) : null; },
     function () {
-      testHook({ pc: pc, landscape: land });
+      testHook({ pc: pc, landscape: land, plots: plots });
       stateInUrl([["component", "#loss-component"], ["epoch", "#pc-epoch"]]);
       ready();
     },

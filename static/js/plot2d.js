@@ -7,8 +7,10 @@
  *     lanes: [{title: "aggregate", y: {label: "power", unit: "W"},
  *              series: [{name: "input", y: Float32Array, kind: "line"}]}]});
  *   p.draw(); p.setCursor(42); plot2d.hover(p);
+ * Lanes: {title, y: axis, series, height, flat: note when each series is constant, below0: note when one is < 0}.
  * Series: {name, y, x (optional; default 0..n-1), kind: line|area|step|bar, color, width, dash}.
- * Axes: {label, unit, min, max, zero} (min/max default to the data range; y includes 0 for area/bar, and for any
+ * Axes: {label, unit, min, max, zero, clock: {start: UTC ms at x = 0, per: ms per x unit} (ticks and readout in clock
+ *   time, UTC), readout: the readout's name for x (default label)} (min/max default to the data range; y includes 0 for area/bar, and for any
  *   series with zero: true, so that a nearly constant lane is drawn near its zero line, not stretched edge to edge).
  */
 import { palette } from "./colormaps.js";
@@ -18,14 +20,19 @@ var FONT = font(12);
 var BOLD = font(13, 600);
 var AXIS = "#57606a", GRID = "#e6e9ed", TEXT = "#1b1f24";
 
-// "nice" ticks (1, 2, 5 x 10^k) covering [min, max], about n of them
-function ticks(min, max, n) {
-  if (!(max > min)) return [min];
-  var raw = (max - min) / Math.max(1, n || 5), mag = Math.pow(10, Math.floor(Math.log10(raw)));
+// "nice" ticks (1, 2, 5 x 10^k) covering [min, max], about n of them, and never fewer than two (a short lane
+// asked for 2 could get one step wider than its range: a lone "0")
+function niceTicks(min, max, n) {
+  var raw = (max - min) / Math.max(1, n), mag = Math.pow(10, Math.floor(Math.log10(raw)));
   var step = [1, 2, 5, 10].map(function (m) { return m * mag; }).find(function (s) { return s >= raw; });
   var out = [], t0 = Math.ceil(min / step - 1e-9) * step;
   for (var t = t0; t <= max + step * 1e-9; t += step) out.push(Math.abs(t) < step * 1e-9 ? 0 : t);
   return out;
+}
+function ticks(min, max, n) {
+  if (!(max > min)) return [min];
+  for (var k = Math.max(1, n || 5); k < (n || 5) + 8; k++) { var out = niceTicks(min, max, k); if (out.length >= 2) return out; }
+  return [min, max];
 }
 
 function axisTitle(ax) { return (ax.label || "") + (ax.unit ? " (" + ax.unit + ")" : ""); }
@@ -44,11 +51,140 @@ function extent(lane, key, xs) {
   return [lo, hi];
 }
 
-export const plot2d = { ticks: ticks };
+// index of the sample of ascending xs nearest to x, or (floor) the last one at or before x (the first if none)
+function sampleIndex(xs, x, floor) {
+  var n = xs.length, lo = 0, hi = n - 1;
+  if (n < 2 || x <= xs[0]) return 0;
+  if (x >= xs[n - 1]) return n - 1;
+  while (hi - lo > 1) { var mid = (lo + hi) >> 1; if (xs[mid] <= x) lo = mid; else hi = mid; }
+  if (floor) return lo;
+  return x - xs[lo] <= xs[hi] - x ? lo : hi;
+}
+// series s's value where it is drawn at x (see valuesAt)
+function valueOf(s, xs, x) {
+  if (s.y.length === 2 && s.kind === "line" && xs[1] !== xs[0]) {
+    var u = Math.max(0, Math.min(1, (x - xs[0]) / (xs[1] - xs[0])));
+    return s.y[0] + u * (s.y[1] - s.y[0]);
+  }
+  return s.y[sampleIndex(xs, x, s.kind === "step")];
+}
+
+// Clock axes (axis.clock = {start: UTC ms at x = 0, per: ms per x unit}): ticks on whole clock steps, "HH:MM" labels
+var CLOCK_STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440];   // minutes
+function clockTicks(min, max, n, clock) {
+  var t0 = clock.start + min * clock.per, t1 = clock.start + max * clock.per, span = (t1 - t0) / 60000;
+  var step = CLOCK_STEPS.find(function (m) { return span / m <= Math.max(1, n); }) || 1440, ms = step * 60000, out = [];
+  for (var t = Math.ceil(t0 / ms - 1e-9) * ms; t <= t1 + 1e-6; t += ms) out.push((t - clock.start) / clock.per);
+  return out;
+}
+function clockText(clock, x, seconds) {
+  var iso = new Date(clock.start + x * clock.per).toISOString();
+  return iso.slice(11, seconds ? 19 : 16);
+}
+// the readout's x: clock time (with seconds when the samples are finer than a minute), else the number and unit
+function xText(ax, x) {
+  if (ax.clock) return clockText(ax.clock, x, ax.clock.per < 60000 || Math.round(x * ax.clock.per) % 60000 !== 0) + " UTC";
+  return fmt(x, 6) + (ax.unit ? " " + ax.unit : "");
+}
+function xTicks(ax, xr, n) { return ax.clock ? clockTicks(xr[0], xr[1], n, ax.clock) : ticks(xr[0], xr[1], n); }
+function xTickText(ax, t) {   // a clock tick at midnight names the day instead
+  if (!ax.clock) return fmt(t, 4);
+  var hm = clockText(ax.clock, t, false);
+  return hm === "00:00" ? new Date(ax.clock.start + t * ax.clock.per).toISOString().slice(5, 10) : hm;
+}
+
+// Lane notes, in place. lane.flat: written after the lane's title when each series is constant (e.g. "off in this
+// window"); lane.below0: why a series dips below 0, written once for the plot under its legend (headerLayout), so
+// that no note covers a title or a trace.
+function laneStats(lane) {
+  var lo = Infinity, flat = true;
+  lane.series.forEach(function (s) {
+    var a = Infinity, b = -Infinity;
+    for (var i = 0; i < s.y.length; i++) { var v = s.y[i]; if (v < a) a = v; if (v > b) b = v; }
+    if (b - a > 1e-6 * Math.max(Math.abs(a), Math.abs(b)) + 1e-9) flat = false;
+    lo = Math.min(lo, a);
+  });
+  return { lo: lo, flat: flat };
+}
+function flatNote(ctx, box, lane, labels) {
+  if (!lane.flat || !laneStats(lane).flat) return;
+  var x = box.x + 6 + (lane.title ? ctx.measureText(lane.title).width + 12 : 0), w = ctx.measureText(lane.flat).width;
+  if (x + w > box.x + box.width - 6) return;
+  ctx.save(); ctx.textAlign = "left"; ctx.fillStyle = AXIS; ctx.font = "italic " + FONT; put(ctx, labels, lane.flat, x, box.y + 10); ctx.restore();
+}
+function below0Lane(lanes) { return lanes.find(function (l) { return l.below0 && laneStats(l).lo < 0; }); }
+
+// Draw text and record its box (CSS px, canvas space) in p.labels, so tests can check that no two labels overlap.
+// rotated: drawn turned -90 degrees about (x, y). Uses the context's current align; baseline is "middle".
+function put(ctx, labels, text, x, y, rotated) {
+  var w = ctx.measureText(text).width, h = 12, a = ctx.textAlign, x0 = a === "right" ? -w : a === "center" ? -w / 2 : 0;
+  if (rotated) { ctx.save(); ctx.translate(x, y); ctx.rotate(-Math.PI / 2); ctx.fillText(text, 0, 0); ctx.restore();
+                 labels.push({ text: text, x0: x - h / 2, x1: x + h / 2, y0: y - x0 - w, y1: y - x0 }); return; }
+  ctx.fillText(text, x, y);
+  labels.push({ text: text, x0: x + x0, x1: x + x0 + w, y0: y - h / 2, y1: y + h / 2 });
+}
+// A rotated y-axis title that fits its lane: the full title, else the label without its unit, else cut with "…".
+function fitTitle(ctx, ax, room) {
+  var t = axisTitle(ax);
+  if (ctx.measureText(t).width <= room) return t;
+  t = ax.label || "";
+  while (t.length > 1 && ctx.measureText(t).width > room) t = t.slice(0, -2) + "…";
+  return t;
+}
+
+// The block above the lanes, laid out to the plot's width: the title (cut with "…" if too long), the legend (every
+// named series once, in order; its items wrap onto more rows) and the below-0 note (words wrap). -> {height, items}
+// where items are {kind: title|legend|note, text, x, y, color}.
+function headerLayout(ctx, o, x0, room) {
+  var items = [], y = 6, ROW = 17, seen = {};
+  if (o.title) { ctx.font = BOLD; items.push({ kind: "title", text: cut(ctx, o.title, room), x: x0, y: 11 }); ctx.font = FONT; y = 22; }
+  if (o.legend !== false) {
+    var lx = x0, ly = y + 8;
+    o.lanes.forEach(function (l) { l.series.forEach(function (s) {
+      if (!s.name || seen[s.name]) return; seen[s.name] = 1;
+      var w = 18 + Math.min(ctx.measureText(s.name).width, room - 18);
+      if (lx > x0 && lx + w > x0 + room) { lx = x0; ly += ROW; }
+      items.push({ kind: "legend", text: cut(ctx, s.name, room - 18), x: lx, y: ly, series: s });
+      lx += w + 16;
+    }); });
+    y = ly + 10;
+  }
+  var lane = below0Lane(o.lanes);
+  if (lane) wrapWords(ctx, lane.below0, room).forEach(function (line) { items.push({ kind: "note", text: line, x: x0, y: y + 6 }); y += 15; });
+  return { height: y, items: items };
+}
+function cut(ctx, text, room) {
+  if (ctx.measureText(text).width <= room) return text;
+  while (text.length > 1 && ctx.measureText(text + "…").width > room) text = text.slice(0, -1);
+  return text + "…";
+}
+function wrapWords(ctx, text, room) {
+  var lines = [], line = "";
+  text.split(" ").forEach(function (w) {
+    var t = line ? line + " " + w : w;
+    if (line && ctx.measureText(t).width > room) { lines.push(line); line = w; } else line = t;
+  });
+  if (line) lines.push(line);
+  return lines;
+}
+
+function drawHeader(ctx, items, labels) {
+  ctx.textAlign = "left";
+  items.forEach(function (it) {
+    if (it.kind === "legend") { ctx.fillStyle = it.series._color; ctx.fillRect(it.x, it.y - 4, 14, 8); }
+    ctx.font = it.kind === "title" ? BOLD : FONT; ctx.fillStyle = it.kind === "note" ? AXIS : TEXT;
+    put(ctx, labels, it.text, it.kind === "legend" ? it.x + 18 : it.x, it.y);
+  });
+  ctx.font = FONT;
+}
+
+export const plot2d = { ticks: ticks, clockTicks: clockTicks, clockText: function (clock, x) { return clockText(clock, x, false); } };
 
 plot2d.create = function (canvas, opts) {
   var ctx = context2d(canvas);
-  var p = { canvas: canvas, opts: opts, cursor: null, layout: null };
+  var p = { canvas: canvas, opts: opts, cursor: null, layout: null, labels: [] };
+  var nb = window.nilmbuild;   // the browser tests read every chart's label boxes (tests/browser/test_readouts.py)
+  if (nb && nb.test) (nb.test.plots2d = nb.test.plots2d || []).push(p);
   function xsOf(s) {
     if (s.x) return s.x;
     if (!s._x || s._x.length !== s.y.length) { s._x = new Float64Array(s.y.length); for (var i = 0; i < s.y.length; i++) s._x[i] = i; }
@@ -57,7 +193,9 @@ plot2d.create = function (canvas, opts) {
 
   function computeLayout(W, H) {
     var o = p.opts, lanes = o.lanes;
-    var top = (o.title ? 22 : 6) + (o.legend === false ? 0 : 18), left = 64, right = 12, bottom = 42, gap = 14;
+    var left = 64, right = 12, bottom = 42, gap = 14;
+    ctx.font = FONT;
+    var header = headerLayout(ctx, o, left, W - left - right), top = header.height;
     var xr = [o.x && o.x.min, o.x && o.x.max];
     if (xr[0] === undefined || xr[1] === undefined) {
       var lo = Infinity, hi = -Infinity;
@@ -74,7 +212,7 @@ plot2d.create = function (canvas, opts) {
       y += h + gap;
       return box;
     });
-    return { W: W, H: H, xr: xr, lanes: laneBoxes, left: left, right: right };
+    return { W: W, H: H, xr: xr, lanes: laneBoxes, left: left, right: right, header: header };
   }
 
   p.xToPx = function (x) { var L = p.layout; return L.left + ((x - L.xr[0]) / (L.xr[1] - L.xr[0])) * (L.W - L.left - L.right); };
@@ -116,21 +254,11 @@ plot2d.create = function (canvas, opts) {
     ctx.fillStyle = "#fff"; ctx.fillRect(0, 0, W, H);
     var o = p.opts, L = (p.layout = computeLayout(W, H));
     ctx.font = FONT; ctx.textBaseline = "middle";
-    if (o.title) { ctx.font = BOLD; ctx.fillStyle = TEXT; ctx.textAlign = "left"; ctx.fillText(o.title, L.left, 11); ctx.font = FONT; }
-    // legend: every named series once, in order
-    if (o.legend !== false) {
-      var seen = {}, lx = L.left, ly = (o.title ? 22 : 6) + 8, k = 0;
-      o.lanes.forEach(function (l) { l.series.forEach(function (s) {
-        var c = s.color || palette[k++ % palette.length]; s._color = c;
-        if (!s.name || seen[s.name]) return; seen[s.name] = 1;
-        ctx.fillStyle = c; ctx.fillRect(lx, ly - 4, 14, 8);
-        ctx.fillStyle = TEXT; ctx.textAlign = "left"; ctx.fillText(s.name, lx + 18, ly);
-        lx += 18 + ctx.measureText(s.name).width + 16;
-      }); });
-    } else {
-      var kk = 0; o.lanes.forEach(function (l) { l.series.forEach(function (s) { s._color = s.color || palette[kk++ % palette.length]; }); });
-    }
-    var xt = ticks(L.xr[0], L.xr[1], Math.max(2, Math.floor((L.W - L.left - L.right) / 90)));
+    var labels = (p.labels = []);
+    var k = 0;
+    o.lanes.forEach(function (l) { l.series.forEach(function (s) { s._color = s.color || palette[k++ % palette.length]; }); });
+    drawHeader(ctx, L.header.items, labels);
+    var xt = xTicks(o.x || {}, L.xr, Math.max(2, Math.floor((L.W - L.left - L.right) / 90)));
     L.lanes.forEach(function (box, i) {
       var lane = o.lanes[i], yt = ticks(box.yr[0], box.yr[1], Math.max(2, Math.floor(box.height / 40)));
       ctx.strokeStyle = GRID; ctx.lineWidth = 1;
@@ -138,20 +266,25 @@ plot2d.create = function (canvas, opts) {
       lane.series.forEach(function (s) { drawSeries(box, s, s._color); });
       ctx.strokeStyle = AXIS; ctx.strokeRect(box.x + 0.5, box.y + 0.5, box.width - 1, box.height - 1);
       ctx.fillStyle = AXIS; ctx.textAlign = "right";
-      yt.forEach(function (t) { ctx.fillText(fmt(t, 3), box.x - 6, yToPx(box, t)); });
+      yt.forEach(function (t) { put(ctx, labels, fmt(t, 3), box.x - 6, yToPx(box, t)); });
       // y axis title, rotated, centred on the lane
-      ctx.save(); ctx.translate(14, box.y + box.height / 2); ctx.rotate(-Math.PI / 2);
-      ctx.textAlign = "center"; ctx.fillStyle = TEXT; ctx.fillText(axisTitle(lane.y || {}), 0, 0); ctx.restore();
-      if (lane.title) { ctx.textAlign = "left"; ctx.fillStyle = TEXT; ctx.fillText(lane.title, box.x + 6, box.y + 10); }
+      ctx.textAlign = "center"; ctx.fillStyle = TEXT;
+      put(ctx, labels, fitTitle(ctx, lane.y || {}, box.height + 10), 14, box.y + box.height / 2, true);
+      if (lane.title) { ctx.textAlign = "left"; ctx.fillStyle = TEXT; put(ctx, labels, cut(ctx, lane.title, box.width - 12), box.x + 6, box.y + 10); }
+      flatNote(ctx, box, lane, labels);
     });
     var last = L.lanes[L.lanes.length - 1], yb = last.y + last.height;
     ctx.textAlign = "center"; ctx.fillStyle = AXIS;
-    xt.forEach(function (t) {
-      var x = p.xToPx(t);
+    var prevRight = -Infinity;
+    xt.forEach(function (t) {   // labels kept inside the canvas; one that would touch its left neighbour is left out
+      var x = p.xToPx(t), label = xTickText(o.x || {}, t), w = ctx.measureText(label).width;
+      var cx = Math.max(w / 2 + 1, Math.min(L.W - w / 2 - 1, x));
       ctx.beginPath(); ctx.moveTo(x, yb); ctx.lineTo(x, yb + 4); ctx.stroke();
-      ctx.fillText(fmt(t, 4), x, yb + 13);
+      if (cx - w / 2 < prevRight + 4) return;
+      put(ctx, labels, label, cx, yb + 13); prevRight = cx + w / 2;
     });
-    ctx.fillStyle = TEXT; ctx.fillText(axisTitle(o.x || {}), L.left + (L.W - L.left - L.right) / 2, yb + 31);
+    var xt0 = cut(ctx, axisTitle(o.x || {}), L.W - 8), xw = ctx.measureText(xt0).width;
+    ctx.fillStyle = TEXT; put(ctx, labels, xt0, Math.max(xw / 2 + 2, Math.min(L.W - xw / 2 - 2, L.left + (L.W - L.left - L.right) / 2)), yb + 31);
     if (p.cursor !== null && p.cursor >= L.xr[0] && p.cursor <= L.xr[1]) {
       var cx = Math.round(p.xToPx(p.cursor)) + 0.5;
       ctx.strokeStyle = "#000"; ctx.setLineDash([4, 3]); ctx.beginPath();
@@ -175,44 +308,58 @@ plot2d.create = function (canvas, opts) {
     }
     return null;
   };
+  // x -> the values drawn there: the lane's densest series picks the sample (its nearest one; a step series: the
+  // step that covers x) and every series reports its own value at that sample's x (a two-point line, e.g. a
+  // threshold, by interpolation). res.x is that sample's x, never another series' end point.
+  function primary(lane) { var prim = null; lane.series.forEach(function (s) { if (!prim || s.y.length > prim.y.length) prim = s; }); return prim; }
+  p.sampleXs = function (laneIndex) { var s = primary(p.opts.lanes[laneIndex]); return s ? xsOf(s) : []; };
   p.valuesAt = function (x, laneIndex) {
-    var lane = p.opts.lanes[laneIndex], res = { lane: laneIndex, x: x, index: -1, values: [] };
-    lane.series.forEach(function (s) {
-      var xs = xsOf(s), best = 0;
-      for (var j = 1; j < xs.length; j++) if (Math.abs(xs[j] - x) < Math.abs(xs[best] - x)) best = j;
-      res.index = best; res.x = xs[best];
-      res.values.push({ name: s.name, value: s.y[best] });
-    });
+    var lane = p.opts.lanes[laneIndex], res = { lane: laneIndex, x: x, index: -1, values: [] }, prim = primary(lane);
+    if (!prim || !prim.y.length) return res;
+    var pxs = xsOf(prim);
+    res.index = sampleIndex(pxs, x, prim.kind === "step"); res.x = pxs[res.index];
+    lane.series.forEach(function (s) { res.values.push({ name: s.name, value: valueOf(s, xsOf(s), res.x) }); });
     return res;
   };
   return p;
 };
 
 // Hover: vertical cursor + tooltip with every series' value in the hovered lane; left/right arrow keys
-// move the cursor by one sample when the canvas is focused. onMove(x) lets linked views follow.
+// move the cursor by one sample when the canvas is focused. onMove(x) lets linked views follow. The tooltip is
+// rebuilt from the plot's current series whenever a control changes them (core.tooltip's refresh).
 plot2d.hover = function (p, onMove) {
-  var c = p.canvas, xUnit = (p.opts.x && p.opts.x.unit) ? " " + p.opts.x.unit : "";
+  var c = p.canvas, last = null;   // last: where the readout points, {px, py} (mouse) or {x} (keyboard, lane 0)
   if (!c.hasAttribute("tabindex")) c.tabIndex = 0;
   function text(h) {
-    return (p.opts.x && p.opts.x.label ? p.opts.x.label : "x") + " = " + fmt(h.x, 6) + xUnit + "\n" +
+    var ax = p.opts.x || {};
+    return (ax.readout || ax.label || "x") + " = " + xText(ax, h.x) + "\n" +
       h.values.map(function (v) { return (v.name || "value") + ": " + fmt(v.value, 6); }).join("\n");
   }
+  function show() {
+    var r = c.getBoundingClientRect(), h = last.px !== undefined ? p.hitTest(last.px, last.py) : p.valuesAt(last.x, 0);
+    if (!h) { tooltip.hide(); return null; }
+    var px = last.px !== undefined ? last.px : p.xToPx(h.x), py = last.px !== undefined ? last.py : p.layout.lanes[0].y;
+    tooltip.show(text(h), r.left + px, r.top + py, function () { if (last) show(); });
+    return h;
+  }
   c.addEventListener("mousemove", function (e) {
-    var r = c.getBoundingClientRect(), h = p.hitTest(e.clientX - r.left, e.clientY - r.top);
-    if (!h) { tooltip.hide(); return; }
-    p.setCursor(h.x); tooltip.show(text(h), e.clientX, e.clientY);
+    var r = c.getBoundingClientRect();
+    last = { px: e.clientX - r.left, py: e.clientY - r.top };
+    var h = p.hitTest(last.px, last.py);
+    if (!h) { last = null; tooltip.hide(); return; }
+    p.setCursor(h.x); show();
     if (onMove) onMove(h.x);
   });
-  c.addEventListener("mouseleave", function () { tooltip.hide(); });
-  var idx = 0;
+  function away() { last = null; tooltip.hide(); }
+  c.addEventListener("mouseleave", away);
+  c.addEventListener("blur", away);
   c.addEventListener("keydown", function (e) {
     if (e.key !== "ArrowLeft" && e.key !== "ArrowRight") return;
     e.preventDefault();
-    var s = p.opts.lanes[0].series[0], n = s.y.length;
-    idx = Math.max(0, Math.min(n - 1, idx + (e.key === "ArrowRight" ? 1 : -1) * (e.shiftKey ? 10 : 1)));
-    var h = p.valuesAt((s.x ? s.x[idx] : idx), 0), r = c.getBoundingClientRect();
-    p.setCursor(h.x); tooltip.show(text(h), r.left + p.xToPx(h.x), r.top + p.layout.lanes[0].y);
-    if (onMove) onMove(h.x);
+    var xs = p.sampleXs(0), at = p.cursor === null ? 0 : p.valuesAt(p.cursor, 0).index;
+    var idx = Math.max(0, Math.min(xs.length - 1, at + (e.key === "ArrowRight" ? 1 : -1) * (e.shiftKey ? 10 : 1)));
+    last = { x: xs[idx] };
+    p.setCursor(xs[idx]); show();
+    if (onMove) onMove(xs[idx]);
   });
-  c.addEventListener("blur", function () { tooltip.hide(); });
 };

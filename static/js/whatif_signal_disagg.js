@@ -3,7 +3,9 @@
  * truth: the reader made the signal up).
  *   var ds = disaggSignal(spec);   // spec: page().data.live
  *   ds.option                      // {value: "signal", label} for the page's View select
- *   ds.when(mode, remake, readoutEl)  // mode "signal": run the model, then remake(); else remake() at once
+ *   ds.when(mode, remake, readoutEl, empty)  // mode "signal": run the model, then remake(); else remake() at once;
+ *                                  // empty(message) replaces the chart with the message when there is no edit to run,
+ *                                  // empty(null) brings the chart back
  *   ds.opts()                      // the lanes options (disaggregation_lanes.js) for the last run */
 import { deviceColors } from "./disaggregation_watts.js";
 import { yourSignal } from "./whatif_signal.js";
@@ -12,10 +14,10 @@ export function disaggSignal(spec) {
   var ys = yourSignal(spec), last = null;
   return {
     option: { value: "signal", label: "your signal (Playground edit), live model" },
-    when: function (mode, remake, readout) {
-      if (mode !== "signal") return remake();
-      ys.run(0, ["watts"]).then(function (r) { last = r; remake(); readout.textContent = r.signal.label + ": the live model's answer (no ground truth)."; },
-                                function (e) { readout.textContent = e.message; });
+    when: function (mode, remake, readout, empty) {
+      if (mode !== "signal") { empty(null); return remake(); }
+      ys.run(0, ["watts"]).then(function (r) { last = r; empty(null); remake(); readout.textContent = r.signal.label + ": the live model's answer (no ground truth)."; },
+                                function (e) { empty(e.message); readout.textContent = ""; });
     },
     opts: function () {
       var sig = last.signal;

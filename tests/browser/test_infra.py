@@ -80,7 +80,8 @@ def test_hover_tooltip_exact_value(nb, page_at, infra_site):
 
 def test_plot_hover(nb, page_at, infra_site):
     page = _open(nb, page_at, infra_site)
-    x = page.evaluate("nilmbuild.test.plot.xToPx(30)")
+    # a step series holds y[30] from x = 30 to 31 (that is what is drawn): mid-step reads sample 30
+    x = page.evaluate("nilmbuild.test.plot.xToPx(30.5)")
     box = page.locator("#plot").bounding_box()
     lane = page.evaluate("nilmbuild.test.plot.layout.lanes[1]")
     page.mouse.move(box["x"] + x, box["y"] + lane["y"] + lane["height"] / 2)

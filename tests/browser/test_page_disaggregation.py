@@ -81,3 +81,15 @@ def test_day_view_seams_and_metrics(nb, dis, site_context):
 
 def test_golden(nb, dis):
     nb.screenshot_matches(dis, "page-disaggregation-window", tolerance=6, selector="#lanes")
+
+
+def test_your_signal_without_an_edit_replaces_the_chart(dis):
+    """No Playground edit stored: the message takes the chart's place (the old chart is not left under it), and
+    another view brings the chart back."""
+    assert dis.evaluate("localStorage.getItem('nilmbuild:your-signal')") is None
+    dis.select_option("#mode", "signal")
+    dis.wait_for_selector("#signal-empty:not([hidden])", timeout=10000)
+    assert "Playground" in dis.locator("#signal-empty").text_content()
+    assert dis.locator("#lanes").is_hidden()
+    dis.select_option("#mode", "window")
+    assert dis.locator("#lanes").is_visible() and dis.locator("#signal-empty").is_hidden()
