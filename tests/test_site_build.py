@@ -16,8 +16,10 @@ import pytest
 from click.testing import CliRunner
 
 from nilmbuild.errors import UserError
+from nilmbuild.model.config import NILMFormerConfig
 from nilmbuild.site import assets
 from nilmbuild.site.build import MANIFEST, PageSpec, _read_manifest, build_site
+from nilmbuild.site.views._common import model_sizes
 
 FIXTURES = Path(__file__).parent / "browser" / "fixtures"
 NASTY = "</script><script>alert(1)</script><!-- x -->"
@@ -39,7 +41,7 @@ def _pages(blob: bytes = b"\x00\x01</script>\xff", extra: str = NASTY) -> list[P
 
 
 #: What the index template reads of the model (``site.model``, pages.site_variables); handed to every page's JS.
-SIZES = {"n_layers": 3}
+SIZES = model_sizes(NILMFormerConfig())
 
 
 def _build(out, pages=None, **kw):

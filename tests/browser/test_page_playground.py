@@ -25,24 +25,31 @@ def model():
 
 
 @pytest.fixture(scope="module")
-def windows(model):
-    from nilmbuild.data.preprocess import example_batch
+def prepared(model):
     from nilmbuild.pipeline import load_household_for, prepare_for
 
-    prepared = prepare_for(model.loaded, load_household_for(model.loaded))
+    return prepare_for(model.loaded, load_household_for(model.loaded))
+
+
+@pytest.fixture(scope="module")
+def windows(prepared):
+    from nilmbuild.data.preprocess import example_batch
+
     return example_batch(prepared, split="test", batch_size=32, seed=0)
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory, model, windows):
+def site(tmp_path_factory, model, prepared, windows):
+    from nilmbuild.capture.capture import capture_batch
     from nilmbuild.site.build import build_site
     from nilmbuild.site.context import SiteContext
     from nilmbuild.site.views import playground
     from nilmbuild.site.views._common import model_sizes
 
     x, y, t0 = windows
+    cap = capture_batch(model.loaded, x, y, t0, ablations=False)  # the page's finding reads the captured output
     ctx = SiteContext(
-        loaded=model.loaded, source="synthetic", household=None, prepared=None, x=x, y=y, t0=t0, capture=None
+        loaded=model.loaded, source="synthetic", household=None, prepared=prepared, x=x, y=y, t0=t0, capture=cap
     )
     out = tmp_path_factory.mktemp("live") / "site"
     meta = {

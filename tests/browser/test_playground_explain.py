@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_page_playground import RUN_TIMEOUT, model, site, wait_run_after, windows  # noqa: F401 (fixtures)
+from test_page_playground import RUN_TIMEOUT, model, prepared, site, wait_run_after, windows  # noqa: F401 (fixtures)
 
 from nilmbuild.explain import Interval, explain_window
 from nilmbuild.live.palette import palette
