@@ -20,6 +20,7 @@ from ._common import clean, f32, io_names, u8, view_page
 from .live_parts import live_parts
 
 SLUG = "disaggregation"
+ARCHITECTURES = ("spec", "condinilm", "nilmformer")
 TITLE = "Disaggregation"
 SECTION = "11"
 

@@ -16,6 +16,7 @@ from nilmbuild.site.build import PageSpec
 from ._common import io_names, model_sizes, view_page
 
 SLUG = "index"
+ARCHITECTURES = ("spec", "condinilm", "nilmformer")
 TITLE = "Overview"
 SECTION = "1, 4.2"
 SUMMARY = "The whole pipeline as a data flow, from the household aggregate to per-device watts; a map of every page."
@@ -128,22 +129,59 @@ def _edge(a: str, b: str, record: str, devices) -> dict:
     return out
 
 
-def flow_blob(capture, cfg) -> bytes:
+def _graph(cfg) -> tuple[list[dict], list[dict], str]:
+    """(nodes, edges, the encoder layers' caption) of the checkpoint's own architecture."""
+    if hasattr(cfg, "arch"):
+        from . import upstream_flow
+
+        film = ", FiLM" if cfg.arch == "condinilm" and cfg.use_film else ""
+        caption = f"masked attention on {cfg.window} + 1 tokens (the last is the stats token), FFN{film}"
+        return upstream_flow.nodes(cfg), upstream_flow.edges(cfg), caption
     devices = list(cfg.device_names)
-    edges, node_list = flow_edges(cfg), nodes(cfg)
-    names = sorted({n["record"] for n in node_list} | {e[2] for e in edges})
+    edges = [_edge(a, b, r, devices) for a, b, r in flow_edges(cfg)]
+    return nodes(cfg), edges, "masked attention, FFN, FiLM"
+
+
+def flow_blob(capture, cfg) -> bytes:
+    node_list, edges, caption = _graph(cfg)
+    names = sorted({n["record"] for n in node_list} | {e["record"] for e in edges})
     missing = [n for n in names if n not in capture.records]
     if missing:
         raise KeyError(f"overview: capture has no record {missing}")
     return msgpack.packb(
         {
             "nodes": node_list,
-            "edges": [_edge(a, b, r, devices) for a, b, r in edges],
+            "edges": edges,
+            "encoder_caption": caption,
             "records": {n: _record_meta(capture, n) for n in names},
             "batch_size": int(capture.batch_size),
         },
         use_bin_type=True,
     )
+
+
+ARCHITECTURE_NAMES = {
+    "spec": "nilmbuild's NILMFormer (the prose spec)",
+    "condinilm": "CondiNILM (github.com/davidzha712/CondiNILM), as its own code computes it",
+    "nilmformer": "the original NILMFormer (Petralia et al., KDD 2025), as its own code computes it",
+}
+
+
+def architecture_rows(loaded) -> list[tuple[str, str]]:
+    """The architecture, and for an imported checkpoint the upstream file it came from: its name and sha256 as the
+    import recorded them (provenance["upstream"]["files"]; never a local path). Nothing for the spec's model."""
+    arch = getattr(loaded.cfg, "arch", "spec")
+    if arch == "spec":
+        return []
+    rows = [("Architecture", ARCHITECTURE_NAMES[arch])]
+    up = (loaded.provenance or {}).get("upstream") or {}
+    for role, f in (up.get("files") or {}).items():
+        if isinstance(f, dict) and f.get("name"):
+            rows.append((f"Upstream {role}", f"{f['name']} (sha256 {f.get('sha256', 'not recorded')})"))
+    conf = loaded.cfg.upstream or {}
+    trained = ", ".join(str(conf[k]) for k in ("dataset", "sampling_rate", "app") if conf.get(k) is not None)
+    rows.append(("Trained on (upstream config)", trained or "not recorded in the upstream config"))
+    return rows
 
 
 def build(ctx) -> PageSpec:
@@ -168,6 +206,9 @@ def build(ctx) -> PageSpec:
         ),
         ("Site built with", f"nilmbuild {meta.get('nilmbuild_version')}"),
     ]
+    if hasattr(ctx.loaded.cfg, "arch"):  # trained by the upstream's code: what its config says, not nilmbuild's data
+        provenance = [(k, v) for k, v in provenance if k != "Trained on"]
+        provenance[1:1] = architecture_rows(ctx.loaded)
     return view_page(
         __name__,
         data={"names": io_names(), "story": story.index_story(ctx)},
