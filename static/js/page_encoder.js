@@ -336,7 +336,7 @@ function start(pg) {
   fitCanvas(canvas);
   // a few tasks instead of one long one while loading (see core.inTasks)
   inTasks([function () { buildTabs(); buildControls(); syncTabs(); buildLater(); buildMarks(); }, buildHeatmaps,
-           function () { buildPointer(); bindUrl(); frame(); drawLegend(); }, function () { drawFFN(); drawFiLM(); }, finish]);
+           function () { buildPointer(); bindUrl(); frame(); drawLegend(); }, function () { drawFFN(); if (N.gamma_mean) drawFiLM(); }, finish]);
 }
 
 function finish() {

@@ -10,7 +10,11 @@ NAMES = {"condinilm": "CondiNILM", "nilmformer": "the original NILMFormer"}
 
 #: What an upstream model has instead of a component it lacks: (the page that shows it, its link text).
 INSTEAD = {
-    "FiLM": ("embedding.html", "It conditions on the window through its stats token instead: see the Embedding page."),
+    "FiLM": (
+        "encoder.html",
+        "It conditions on the window through its stats token instead (the window's mean and standard deviation as "
+        "one more token that every step attends to, and that de-normalises the output): see the Encoder page.",
+    ),
     "gate": (
         "disaggregation.html",
         "Its conv head's output, de-normalised with the stats token, is the power: see the Disaggregation page.",
@@ -53,6 +57,6 @@ def absent(cfg, component: str) -> dict | None:
         return None
     href, link = INSTEAD[component]
     if component == "FiLM" and arch == "condinilm":
-        link = "This run was trained with FiLM switched off (use_film false): see the Overview for what it has."
-        href = "index.html"
+        link = "This run was trained with FiLM switched off (use_film false): see the Encoder page for what it has."
+        href = "encoder.html"
     return {"text": f"{NAMES[arch][0].upper()}{NAMES[arch][1:]} has no {component}.", "href": href, "link": link}
