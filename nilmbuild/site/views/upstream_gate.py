@@ -70,7 +70,6 @@ def _windows(ctx, samples: list[int]) -> list[dict]:
 def build(ctx, view: str) -> PageSpec:
     """The upstream Gate page (view: the gate view module's __name__, for its slug and title)."""
     from ._common import view_page
-
     from .upstream_absent import page_if_absent
 
     cfg = ctx.loaded.cfg
