@@ -13,7 +13,17 @@ from nilmbuild.model import names
 from nilmbuild.site import story
 from nilmbuild.site.build import PageSpec
 
+from . import upstream_prose
 from ._common import io_names, model_sizes, view_page
+
+
+def _built_pages(ctx) -> list[str]:
+    """The titles of the pages this site builds for the model's architecture."""
+    from nilmbuild.site.pages import architecture_of_ctx, nav_order_for, view_module
+
+    cfg = ctx.loaded.cfg
+    return [upstream_prose.title(s, view_module(s).TITLE, cfg) for s in nav_order_for(architecture_of_ctx(ctx))]
+
 
 SLUG = "index"
 ARCHITECTURES = ("spec", "condinilm", "nilmformer")
@@ -135,7 +145,7 @@ def _graph(cfg) -> tuple[list[dict], list[dict], str]:
         from . import upstream_flow
 
         film = ", FiLM" if cfg.arch == "condinilm" and cfg.use_film else ""
-        caption = f"masked attention on {cfg.window} + 1 tokens (the last is the stats token), FFN{film}"
+        caption = f"attention over {cfg.window} + 1 tokens (stats token last), FFN{film}"
         return upstream_flow.nodes(cfg), upstream_flow.edges(cfg), caption
     devices = list(cfg.device_names)
     edges = [_edge(a, b, r, devices) for a, b, r in flow_edges(cfg)]
@@ -213,5 +223,10 @@ def build(ctx) -> PageSpec:
         __name__,
         data={"names": io_names(), "story": story.index_story(ctx)},
         blobs={"capture": ctx.blob(list(io_names().values()), samples), "flow": flow_blob(ctx.capture, ctx.loaded.cfg)},
-        context={"provenance": provenance, "notes": ctx.notes_for(SLUG), "all_notes": ctx.notes},
+        context={
+            "provenance": provenance,
+            "notes": ctx.notes_for(SLUG),
+            "all_notes": ctx.notes,
+            "upstream": upstream_prose.overview(ctx.loaded.cfg, _built_pages(ctx)),
+        },
     )

@@ -16,5 +16,5 @@ def page_if_absent(ctx, view: str, component: str) -> PageSpec | None:
     if absent is None:
         return None
     absent = {**absent, "title": f"{component}: not in this model"}
-    return view_page(view, template="upstream_absent.html", entry="page_absent.js", data={}, section="",
+    return view_page(view, template="upstream_absent.html", entry="page_absent.js", data={}, section="", title=component,
                      context={"absent": absent}, summary=absent["text"])  # fmt: skip

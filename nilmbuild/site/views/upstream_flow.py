@@ -36,13 +36,12 @@ def _encoder_col(layer: int, n_layers: int):
 
 def _stem_nodes(cfg, m: dict) -> list[dict]:
     last = names.embed_unit(len(cfg.dilations) - 1, "out")
-    floor = f"std >= {cfg.inst_norm_min_std:g}" if cfg.inst_norm_min_std > 0 else "mean / std"
     return [
         _node("input", "Aggregate + time", f"1 + {m['n_exo']} channels", "input", "data", names.INPUT, 0, 1),
-        _node("norm", "Instance norm", f"power only, {floor}", "embedding", "embedding", names.INSTANCE_NORM, 1, 1),
+        _node("norm", "Instance norm", "power channel", "embedding", "embedding", names.INSTANCE_NORM, 1, 1),
         _node("embed", "Dilated conv", f"1 -> {m['d_stem']}", "embedding", "embedding", last, 2, 1),
         _node("time", "Time features", f"1x1 conv {m['n_exo']} -> {m['d_time']}", "embedding", "embedding",
-              "time_proj", 3, 2.25),
+              "time_proj", 2.5, 2.25),
         _node("tokens", "Tokens", f"{m['window']} + stats token", "embedding", "embedding", "tokens", 3, 1),
     ]  # fmt: skip
 
@@ -60,16 +59,16 @@ def _head_nodes(cfg, m: dict) -> list[dict]:
     if cfg.sparse_indices:
         dev = cfg.devices[cfg.sparse_indices[0]]
         out.append(_node("sparse", "Sparse CNN", f"{dev}: raw aggregate", "output", "gate",
-                         f"sparse.{dev}.amplitude", 7, 2.25))  # fmt: skip
+                         f"sparse.{dev}.amplitude", 6.8, 2.25))  # fmt: skip
     if cfg.use_film:
         film = f"{m['film_in']} -> {m['film_hidden']} ->"
         out += [
             _node("cond", "Condition features", f"{m['n_elec']} electrical + {m['n_freq_bands']} bands",
                   "conditioning", "film", names.cond("vector"), 1, 2.25),
             _node("film_enc", "Encoder FiLM", f"{film} {m['film_enc_out']}", "conditioning", "film",
-                  names.film("film_enc", "gamma_mean"), 5, 2.25),
+                  names.film("film_enc", "gamma_mean"), 4, 2.25),
             _node("film_dec", "Output FiLM", f"{film} 1 per device", "conditioning", "film",
-                  names.film("film_dec", "gamma"), 6, 2.25),
+                  names.film("film_dec", "gamma"), 5.4, 2.25),
         ]  # fmt: skip
     return out
 

@@ -11,6 +11,7 @@ import numpy as np
 from nilmbuild.model.names import param
 from nilmbuild.site.build import PageSpec
 
+from . import upstream_prose
 from ._common import pick_device_samples, window_starts
 
 N_SAMPLES = 6
@@ -89,4 +90,4 @@ def build(ctx, view: str) -> PageSpec:
     }
     context["params"] = params
     return view_page(view, template="upstream_gate.html", entry="page_upstream_gate.js", data=data, context=context,
-                     summary=SUMMARY, section="")  # fmt: skip
+                     summary=SUMMARY, section="", title=upstream_prose.TITLES["gate"])  # fmt: skip

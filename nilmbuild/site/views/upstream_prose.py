@@ -8,6 +8,15 @@ from __future__ import annotations
 
 NAMES = {"condinilm": "CondiNILM", "nilmformer": "the original NILMFormer"}
 
+#: The titles of the pages whose upstream version explains something else than the spec's page of that slug.
+TITLES = {"gate": "Gate: CondiNILM's soft gate", "embedding": "Embedding: stem and stats token", "film": "FiLM"}
+
+
+def title(slug: str, spec_title: str, cfg) -> str:
+    """A page's title for the loaded model's architecture."""
+    return TITLES.get(slug, spec_title) if _arch(cfg) else spec_title
+
+
 #: What an upstream model has instead of a component it lacks: (the page that shows it, its link text).
 INSTEAD = {
     "FiLM": (
@@ -44,6 +53,36 @@ def encoder(cfg) -> list[str] | None:
         "After the last layer a final LayerNorm normalises every token, and the stats token leaves the stream "
         "before the head. Every strip below is the real tensor at that sub-step for the selected sample: tokens "
         "left to right (the last column is the stats token), features top to bottom; blue is negative, red positive.",
+    ]
+
+
+def overview(cfg, built: list[str]) -> list[str] | None:
+    """The Overview's explanation for an upstream model (None: the spec's prose). built: the titles of the pages
+    this site has for it."""
+    arch = _arch(cfg)
+    if arch is None:
+        return None
+    L, d, E = int(cfg.window), int(cfg.d_model), 2 * len(cfg.exo_variables)
+    devices = ", ".join(d_.replace("_", " ") for d_ in cfg.devices)
+    if arch == "condinilm":
+        tail = (
+            "Its shared head with per-device adapters gives each device an ungated power and a gate logit"
+            + (" (the output FiLM applied before the ReLU)" if cfg.use_film else "")
+            + (", a sparse CNN on the raw aggregate replaces the kettle's" if cfg.sparse_indices else "")
+            + "; CondiNILM's evaluation then applies its soft gate with each device's stored scale, floor and bias."
+        )
+    else:
+        tail = "Its conv head gives the power, de-normalised with a learned projection of the stats token; it has no FiLM and no gate."
+    return [
+        f"This checkpoint is {NAMES[arch]}, imported from the code it was trained with, and explained as that code "
+        f"computes it. It splits a household's total power into the power of {devices}. The diagram is its whole "
+        f"forward pass on one window of the example batch: the aggregate enters on the left (1 power channel + {E} "
+        f"time features over {L} steps), becomes {L} tokens of {d} features plus the stats token (token {L + 1}), "
+        f"goes through {int(cfg.n_encoder_layers)} encoder layers and a final LayerNorm, and leaves as per-device "
+        f"power in watts on the right. {tail} Hover a connection for the exact shape of the tensor it carries; "
+        "click a stage to open its page.",
+        f"Pages built for this architecture: {', '.join(built)}. The other pages explain stages of nilmbuild's own "
+        "model and are not built for it yet.",
     ]
 
 
