@@ -29,16 +29,21 @@ function drawCurve(data) {
   return p;
 }
 
+var DASH = [null, [5, 3]];   // a lane's second series (power after the gate) dashed
+
 function drawLanes(data, w) {
-  var win = data.windows[w], lanes = [];
+  var win = data.windows[w], lanes = [], c = document.getElementById("ug-lanes");
   data.params.forEach(function (q, k) {
     data.lanes.forEach(function (lane) {
-      var y = Float32Array.from(win[lane.record][k]);
-      lanes.push({ title: q.device.replace(/_/g, " ") + ": " + lane.title, y: { label: lane.title, unit: lane.unit },
-                   series: [{ name: lane.title, y: y, kind: "line", color: deviceColors[k % deviceColors.length] }] });
+      lanes.push({ title: q.device.replace(/_/g, " ") + ": " + lane.title, y: { label: lane.unit === "W" ? "power" : "p", unit: lane.unit },
+                   series: lane.series.map(function (s, j) {
+                     return { name: s.name, y: Float32Array.from(win[s.record][k]), kind: "line", dash: DASH[j] || null,
+                              color: deviceColors[k % deviceColors.length] };
+                   }) });
     });
   });
-  var p = plot2d.create(document.getElementById("ug-lanes"), {
+  c.style.height = (lanes.length * 95 + 70) + "px";
+  var p = plot2d.create(c, {
     title: "Window " + data.labels[w], x: { label: "time step (" + data.step_minutes + " min each)", unit: "step" }, lanes: lanes });
   p.draw();
   return p;

@@ -56,7 +56,7 @@ def build(ctx, view: str) -> PageSpec:
         "arch": "CondiNILM" if cfg.arch == "condinilm" else "The original NILMFormer",
         "min_std": float(cfg.inst_norm_min_std),
         "exo": list(cfg.exo_variables),
-        "notes": ctx.notes_for("embedding"),
+        "notes": [],  # the spec notes are about the spec's embedding
     }
     summary = (
         f"Instance norm, the DilatedBlock 1 -> {sizes['d_stem']} beside the time features {sizes['n_exo']} -> "

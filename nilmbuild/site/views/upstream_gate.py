@@ -16,13 +16,12 @@ from ._common import pick_device_samples, window_starts
 
 N_SAMPLES = 6
 SUMMARY = "CondiNILM's external soft gate: each device's stored scale, floor and bias, and what it does to the power."
-#: (record, what it is, unit) the lanes draw per device and window.
+#: The lanes drawn per device and window: title, unit, and the (record, series name) pairs in the lane.
 LANES = (
-    ("output.gate_logit", "gate logit (model output)", "logit"),
-    ("gate.prob", "gate probability p", "0-1"),
-    ("output.power_ungated", "power before the gate", "W"),
-    ("output.power", "power after the gate", "W"),
+    ("gate probability p", "0-1", (("gate.prob", "p"),)),
+    ("power", "W", (("output.power_ungated", "before the gate"), ("output.power", "after the gate"))),
 )
+RECORDS = {rec: unit for _, unit, series in LANES for rec, _ in series}
 
 
 def _params(ctx) -> list[dict]:
@@ -60,7 +59,7 @@ def _windows(ctx, samples: list[int]) -> list[dict]:
     out = []
     for s in samples:
         lanes = {}
-        for name, _, unit in LANES:
+        for name, unit in RECORDS.items():
             v = np.asarray(rec[name].tensor[s], np.float64)
             v = _watts(ctx, v) if unit == "W" else v
             lanes[name] = [[round(float(x), 5) for x in row] for row in v]
@@ -77,14 +76,14 @@ def build(ctx, view: str) -> PageSpec:
     none = page_if_absent(ctx, view, "gate")
     if none is not None:
         return none
-    context = {"notes": ctx.notes_for("gate")}
+    context = {"notes": []}  # the spec notes are about the spec's gate
     samples = pick_device_samples(ctx, min(N_SAMPLES, int(ctx.x.shape[0])))
     params = _params(ctx)
     data = {
         "params": params,
         "samples": samples,
         "labels": window_starts(ctx, samples),
-        "lanes": [{"record": n, "title": t, "unit": u} for n, t, u in LANES],
+        "lanes": [{"title": t, "unit": u, "series": [{"record": r, "name": n} for r, n in ser]} for t, u, ser in LANES],
         "windows": _windows(ctx, samples),
         "step_minutes": int(cfg.step_s) / 60,
     }
