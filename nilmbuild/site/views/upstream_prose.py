@@ -86,6 +86,29 @@ def overview(cfg, built: list[str]) -> list[str] | None:
     ]
 
 
+def disaggregation(cfg) -> list[str] | None:
+    """The Disaggregation page's explanation for an upstream model (None: the spec's prose)."""
+    arch = _arch(cfg)
+    if arch is None:
+        return None
+    L, C = int(cfg.window), int(cfg.window) // 2
+    out = (
+        "CondiNILM's output after its soft gate, clamped at 0 W as its evaluation clamps it"
+        if arch == "condinilm"
+        else "the original NILMFormer's output, de-normalised with its stats token"
+    )
+    return [
+        f"The model's answer: on top the household aggregate it sees, below one lane per appliance with the "
+        f"predicted power (filled area) against the ground truth (dashed), in watts: {out}, converted with the "
+        f"checkpoint's scalers. Play split slides the stacked predictions apart into their own lanes. Full day "
+        f"predicts one day of the test split window by window (seq2subseq): each {L}-step window contributes its "
+        f"centre {C} steps, and the dashed seams mark the hand-over. The post-processing selector shows the raw "
+        "stitched output, the clamp at 0 W and the cap of the devices' sum at the aggregate (nilmbuild's); the "
+        "gate-based suppression steps of nilmbuild's own model do not apply to this architecture. The table "
+        "gives the day's metrics. Hover or focus the plot and use the arrow keys for exact values.",
+    ]
+
+
 def absent(cfg, component: str) -> dict | None:
     """{text, href, link} for a component the model does not have (None when it has it or for the spec)."""
     arch = _arch(cfg)
