@@ -15,6 +15,7 @@ def page_if_absent(ctx, view: str, component: str) -> PageSpec | None:
     absent = upstream_prose.absent(ctx.loaded.cfg, component)
     if absent is None:
         return None
-    absent = {**absent, "title": f"{component[0].upper() + component[1:]}: not in this model"}
-    return view_page(view, template="upstream_absent.html", entry="page_absent.js", data={}, section="", title=component[0].upper() + component[1:],
+    name = component[0].upper() + component[1:]  # "Gate", "FiLM"
+    absent = {**absent, "title": f"{name}: not in this model"}
+    return view_page(view, template="upstream_absent.html", entry="page_absent.js", data={}, section="", title=name,
                      context={"absent": absent}, summary=absent["text"])  # fmt: skip
