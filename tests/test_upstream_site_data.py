@@ -69,3 +69,14 @@ def test_seq2subseq_runs_the_upstream_model(loaded, prepared):
         out = loaded.model.eval()(torch.from_numpy(x[None, :, start : start + W]))
     np.testing.assert_allclose(res.power[:, c0 : c0 + C], out.power[0, :, W // 4 : W // 4 + C].numpy(), atol=1e-5)
     np.testing.assert_allclose(res.gate[:, c0 : c0 + C], out.gate[0, :, W // 4 : W // 4 + C].numpy(), atol=1e-6)
+
+
+def test_notebook_helper_builds_an_upstream_page_and_refuses_one_not_built(loaded):
+    from nilmbuild.errors import UserError
+    from nilmbuild.notebook import context, page_html
+
+    ctx = context(str(loaded.path))
+    text = page_html("gate", ctx=ctx)
+    assert "CondiNILM&#39;s soft gate" in text or "CondiNILM's soft gate" in text
+    with pytest.raises(UserError, match="not built for a condinilm model"):
+        page_html("attention", ctx=ctx)
