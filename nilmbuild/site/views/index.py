@@ -189,7 +189,8 @@ def architecture_rows(loaded) -> list[tuple[str, str]]:
         if isinstance(f, dict) and f.get("name"):
             rows.append((f"Upstream {role}", f"{f['name']} (sha256 {f.get('sha256', 'not recorded')})"))
     conf = loaded.cfg.upstream or {}
-    trained = ", ".join(str(conf[k]) for k in ("dataset", "sampling_rate", "app") if conf.get(k) is not None)
+    parts = [conf[k] for k in ("dataset", "sampling_rate", "app") if conf.get(k) is not None]
+    trained = ", ".join(", ".join(map(str, p)) if isinstance(p, (list, tuple)) else str(p) for p in parts)
     rows.append(("Trained on (upstream config)", trained or "not recorded in the upstream config"))
     return rows
 
