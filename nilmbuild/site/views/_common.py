@@ -22,7 +22,7 @@ def model_sizes(cfg, resample_s: int = 60) -> dict:
         "centre": int(cfg.window) // 2,
         "margin": (int(cfg.window) - int(cfg.window) // 2) // 2,
         "window_minutes": _num(window_min),
-        "window_hours": _num(window_min / 60),
+        "window_hours": _num(round(window_min / 60, 2)),  # 128 one-minute steps: 2.13 hours
         "step_minutes": _num(resample_s / 60),
         "d_model": int(cfg.d_model),
         "n_head": int(cfg.n_head),
