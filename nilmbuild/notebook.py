@@ -73,11 +73,15 @@ def page_html(
 ) -> str:
     """One page's self-contained HTML, with `state` set as its URL fragment before any page script runs."""
     from nilmbuild.site.build import DEFAULT_CONTEXT, make_env, render_page
-    from nilmbuild.site.pages import NAV_ORDER, site_context_vars, view_module
+    from nilmbuild.site.pages import NAV_ORDER, architecture_of_ctx, nav_order_for, site_context_vars, view_module
 
     if page not in NAV_ORDER:
         raise UserError(f"unknown page {page!r}; available: {', '.join(NAV_ORDER)}")
     ctx = ctx if ctx is not None else context(checkpoint, source, house=house, seed=seed)
+    pages = nav_order_for(architecture_of_ctx(ctx))
+    if page not in pages:
+        arch = architecture_of_ctx(ctx)
+        raise UserError(f"page {page!r} is not built for a {arch} model yet; available: {', '.join(pages)}")
     spec = view_module(page).build(ctx)
     text = render_page(make_env(), spec, [spec], {**DEFAULT_CONTEXT, **site_context_vars(ctx)}, {})
     frag = fragment(embed, **state)

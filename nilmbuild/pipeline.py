@@ -263,7 +263,22 @@ def prepare_for(loaded, hh, *, whole: bool = False):
         over.update(fractions=(1.0, 0.0, 0.0), val_from=None, test_from=None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return prepare(hh, _prep_config(s["prep"], **over), scalers=getattr(loaded, "scalers", None) or None)
+        prepared = prepare(hh, _prep_config(s["prep"], **over), scalers=getattr(loaded, "scalers", None) or None)
+    if getattr(cfg, "exo_variables", None) is not None:
+        _own_time_features(loaded, prepared)
+    return prepared
+
+
+def _own_time_features(loaded, prepared) -> None:
+    """Give every split's windows the checkpoint architecture's own time features (an upstream config's
+    list_exo_variables: 1 + E channels, E = 8 for CondiNILM's minute, hour, dow, month) in place of the spec's."""
+    step = np.timedelta64(int(prepared.resample_s), "s")
+    for sp in prepared.splits.values():
+        n, _, w = sp.x.shape
+        stamps = sp.t0.astype("datetime64[s]")[:, None] + np.arange(w) * step  # (N, W)
+        feats = time_features_for(loaded, stamps.reshape(-1))  # (E, N W)
+        feats = feats.reshape(feats.shape[0], n, w).transpose(1, 0, 2)
+        sp.x = np.concatenate([sp.x[:, :1], feats.astype(np.float32)], axis=1)
 
 
 # ---- model input and ground truth of a continuous series -------------------------------------------

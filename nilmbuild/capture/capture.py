@@ -57,6 +57,8 @@ def capture_batch(loaded_or_model, x, y=None, t0=None, *, ablations: bool = True
     model = getattr(loaded_or_model, "model", loaded_or_model)
     loaded = loaded_or_model if hasattr(loaded_or_model, "model") else None
     cfg = model.cfg
+    upstream = hasattr(cfg, "arch")  # CondiNILM / the original NILMFormer: no FiLM-off, mask-off or soft-gate runs
+    ablations = ablations and not upstream
     was_training = model.training
     model.eval()
     x = torch.as_tensor(x, dtype=torch.float32)
@@ -69,7 +71,7 @@ def capture_batch(loaded_or_model, x, y=None, t0=None, *, ablations: bool = True
         model.train(was_training)
     records = ordered_records(planner, trace_order)
     planner.forget_true()
-    m = _meta(cfg, ablations, t0, int(x.shape[-1]))
+    m = _upstream_meta(cfg, t0, int(x.shape[-1])) if upstream else _meta(cfg, ablations, t0, int(x.shape[-1]))
     if head_meta is not None:
         m["head_ablation"] = head_meta
     if loaded is not None:
@@ -83,13 +85,14 @@ def _runs(planner: Planner, loaded, model, x, y, ablations: bool) -> tuple[list[
     The ablation runs that plan nothing as they run (_unplanned_runs: torch) run in a thread meanwhile the main
     run's records are planned (numpy, one core)."""
     store_weights(planner, model)
-    trace = planned_run(planner, model, x, gate_mode="hard")
+    upstream = hasattr(model.cfg, "arch")
+    trace = planned_run(planner, model, x) if upstream else planned_run(planner, model, x, gate_mode="hard")
     trace_order = trace.names()
     with ThreadPoolExecutor(1, thread_name_prefix="ablation-runs") as pool:
         later = pool.submit(unplanned_runs, model, x, loaded) if ablations else None
         plan_traced_records(planner, trace)
         del trace
-        planner.release(ablation_compares(model.cfg))
+        planner.release(set() if upstream else ablation_compares(model.cfg))
         release_freed_memory()
         if y is not None:
             _targets(planner, np.asarray(y, dtype=np.float32))
@@ -126,6 +129,28 @@ def _meta(cfg, ablations: bool, t0, window: int) -> dict:
             "derived_rel_to_max": REL_TOL_DERIVED,
             "f16_rel": F16_EPS,
         },
+    }
+
+
+UPSTREAM_NOTES = [
+    "Power values are in scaled units (see meta.scalers), not watts; the stem appends a stats token, so the "
+    "encoder's records have L + 1 tokens (the last one is the stats token).",
+    "No ablation runs: the upstream architectures are captured as their own evaluation runs them.",
+]
+
+
+def _upstream_meta(cfg, t0, window: int) -> dict:
+    """An upstream model's capture self-description: its architecture, config and devices."""
+    return {
+        "architecture": cfg.arch,
+        "config": cfg.to_dict(),
+        "devices": list(cfg.devices),
+        "gate_mode": "soft" if cfg.arch == "condinilm" else "none",
+        "ablations": {},
+        "spec_notes": UPSTREAM_NOTES,
+        "t0": _iso(t0),
+        "window": window,
+        "tolerances": {"attention_weights_abs": ATTN_WEIGHTS_TOL, "derived_rel_to_max": REL_TOL_DERIVED},
     }
 
 

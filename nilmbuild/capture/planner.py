@@ -227,7 +227,8 @@ def planned_run(
 
 def _trace_planned(model, x, ablation: str | None, include_scores: bool, f32: set, **kw):
     """One traced run whose attention layers are planned as they come (f32 q, k for the layers in f32)."""
-    scale = model.layers[0].attn.scale
+    layers = model.layers if hasattr(model, "layers") else model.encoder_layers  # spec | model/upstream
+    scale = layers[0].attn.scale
     plans: dict[int, LayerPlan] = {}
 
     def on_attention(layer: int, parts: dict) -> None:

@@ -12,8 +12,12 @@ def store_weights(planner: Planner, model) -> None:
     """Store the weights the pages draw (float32 copies of the state dict), named weights.*."""
     cfg = model.cfg
     sd = {k: v.detach().float().cpu().numpy() for k, v in model.state_dict().items()}
+    upstream = hasattr(cfg, "arch")  # CondiNILM / the original NILMFormer: model/upstream's module names
     for l in range(cfg.n_encoder_layers):
-        _weights_encoder_layer(planner, sd, cfg, l)
+        _weights_encoder_layer(planner, sd, cfg, l, "encoder_layers" if upstream else "layers")
+    if upstream:
+        _weights_upstream(planner, sd, model)
+        return
     _weights_projection(planner, sd, cfg)
     for gen, mod, st in (("film_enc", "encoder_film", "6c"), ("film_dec", "decoder_film", "8")):
         _weights_film(planner, sd, gen, mod, st)
@@ -31,9 +35,33 @@ def store_weights(planner: Planner, model) -> None:
             )
 
 
-def _weights_encoder_layer(planner: Planner, sd: dict, cfg, l: int) -> None:
+def _weights_upstream(planner: Planner, sd: dict, model) -> None:
+    """An upstream model's FiLM generators (CondiNILM with FiLM) and its soft gate's stored per-device scale, floor
+    and bias (CondiNILM's criterion.gate_*)."""
+    if getattr(model, "has_film", False):
+        for gen, mod, st in (("film_enc", "encoder_film", "6c"), ("film_dec", "decoder_film", "8")):
+            _weights_film(planner, sd, gen, mod, st)
+    gate = getattr(model, "criterion", None)
+    if gate is None:
+        return
+    scale, floor, bias = (t.reshape(-1).detach().float().numpy() for t in gate.parameters_used())
+    used = {"scale": scale, "floor": floor, "bias": bias, "logit_floor": gate.gate_logits_floors.float().numpy()}
+    for part, doc in GATE_PARAMS.items():
+        planner.store(names.param(f"gate.{part}"), used[part], ("device",), "12", "CondiNILM", doc, encoding="f32")
+
+
+#: CondiNILM's external soft gate, per device, as its evaluation uses them (criterion.gate_* clamped).
+GATE_PARAMS = {
+    "scale": "gate sharpness s (criterion.gate_soft_scales clamped to [0.5, 6]): p = sigmoid(l s + b)",
+    "bias": "gate bias b (criterion.gate_biases)",
+    "floor": "gate floor f (criterion.gate_floors clamped to [0.01, 0.5]): power (f + (1 - f) p)",
+    "logit_floor": "gate-logit floor: l = max(logit, floor) (-3 for sparse high-power devices, -inf: none)",
+}
+
+
+def _weights_encoder_layer(planner: Planner, sd: dict, cfg, l: int, prefix: str = "layers") -> None:
     """Attention projections, both LayerNorms and the FFN expansion of encoder layer `l`."""
-    p = f"layers.{l}"  # the state dict's prefix
+    p = f"{prefix}.{l}"  # the state dict's prefix
     for m in ("wq", "wk", "wv", "wo"):
         doc = f"layer {l} attention projection {m[1].upper()} (out, in): y = x @ W^T"
         planner.store(

@@ -127,6 +127,10 @@ class PostConfig:
     @classmethod
     def for_model(cls, loaded_or_cfg, step_s: int = 60, **kw) -> PostConfig:
         cfg = getattr(loaded_or_cfg, "cfg", loaded_or_cfg)
+        if hasattr(cfg, "arch"):  # an upstream model: its output is already gated (CondiNILM) or has no gate
+            kw.update(short=False, long_off=False)
+            kw.setdefault("gate_thresholds", {d: 0.5 for d in cfg.devices})
+            return cls(step_s=step_s, **kw)
         devs = [d.name for d in cfg.devices]
         kw.setdefault("gate_thresholds", {d.name: float(d.gate_threshold) for d in cfg.devices})
         kw.setdefault("min_on_steps", min_steps(devs, step_s, default=MIN_ON_S))

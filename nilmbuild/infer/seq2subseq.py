@@ -73,23 +73,49 @@ class Seq2SubseqResult:
 
 
 def pad_series(
-    x: np.ndarray, left: int, right: int, timestamps: np.ndarray | None = None, step_s: int | None = None
+    x: np.ndarray,
+    left: int,
+    right: int,
+    timestamps: np.ndarray | None = None,
+    step_s: int | None = None,
+    exo_variables=None,
 ) -> np.ndarray:
     """(C, T) -> (C, left + T + right): edge-replicate every channel; when timestamps (T,) and
-    step_s are given, channels 1.. are recomputed from the extended timestamp grid instead."""
+    step_s are given, channels 1.. are recomputed from the extended timestamp grid instead (the spec's time
+    features, or an upstream model's `exo_variables`)."""
     x = np.asarray(x, dtype=np.float32)
     out = np.pad(x, ((0, 0), (left, right)), mode="edge")
     if timestamps is not None and x.shape[0] > 1:
-        from nilmbuild.data.preprocess import exogenous
-
         ts = np.asarray(timestamps).astype("datetime64[s]").astype(np.int64)
         if step_s is None:
             step_s = int(ts[1] - ts[0]) if ts.size > 1 else 60
         ext = ts[0] + (np.arange(-left, ts.size + right, dtype=np.int64)) * int(step_s)
         ext[left : left + ts.size] = ts
-        exo = exogenous(ext.astype("datetime64[s]"))
+        exo = _time_features(ext.astype("datetime64[s]"), exo_variables)
         out[1 : 1 + exo.shape[0]] = exo[: out.shape[0] - 1]
     return out
+
+
+def _time_features(stamps: np.ndarray, exo_variables) -> np.ndarray:
+    if exo_variables is None:
+        from nilmbuild.data.preprocess import exogenous
+
+        return exogenous(stamps)
+    from nilmbuild.model.upstream.inputs import time_features
+
+    return time_features(stamps, exo_variables)
+
+
+def _outputs(model, xb: torch.Tensor, gate_mode: str) -> dict:
+    """power, gate, power_raw (B, D, W) of one batch. An upstream model (model/upstream) runs as its own
+    evaluation does: power is its output, power_raw CondiNILM's ungated power, gate its soft-gate probability (the
+    original NILMFormer has no gate: all ones, which no post-processing step reads for it, see PostConfig)."""
+    if not hasattr(model.cfg, "arch"):
+        out = model(xb, gate_mode=gate_mode)
+        return {"power": out.power, "gate": out.gate, "power_raw": out.power_raw}
+    out = model(xb)
+    gate = out.gate if out.gate is not None else torch.ones_like(out.power)
+    return {"power": out.power, "gate": gate, "power_raw": out.power_ungated}
 
 
 @torch.no_grad()
@@ -114,7 +140,8 @@ def seq2subseq(
     T = x.shape[1]
     W = int(getattr(getattr(model, "cfg", None), "window", 480))
     g = geometry(T, W)
-    xp = pad_series(x, g.pad_left, g.pad_right, timestamps, step_s)  # (7, n*C + 2M)
+    exo = getattr(getattr(model, "cfg", None), "exo_variables", None)
+    xp = pad_series(x, g.pad_left, g.pad_right, timestamps, step_s, exo)  # (7, n*C + 2M)
     starts = np.arange(g.n_windows, dtype=np.int64) * g.centre  # padded coordinates
     was_training = model.training
     model.eval()
@@ -123,9 +150,9 @@ def seq2subseq(
         for b0 in range(0, g.n_windows, max(1, int(batch_size))):
             s = starts[b0 : b0 + max(1, int(batch_size))]
             xb = torch.from_numpy(np.stack([xp[:, a : a + W] for a in s]))  # (B, 7, W)
-            out = model(xb, gate_mode=gate_mode)
+            out = _outputs(model, xb, gate_mode)
             for k in outs:
-                outs[k].append(getattr(out, k)[:, :, g.margin : g.margin + g.centre].float().cpu().numpy())
+                outs[k].append(out[k][:, :, g.margin : g.margin + g.centre].float().cpu().numpy())
             if progress is not None:
                 progress(min(b0 + len(s), g.n_windows), g.n_windows)
     finally:

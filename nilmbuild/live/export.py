@@ -27,9 +27,39 @@ from nilmbuild.model.whatif import WhatIf
 INPUTS = ("x", "head", *WHATIF_INPUTS)
 
 
+def is_upstream(cfg) -> bool:
+    """CondiNILM / the original NILMFormer (model/upstream): its own forward pass, no what-if inputs."""
+    return hasattr(cfg, "arch")
+
+
+def inputs(cfg) -> tuple[str, ...]:
+    """The graph's inputs: x and head, then the spec's what-if settings (an upstream graph has none)."""
+    return ("x", "head") if is_upstream(cfg) else INPUTS
+
+
+def _upstream_stages(cfg) -> dict[str, str]:
+    """An upstream model's stages: its instance norm, tokens (L + 1, the stats token last), each encoder layer's
+    output, the final LayerNorm, CondiNILM's FiLM and gate when it has them, and the power it outputs."""
+    out = {"instance_norm": names.INSTANCE_NORM, "tokens": "tokens"}
+    film = cfg.arch == "condinilm" and cfg.use_film
+    if film:
+        out.update(cond_vector=names.cond("vector"), film_enc_gamma=names.film("film_enc", "gamma_mean"))
+        out["film_enc_beta"] = names.film("film_enc", "beta_mean")
+    out.update({f"encoder_{l}_out": names.encoder(l, "out") for l in range(cfg.n_encoder_layers)})
+    out["final_norm"] = "final_norm"
+    if film:
+        out.update(film_dec_gamma=names.film("film_dec", "gamma"), film_dec_beta=names.film("film_dec", "beta"))
+    if cfg.arch == "condinilm":
+        out["gate_prob"] = "gate.prob"
+    out["power_scaled"] = names.OUTPUT_POWER
+    return out
+
+
 def stages(cfg) -> dict[str, str]:
     """Name in the graph -> the Trace record it equals (batch axis dropped), in output order: one encoder output per
     layer of the model's config; "watts" and "attention" (outputs(cfg)) are derived."""
+    if is_upstream(cfg):
+        return _upstream_stages(cfg)
     return {
         "instance_norm": names.INSTANCE_NORM,
         "embed_with_pos": names.EMBED_WITH_POS,
@@ -60,13 +90,20 @@ class LiveModel(nn.Module):
         from nilmbuild.data.preprocess import scaler_affine
 
         aff = [scaler_affine(loaded.scalers["appliances"][d]) for d in loaded.devices]
+        self.upstream = is_upstream(loaded.cfg)
+        self.clamp = getattr(loaded.cfg, "arch", "") == "condinilm"  # its evaluation clamps the watts at 0
         self.register_buffer("w_scale", torch.tensor([a for a, _ in aff], dtype=torch.float32)[:, None])
         self.register_buffer("w_offset", torch.tensor([b for _, b in aff], dtype=torch.float32)[:, None])
 
     def forward(self, x: torch.Tensor, head: torch.Tensor, *what_if: torch.Tensor):
         trace = Trace()
-        out = self.model(x, gate_mode="hard", trace=trace, what_if=WhatIf(*what_if))
+        if self.upstream:
+            out = self.model(x, trace=trace)
+        else:
+            out = self.model(x, gate_mode="hard", trace=trace, what_if=WhatIf(*what_if))
         watts = out.power[0] * self.w_scale + self.w_offset  # (D, W)
+        if self.clamp:
+            watts = torch.clamp(watts, min=0.0)
         layers = range(self.model.cfg.n_encoder_layers)
         attention = torch.stack(
             [trace[names.attn(l, "weights")][0].index_select(0, head.reshape(1))[0] for l in layers]
@@ -75,7 +112,10 @@ class LiveModel(nn.Module):
 
 
 def what_if_defaults(cfg) -> dict[str, np.ndarray]:
-    """The what-if inputs' default values (graph input name -> float32 array): the checkpoint, unchanged."""
+    """The what-if inputs' default values (graph input name -> float32 array): the checkpoint, unchanged. An
+    upstream graph has none."""
+    if is_upstream(cfg):
+        return {}
     d = WhatIf.defaults(cfg)
     return {k: getattr(d, k).numpy() for k in WHATIF_INPUTS}
 
@@ -87,12 +127,15 @@ def torch_reference(loaded, x: np.ndarray, head: int, **forward_kw) -> dict[str,
     from nilmbuild.infer.postprocess import denormalise
 
     trace = Trace()
-    forward_kw.setdefault("gate_mode", "hard")
+    if not is_upstream(loaded.cfg):
+        forward_kw.setdefault("gate_mode", "hard")
     with torch.no_grad():
         loaded.model.eval()(torch.from_numpy(np.asarray(x, np.float32)), trace=trace, **forward_kw)
     ref = {g: trace[t][0].numpy() for g, t in stages(loaded.cfg).items()}
     apps = loaded.scalers["appliances"]
     ref["watts"] = np.stack([denormalise(ref["power_scaled"][i], apps[d]) for i, d in enumerate(loaded.devices)])
+    if getattr(loaded.cfg, "arch", "") == "condinilm":
+        ref["watts"] = np.maximum(ref["watts"], np.float32(0.0))
     ref["attention"] = np.stack(
         [trace[names.attn(l, "weights")][0, head].numpy() for l in range(loaded.cfg.n_encoder_layers)]
     )
@@ -121,9 +164,9 @@ def export_onnx(loaded) -> bytes:
     W = int(loaded.cfg.window)
     defaults = what_if_defaults(loaded.cfg)
     args = (
-        torch.zeros(1, 1 + loaded.cfg.n_exo, W),
+        torch.zeros(1, int(loaded.cfg.n_channels), W),
         torch.tensor(0, dtype=torch.int64),
-        *(torch.from_numpy(defaults[k]) for k in WHATIF_INPUTS),
+        *(torch.from_numpy(defaults[k]) for k in defaults),
     )
     buf = io.BytesIO()
     with warnings.catch_warnings(), torch.no_grad():
@@ -135,7 +178,7 @@ def export_onnx(loaded) -> bytes:
             dynamo=False,
             do_constant_folding=False,
             opset_version=18,
-            input_names=list(INPUTS),
+            input_names=list(inputs(loaded.cfg)),
             output_names=list(outputs(loaded.cfg)),
         )
     proto = onnx.load_model_from_string(buf.getvalue())

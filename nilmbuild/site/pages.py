@@ -109,6 +109,19 @@ def view_module(slug: str):
     return importlib.import_module(f"nilmbuild.site.views.{slug}")
 
 
+def architecture_of_ctx(ctx) -> str:
+    """The loaded model's architecture: "spec", "condinilm" or "nilmformer"."""
+    return getattr(ctx.loaded.cfg, "arch", "spec")
+
+
+def nav_order_for(architecture: str) -> tuple[str, ...]:
+    """The pages built for an architecture: every page for the spec; for an upstream model, the pages whose view
+    lists it in ARCHITECTURES (the others explain spec-only stages and are not built: the overview lists them)."""
+    if architecture == "spec":
+        return NAV_ORDER
+    return tuple(s for s in NAV_ORDER if architecture in getattr(view_module(s), "ARCHITECTURES", ("spec",)))
+
+
 PAGE_THREADS = 2  # at most, and no more than the CPUs this process may use
 
 
@@ -128,18 +141,19 @@ def page_specs(ctx, progress: bool = False, only=None) -> list[PageSpec]:
         release_freed_memory()  # a page's decoded and derived tensors
         return spec
 
+    order = nav_order_for(architecture_of_ctx(ctx))
     bar = None
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=len(NAV_ORDER), desc="serialising pages", unit="page", file=sys.stderr)
+        bar = tqdm(total=len(order), desc="serialising pages", unit="page", file=sys.stderr)
     threads = usable_threads(PAGE_THREADS)
     with one_blas_thread(), ThreadPoolExecutor(threads) as pool:
-        futures = {slug: pool.submit(one, slug) for slug in _costliest_first(NAV_ORDER)}
+        futures = {slug: pool.submit(one, slug) for slug in _costliest_first(order)}
         if bar is not None:
             for f in futures.values():
                 f.add_done_callback(lambda _: bar.update())
-        specs = [futures[slug].result() for slug in NAV_ORDER]
+        specs = [futures[slug].result() for slug in order]
     if bar is not None:
         bar.close()
     return specs

@@ -199,6 +199,8 @@ def encoder_story(ctx, samples: list[int]) -> dict:
     """The encoder sub-step (attention or FFN + FiLM) that moves the residual stream most, and in which layer."""
     n_layers = int(ctx.loaded.cfg.n_encoder_layers)
     parts = {"attention": "attn.out", "feed-forward + FiLM": "film"}
+    if encoder(0, "film") not in ctx.capture.records:  # a model without FiLM (the original NILMFormer)
+        parts = {"attention": "attn.out", "feed-forward": "ffn.out"}
     names = [encoder(l, p) for l in range(n_layers) for p in ("in", *parts.values())]
     r = _read(ctx, names, samples)
     u = F.stream_updates(

@@ -14,7 +14,7 @@
  * encoder layer], filmOn: bool, maskDiagonal: bool, softGate: bool}; what is left out keeps the checkpoint's
  * value (spec.whatIf holds the graph's defaults, written by Python). See docs/live-model.md.
  */
-import { parseStart, timeFeatures } from "./live_time.js";
+import { parseStart, timeFeatures, upstreamTimeFeatures } from "./live_time.js";
 
 // The shared runtime file, added to the document once; resolves to self.nilmbuildRuntime.
 export function loadRuntime(src) { return loadScript(src, "nilmbuildRuntime"); }
@@ -73,7 +73,8 @@ export function modelInput(spec, aggregateW, startISO) {
 export function modelInputScaled(spec, scaled, startISO) {
   var W = spec.window, x = new Float32Array(spec.channels * W);
   x.set(scaled.subarray ? scaled.subarray(0, W) : scaled.slice(0, W), 0);
-  x.set(timeFeatures(parseStart(startISO), spec.stepS, W), W);
+  var ms = parseStart(startISO);
+  x.set(spec.exo ? upstreamTimeFeatures(spec.exo, ms, spec.stepS, W) : timeFeatures(ms, spec.stepS, W), W);
   return x;
 }
 

@@ -34,3 +34,29 @@ export function timeFeatures(startMs, stepS, length) {
   }
   return out;
 }
+
+// An upstream model's calendar value of one step (UTC wall clock): minute 0..59, hour 0..23, dow Monday = 0,
+// dom 1..31, month 1..12 (nilmbuild/model/upstream/inputs.py).
+function calendar(ms, name) {
+  var d = new Date(ms);
+  if (name === "minute") return d.getUTCMinutes();
+  if (name === "hour") return d.getUTCHours();
+  if (name === "dow") return (d.getUTCDay() + 6) % 7;
+  if (name === "dom") return d.getUTCDate();
+  if (name === "month") return d.getUTCMonth() + 1;
+  throw new Error("unknown time feature " + name);
+}
+
+// exo: [[name, period], ...] (Python's live data) -> Float32Array(2 * exo.length * length): sin, cos per name.
+export function upstreamTimeFeatures(exo, startMs, stepS, length) {
+  var out = new Float32Array(2 * exo.length * length);
+  for (var t = 0; t < length; t++) {
+    var ms = startMs + t * stepS * 1000;
+    for (var j = 0; j < exo.length; j++) {
+      var a = 2 * Math.PI * calendar(ms, exo[j][0]) / exo[j][1];
+      out[(2 * j) * length + t] = Math.sin(a);
+      out[(2 * j + 1) * length + t] = Math.cos(a);
+    }
+  }
+  return out;
+}

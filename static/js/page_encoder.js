@@ -246,7 +246,8 @@ function drawEvo() {
 }
 var later = {};   // the panels below the strips, drawn when on screen (core.onScreen; set by buildLater)
 function buildLater() {
-  ["ffn", "film", "evo"].forEach(function (k) { later[k] = onScreen(document.getElementById("enc-" + k)); });
+  var none = function () {};   // a model without FiLM (N.gamma_mean null) has no FiLM panel
+  ["ffn", "film", "evo"].forEach(function (k) { var el = document.getElementById("enc-" + k); later[k] = el ? onScreen(el) : none; });
 }
 function panels() { later.ffn(drawFFN); later.film(drawFiLM); later.evo(drawEvo); }
 
@@ -281,7 +282,7 @@ function buildControls() {
     function (v) { S.scale = v; buildHeatmaps(); frame(); drawLegend(); }).id = "enc-scale";
   saveButton(ctl, canvas, "encoder-layer.png", function () { frame(); });
   saveButton(document.getElementById("enc-ffn-controls"), document.getElementById("enc-ffn"), "encoder-ffn.png");
-  saveButton(document.getElementById("enc-film-controls"), document.getElementById("enc-film"), "encoder-film.png");
+  if (N.gamma_mean) saveButton(document.getElementById("enc-film-controls"), document.getElementById("enc-film"), "encoder-film.png");
   saveButton(document.getElementById("enc-evo-controls"), document.getElementById("enc-evo"), "encoder-feature-evolution.png");
 }
 function setPos(t) { S.pos = Math.max(0, Math.min(T - 1, t | 0)); posIn.value = S.pos; placeMarks(); panels(); }
@@ -335,7 +336,7 @@ function start(pg) {
   fitCanvas(canvas);
   // a few tasks instead of one long one while loading (see core.inTasks)
   inTasks([function () { buildTabs(); buildControls(); syncTabs(); buildLater(); buildMarks(); }, buildHeatmaps,
-           function () { buildPointer(); bindUrl(); frame(); drawLegend(); }, function () { drawFFN(); drawFiLM(); }, finish]);
+           function () { buildPointer(); bindUrl(); frame(); drawLegend(); }, function () { drawFFN(); if (N.gamma_mean) drawFiLM(); }, finish]);
 }
 
 function finish() {

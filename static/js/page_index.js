@@ -185,7 +185,7 @@ function drawNode(n, Lo) {
 function drawCaptions(Lo) {
   ctx.font = "11px " + FONT; ctx.fillStyle = MUTED; ctx.textAlign = "left";
   var enc0 = Lo.boxes.enc0;
-  ctx.fillText("× " + PG.model.n_layers + " encoder layers: masked attention, FFN, FiLM", enc0.x, enc0.y - 14);
+  ctx.fillText("× " + PG.model.n_layers + " encoder layers: " + flow.encoder_caption, enc0.x, enc0.y - 14);
   ctx.fillText("window " + samples[state.sample] + (cap.meta.t0 ? " · starts " + String(cap.meta.t0[state.sample]).replace("T", " ") : ""),
                Lo.boxes.input.x, Lo.boxes.input.y - 14);
   ctx.textAlign = "right";

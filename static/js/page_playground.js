@@ -14,7 +14,7 @@ import { drawLanes, pointToLane } from "./playground_plot.js";
 import { saveSignal } from "./your_signal.js";
 
 var DEBOUNCE_MS = 120;
-var FETCH = ["watts", "gate_prob", "attention"];
+var FETCH = ["watts", "gate_prob", "attention"];  // gate_prob only for a model with a gate (data.text.gate)
 
 function $(id) { return document.getElementById(id); }
 
@@ -37,10 +37,9 @@ function lanes() {
   if (ex) out.push(ex);
   if (!r) return out;
   var by = r.live ? "live model output" : "PyTorch at build time until the live model runs";
-  out.push({ title: "Per-device power after the hard gate and output FiLM (" + by + ")", unit: "W",
-             negNote: "below 0 W: a closed gate leaves the output FiLM's offset β (raw output; post-processing clamps to 0)",
+  out.push({ title: data.text.power + " (" + by + ")", unit: "W", negNote: data.text.neg_note,
              series: spec.devices.map(function (d, i) { return { name: d, values: r.watts[d], color: colors[i] }; }) });
-  out.push({ title: "Gate probability p (dashed: each device's hard-gate threshold)", unit: "0-1", min: 0, max: 1,
+  if (data.text.gate) out.push({ title: data.text.gate, unit: "0-1", min: 0, max: 1,
              series: spec.devices.map(function (d, i) { return { name: d, values: r.gate.subarray(i * W, (i + 1) * W), color: colors[i] }; }),
              hlines: spec.thresholds.map(function (t, i) { return { y: t, color: colors[i] }; }) });
   var row = attentionRow(r);
@@ -59,10 +58,10 @@ function attentionRow(r) {
 // Start window i's outputs from PyTorch at build time (views/playground.py first_runs): float32, per window
 // watts (devices x W), gate probabilities (devices x W), the first run's head and query row in every layer.
 function firstRun(i) {
-  var D = spec.devices.length, n = (2 * D + spec.layers) * W, at = i * n;
+  var D = spec.devices.length, G = data.text.gate ? D : 0, n = (D + G + spec.layers) * W, at = i * n;
   var all = new Float32Array(blob(data.firstRun.blob).slice().buffer), watts = {};
   spec.devices.forEach(function (d, j) { watts[d] = all.slice(at + j * W, at + (j + 1) * W); });
-  return { watts: watts, gate: all.slice(at + D * W, at + 2 * D * W), rows: all.slice(at + 2 * D * W, at + n),
+  return { watts: watts, gate: all.slice(at + D * W, at + (D + G) * W), rows: all.slice(at + (D + G) * W, at + n),
            signal: Float32Array.from(data.starts[i].aggregate) };
 }
 
@@ -79,7 +78,7 @@ function draw() {
 
 function onResult(res) {
   S.runs++; S.ms.push(res.ms); S.shown.push("live");
-  S.result = { live: true, watts: live.perDevice(res.outputs.watts), gate: res.outputs.gate_prob.data,
+  S.result = { live: true, watts: live.perDevice(res.outputs.watts), gate: data.text.gate ? res.outputs.gate_prob.data : null,
                attention: res.outputs.attention.data, ms: res.ms, signal: Float32Array.from(S.signal.get()) };
   $("pg-status").textContent = "Model run " + S.runs + ": " + res.ms.toFixed(0) + " ms in the worker.";
   draw(); ready(); EX.ran();
@@ -90,7 +89,8 @@ function runNow() { // one run at a time; an edit during a run asks for one more
   if (S.busy) { S.dirty = true; return; }
   S.busy = true; S.dirty = false;
   var x = live.modelInput(S.signal.get(), startISO());
-  live.run(x, S.head, FETCH).then(onResult).catch(fail).then(function () { S.busy = false; if (S.dirty) runNow(); });
+  var fetch = FETCH.filter(function (k) { return k !== "gate_prob" || data.text.gate; });
+  live.run(x, S.head, fetch).then(onResult).catch(fail).then(function () { S.busy = false; if (S.dirty) runNow(); });
 }
 
 function edited() { EX.edited(); draw(); keep(); clearTimeout(S.timer); S.timer = setTimeout(runNow, DEBOUNCE_MS); }
@@ -107,7 +107,7 @@ function start(p) {
   S = { startIdx: 0, signal: createSignal(data.starts[0].aggregate), result: null, runs: 0, ms: [],
         head: data.firstRun.head, layer: 0, query: data.firstRun.query, geo: null, busy: false, dirty: false, timer: 0,
         shown: [] }; // what each drawn result came from, in order: "build" (first_runs) or "live"
-  legend(spec, colors);
+  legend(data.text.legend, colors);
   EX = createExplainPanel({ data: data, spec: spec, signal: function () { return S.signal.get(); }, start: startISO, redraw: draw,
                            geo: function () { return S.geo; } });
   wireControls(data, spec, S, edited, draw, runNow);
@@ -119,13 +119,13 @@ function start(p) {
   testHook({ playground: S, edited: edited });
 }
 
-function legend(spec, colors) {
+function legend(labels, colors) {
   var box = $("pg-legend");
-  spec.devices.forEach(function (d, i) {
+  labels.forEach(function (label, i) {
     var row = document.createElement("div"), sw = document.createElement("span");
     sw.style.cssText = "display:inline-block;width:1.4em;height:0.3em;vertical-align:middle;margin-right:0.4em;background:" + colors[i];
     row.appendChild(sw);
-    row.appendChild(document.createTextNode(d.replace(/_/g, " ") + " (gate threshold " + spec.thresholds[i] + ")"));
+    row.appendChild(document.createTextNode(label));
     box.appendChild(row);
   });
 }

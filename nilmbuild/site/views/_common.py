@@ -17,12 +17,12 @@ def model_sizes(cfg, resample_s: int = 60) -> dict:
     """The checkpoint's sizes as templates (``site.model.*``) and page JS (``page().model``) use them: the one
     source for every size a page writes in its text (window, d_model, heads, FFN width, ...)."""
     window_min = cfg.window * int(resample_s) / 60
-    return {
+    sizes = {
         "window": int(cfg.window),
         "centre": int(cfg.window) // 2,
         "margin": (int(cfg.window) - int(cfg.window) // 2) // 2,
         "window_minutes": _num(window_min),
-        "window_hours": _num(window_min / 60),
+        "window_hours": _num(round(window_min / 60, 2)),  # 128 one-minute steps: 2.13 hours
         "step_minutes": _num(resample_s / 60),
         "d_model": int(cfg.d_model),
         "n_head": int(cfg.n_head),
@@ -31,18 +31,45 @@ def model_sizes(cfg, resample_s: int = 60) -> dict:
         "n_layers": int(cfg.n_encoder_layers),
         "c_embedding": int(cfg.c_embedding),
         "n_channels": int(cfg.n_channels),
-        "n_exo": int(cfg.n_exo),
+        "n_exo": int(getattr(cfg, "n_exo", 0)),
         "kernel_size": int(cfg.kernel_size),
         "dilations": [int(d) for d in cfg.dilations],
         "receptive_fields": receptive_fields(cfg.kernel_size, cfg.dilations),
         "n_cond": int(cfg.n_cond),
-        "n_elec": int(cfg.n_cond) - int(cfg.n_freq_bands) * bool(cfg.use_freq_features),
-        "n_freq_bands": int(cfg.n_freq_bands),
+        "n_elec": int(cfg.n_cond) - _freq_bands(cfg) * bool(cfg.use_freq_features),
+        "n_freq_bands": _freq_bands(cfg),
         "film_hidden": int(cfg.film_hidden_dim),
         "film_in": int(cfg.n_cond) + int(cfg.film_hidden_dim),
         "film_enc_out": 2 * int(cfg.n_encoder_layers) * int(cfg.d_model),
         "n_devices": int(cfg.c_out),
     }
+    sizes.update(architecture_sizes(cfg))
+    return sizes
+
+
+def architecture_sizes(cfg) -> dict:
+    """The sizes that differ by architecture. The spec: c_embedding DilatedBlock channels, tokens = window. An
+    upstream model (model/upstream): its stem is a DilatedBlock 1 -> d_stem beside a 1x1 conv of the E time
+    features -> d_time, concatenated; a stats token makes L + 1 tokens."""
+    arch = getattr(cfg, "arch", "spec")
+    if arch == "spec":
+        return {"architecture": arch, "n_tokens": int(cfg.window), "stats_token": False}
+    return {
+        "architecture": arch,
+        "c_embedding": int(cfg.d_stem),
+        "d_stem": int(cfg.d_stem),
+        "d_time": int(cfg.d_time),
+        "n_exo": int(cfg.c_embedding),  # model/upstream: c_embedding counts the time-feature channels
+        "n_tokens": int(cfg.window) + 1,
+        "stats_token": True,
+        "has_film": bool(arch == "condinilm" and cfg.use_film),
+        "has_gate": arch == "condinilm",
+    }
+
+
+def _freq_bands(cfg) -> int:
+    """Frequency bands of the FiLM condition: the spec's n_freq_bands; the upstream's fixed 8 (F // 8 bins each)."""
+    return int(getattr(cfg, "n_freq_bands", 8))
 
 
 def receptive_fields(kernel_size: int, dilations) -> list[int]:

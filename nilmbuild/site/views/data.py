@@ -18,6 +18,7 @@ from nilmbuild.site.build import PageSpec
 from ._common import clean, f32, view_page
 
 SLUG = "data"
+ARCHITECTURES = ("spec", "condinilm", "nilmformer")
 TITLE = "Data"
 SECTION = "2-3"
 SUMMARY = "Preprocessing on the real data: raw vs 1-minute resampling, cut-off, scaling, ON/OFF states, windows, splits, time features."

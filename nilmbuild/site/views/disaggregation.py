@@ -16,10 +16,12 @@ from nilmbuild.site import story
 from nilmbuild.site.build import PageSpec
 from nilmbuild.site.prose import spelled
 
+from . import upstream_prose
 from ._common import clean, f32, io_names, u8, view_page
 from .live_parts import live_parts
 
 SLUG = "disaggregation"
+ARCHITECTURES = ("spec", "condinilm", "nilmformer")
 TITLE = "Disaggregation"
 SECTION = "11"
 
@@ -90,7 +92,8 @@ def build(ctx) -> PageSpec:
         summary=f"Aggregate in, {spelled(len(ctx.loaded.devices))} appliances out: predictions vs ground truth in "
         "watts, a stitched day, post-processing and metrics.",
         context={
-            "notes": ctx.notes_for(SLUG),
+            "upstream": upstream_prose.disaggregation(ctx.loaded.cfg),
+            "notes": [] if hasattr(ctx.loaded.cfg, "arch") else ctx.notes_for(SLUG),
             "day_error": day_error,
             "metric_names": ["mae", "rmse", "f1", "precision", "recall", "nde", "sae", "teca"],
         },

@@ -12,6 +12,7 @@ from nilmbuild.site.build import PageSpec
 from ._common import kit_blobs, page_extra, pick_device_samples, view_page
 
 SLUG = "embedding"
+ARCHITECTURES = ("spec", "condinilm", "nilmformer")
 TITLE = "Dilated convolution embedding"
 SECTION = "5"
 N_SAMPLES = 6  # projection is 96 x 480 per sample
@@ -64,6 +65,10 @@ def conv_weights(ctx) -> list[dict]:
 
 
 def build(ctx) -> PageSpec:
+    if hasattr(ctx.loaded.cfg, "arch"):  # an upstream stem: instance norm, DilatedBlock + time projection, stats token
+        from . import upstream_embedding
+
+        return upstream_embedding.build(ctx, __name__)
     samples = pick_device_samples(ctx, N_SAMPLES)
     extra = page_extra(ctx, samples)
     extra["units"] = conv_weights(ctx)

@@ -7,9 +7,11 @@ from nilmbuild.model.names import ENCODER_STEPS, encoder, film
 from nilmbuild.site import story
 from nilmbuild.site.build import PageSpec
 
+from . import upstream_prose
 from ._common import pick_varied_samples, view_page, window_starts
 
 SLUG = "encoder"
+ARCHITECTURES = ("spec", "condinilm", "nilmformer")
 TITLE = "Encoder layers"
 N_SAMPLES = 3  # projection + per layer (attn context, ffn out) at f16: about 0.65 MB per sample
 
@@ -36,13 +38,13 @@ def records(n_layers: int) -> list[str]:
     return names
 
 
-def js_names(n_layers: int) -> dict:
+def js_names(n_layers: int, has_film: bool = True) -> dict:
     """The record names page_encoder.js reads (page().data.names): each layer's sub-steps by suffix, and the
-    encoder FiLM's gamma/beta averaged over devices."""
+    encoder FiLM's gamma/beta averaged over devices (None for a model without FiLM)."""
     return {
         "layers": [{s: encoder(l, s) for s, _ in STEPS} for l in range(n_layers)],
-        "gamma_mean": film("film_enc", "gamma_mean"),
-        "beta_mean": film("film_enc", "beta_mean"),
+        "gamma_mean": film("film_enc", "gamma_mean") if has_film else None,
+        "beta_mean": film("film_enc", "beta_mean") if has_film else None,
     }
 
 
@@ -51,6 +53,8 @@ def build(ctx) -> PageSpec:
     samples = pick_varied_samples(ctx, N_SAMPLES)
     names = [n for n in records(n_layers) if n in ctx.capture.records]
     blob = ctx.blob(names, samples)
+    has_film = film("film_enc", "gamma_mean") in ctx.capture.records
+    steps = [{"suffix": s, "label": lab} for s, lab in STEPS if encoder(0, s) in ctx.capture.records]
     return view_page(
         __name__,
         data={
@@ -58,14 +62,16 @@ def build(ctx) -> PageSpec:
             "sample_labels": window_starts(ctx, samples),
             "n_layers": n_layers,
             "steps": [{"suffix": s, "label": lab} for s, lab in STEPS],
-            "names": js_names(n_layers),
+            "names": js_names(n_layers, has_film),
             "story": story.encoder_story(ctx, samples),
         },
         blobs={"capture": blob},
         context={
             "n_layers": n_layers,
-            "steps": [{"suffix": s, "label": lab} for s, lab in STEPS],
+            "steps": steps,
             "samples": samples,
+            "upstream": upstream_prose.encoder(ctx.loaded.cfg),
+            "absent_film": None if has_film else upstream_prose.absent(ctx.loaded.cfg, "FiLM"),
             "sample_labels": window_starts(ctx, samples),
             "notes": ctx.notes_for(SLUG),
         },

@@ -11,6 +11,7 @@ from ._common import kit_blobs, page_extra, pick_device_samples, view_page
 from .live_parts import whatif_page
 
 SLUG = "gate"
+ARCHITECTURES = ("spec", "condinilm", "nilmformer")
 TITLE = "Gate: smoothstep vs threshold"
 SECTION = "9"
 N_SAMPLES = 32  # light records (5 x 480 per sample each): every sample of the batch
@@ -42,6 +43,10 @@ def js_names(devices) -> dict:
 
 
 def build(ctx) -> PageSpec:
+    if hasattr(ctx.loaded.cfg, "arch"):  # CondiNILM's external soft gate, or the original's "no gate"
+        from . import upstream_gate
+
+        return upstream_gate.build(ctx, __name__)
     B = int(ctx.x.shape[0])
     samples = pick_device_samples(ctx, min(N_SAMPLES, B)) if B > N_SAMPLES else list(range(B))
     extra = page_extra(ctx, samples)

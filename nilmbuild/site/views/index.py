@@ -13,9 +13,20 @@ from nilmbuild.model import names
 from nilmbuild.site import story
 from nilmbuild.site.build import PageSpec
 
+from . import upstream_prose
 from ._common import io_names, model_sizes, view_page
 
+
+def _built_pages(ctx) -> list[str]:
+    """The titles of the pages this site builds for the model's architecture."""
+    from nilmbuild.site.pages import architecture_of_ctx, nav_order_for, view_module
+
+    cfg = ctx.loaded.cfg
+    return [upstream_prose.title(s, view_module(s).TITLE, cfg) for s in nav_order_for(architecture_of_ctx(ctx))]
+
+
 SLUG = "index"
+ARCHITECTURES = ("spec", "condinilm", "nilmformer")
 TITLE = "Overview"
 SECTION = "1, 4.2"
 SUMMARY = "The whole pipeline as a data flow, from the household aggregate to per-device watts; a map of every page."
@@ -128,22 +139,60 @@ def _edge(a: str, b: str, record: str, devices) -> dict:
     return out
 
 
-def flow_blob(capture, cfg) -> bytes:
+def _graph(cfg) -> tuple[list[dict], list[dict], str]:
+    """(nodes, edges, the encoder layers' caption) of the checkpoint's own architecture."""
+    if hasattr(cfg, "arch"):
+        from . import upstream_flow
+
+        film = ", FiLM" if cfg.arch == "condinilm" and cfg.use_film else ""
+        caption = f"attention over {cfg.window} + 1 tokens (stats token last), FFN{film}"
+        return upstream_flow.nodes(cfg), upstream_flow.edges(cfg), caption
     devices = list(cfg.device_names)
-    edges, node_list = flow_edges(cfg), nodes(cfg)
-    names = sorted({n["record"] for n in node_list} | {e[2] for e in edges})
+    edges = [_edge(a, b, r, devices) for a, b, r in flow_edges(cfg)]
+    return nodes(cfg), edges, "masked attention, FFN, FiLM"
+
+
+def flow_blob(capture, cfg) -> bytes:
+    node_list, edges, caption = _graph(cfg)
+    names = sorted({n["record"] for n in node_list} | {e["record"] for e in edges})
     missing = [n for n in names if n not in capture.records]
     if missing:
         raise KeyError(f"overview: capture has no record {missing}")
     return msgpack.packb(
         {
             "nodes": node_list,
-            "edges": [_edge(a, b, r, devices) for a, b, r in edges],
+            "edges": edges,
+            "encoder_caption": caption,
             "records": {n: _record_meta(capture, n) for n in names},
             "batch_size": int(capture.batch_size),
         },
         use_bin_type=True,
     )
+
+
+ARCHITECTURE_NAMES = {
+    "spec": "nilmbuild's NILMFormer (the prose spec)",
+    "condinilm": "CondiNILM (github.com/davidzha712/CondiNILM), as its own code computes it",
+    "nilmformer": "the original NILMFormer (Petralia et al., KDD 2025), as its own code computes it",
+}
+
+
+def architecture_rows(loaded) -> list[tuple[str, str]]:
+    """The architecture, and for an imported checkpoint the upstream file it came from: its name and sha256 as the
+    import recorded them (provenance["upstream"]["files"]; never a local path). Nothing for the spec's model."""
+    arch = getattr(loaded.cfg, "arch", "spec")
+    if arch == "spec":
+        return []
+    rows = [("Architecture", ARCHITECTURE_NAMES[arch])]
+    up = (loaded.provenance or {}).get("upstream") or {}
+    for role, f in (up.get("files") or {}).items():
+        if isinstance(f, dict) and f.get("name"):
+            rows.append((f"Upstream {role}", f"{f['name']} (sha256 {f.get('sha256', 'not recorded')})"))
+    conf = loaded.cfg.upstream or {}
+    parts = [conf[k] for k in ("dataset", "sampling_rate", "app") if conf.get(k) is not None]
+    trained = ", ".join(", ".join(map(str, p)) if isinstance(p, (list, tuple)) else str(p) for p in parts)
+    rows.append(("Trained on (upstream config)", trained or "not recorded in the upstream config"))
+    return rows
 
 
 def build(ctx) -> PageSpec:
@@ -168,9 +217,17 @@ def build(ctx) -> PageSpec:
         ),
         ("Site built with", f"nilmbuild {meta.get('nilmbuild_version')}"),
     ]
+    if hasattr(ctx.loaded.cfg, "arch"):  # trained by the upstream's code: what its config says, not nilmbuild's data
+        provenance = [(k, v) for k, v in provenance if k != "Trained on"]
+        provenance[1:1] = architecture_rows(ctx.loaded)
     return view_page(
         __name__,
         data={"names": io_names(), "story": story.index_story(ctx)},
         blobs={"capture": ctx.blob(list(io_names().values()), samples), "flow": flow_blob(ctx.capture, ctx.loaded.cfg)},
-        context={"provenance": provenance, "notes": ctx.notes_for(SLUG), "all_notes": ctx.notes},
+        context={
+            "provenance": provenance,
+            "notes": ctx.notes_for(SLUG),
+            "all_notes": ctx.notes,
+            "upstream": upstream_prose.overview(ctx.loaded.cfg, _built_pages(ctx)),
+        },
     )

@@ -16,7 +16,7 @@ import functools
 import threading
 
 from nilmbuild.data.preprocess import scaler_affine
-from nilmbuild.live.export import INPUTS, onnx_bytes, outputs, stages, what_if_defaults
+from nilmbuild.live.export import inputs, is_upstream, onnx_bytes, outputs, stages, what_if_defaults
 from nilmbuild.live.runtime import RUNTIME_FILE, runtime_script
 
 MODEL_FILE = "nilmbuild-model.js"  # the graph as a shared sibling script: one copy per site (live_parts)
@@ -41,22 +41,35 @@ def live_data(loaded) -> dict:
 
     cfg = loaded.cfg
     a, b = scaler_affine(loaded.scalers["aggregate"])
-    return {
+    data = {
         "runtime": RUNTIME_FILE,
         "modelFile": MODEL_FILE,
         "devices": list(loaded.devices),
         "window": int(cfg.window),
-        "channels": int(cfg.c_in + cfg.n_exo),
+        "channels": int(cfg.n_channels),
         "stepS": Model(loaded).step_s,
         "aggregate": {"a": a, "b": b},
         "outputs": list(outputs(loaded.cfg)),
         "stages": stages(loaded.cfg),
         "heads": int(cfg.n_head),
         "layers": int(cfg.n_encoder_layers),
-        "thresholds": [float(d.gate_threshold) for d in cfg.devices],
-        "inputs": list(INPUTS),
+        "thresholds": [] if is_upstream(cfg) else [float(d.gate_threshold) for d in cfg.devices],
+        "inputs": list(inputs(cfg)),
         "whatIf": what_if_inputs(cfg),
     }
+    if is_upstream(cfg):
+        data["exo"] = time_feature_periods(cfg)
+    return data
+
+
+def time_feature_periods(cfg) -> list[list] | None:
+    """An upstream model's time features for the page's model input (static/js/live_time.js): [name, period] per
+    config exo variable, in order, each a sin then a cos channel. None: the spec's six."""
+    if not is_upstream(cfg):
+        return None
+    from nilmbuild.model.upstream.inputs import PERIODS
+
+    return [[name, PERIODS[name]] for name in cfg.exo_variables]
 
 
 @functools.lru_cache(maxsize=2)  # five pages of a site carry the same graph: gzip and encode it once

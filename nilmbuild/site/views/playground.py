@@ -16,6 +16,7 @@ from .live_explain import live_explain_data
 from .live_parts import live_parts
 
 SLUG = "playground"
+ARCHITECTURES = ("spec", "condinilm", "nilmformer")
 TITLE = "Playground: edit the signal, run the model"
 SECTION = "0-12"
 N_STARTS = 5  # captured windows offered as starting points (one per device ON, where there is one)
@@ -57,7 +58,8 @@ def first_runs(ctx, samples) -> tuple[dict, bytes]:
     parts = []
     for s in samples:
         ref = torch_reference(ctx.loaded, np.asarray(ctx.x[s : s + 1], np.float32), head)
-        parts += [ref["watts"], ref["gate_prob"], ref["attention"][:, query]]
+        gate = [ref["gate_prob"]] if "gate_prob" in ref else []  # the original NILMFormer has no gate
+        parts += [ref["watts"], *gate, ref["attention"][:, query]]
     blob = b"".join(np.ascontiguousarray(p, dtype="<f4").tobytes() for p in parts)
     return {"blob": FIRST_RUNS_BLOB, "head": head, "query": query}, blob
 
@@ -66,6 +68,34 @@ SUMMARY = (
     "Edit a real window (draw, drop a kettle boil, scale, paste) and watch NILMFormer re-run live in "
     "your browser: per-device watts, gate probabilities, attention."
 )
+
+
+def lane_text(loaded) -> dict:
+    """The lanes' titles and the legend's device labels, for the checkpoint's architecture (gate: None when the
+    model has no gate; the page then has no gate lane and fetches no gate output)."""
+    arch = getattr(loaded.cfg, "arch", "spec")
+    if arch == "spec":
+        return {
+            "power": "Per-device power after the hard gate and output FiLM",
+            "neg_note": "below 0 W: a closed gate leaves the output FiLM's offset β (raw output; post-processing "
+            "clamps to 0)",
+            "gate": "Gate probability p (dashed: each device's hard-gate threshold)",
+            "legend": [f"{d.replace('_', ' ')} (gate threshold {_num(t)})" for d, t in _thresholds(loaded)],
+        }
+    legend = [d.replace("_", " ") for d in loaded.devices]
+    if arch == "condinilm":
+        gate = "CondiNILM's soft-gate probability p = sigmoid(scale * max(logit, logit floor) + bias)"
+        return {"power": "Per-device power after CondiNILM's soft gate", "gate": gate, "legend": legend}
+    return {"power": "Per-device power (de-normalised with the stats token)", "gate": None, "legend": legend}
+
+
+def _num(t: float) -> str:
+    """A number as JavaScript's String() writes it (1.0 -> "1", 0.35 -> "0.35")."""
+    return str(int(t)) if float(t).is_integer() else repr(float(t))
+
+
+def _thresholds(loaded):
+    return [(d.name, float(d.gate_threshold)) for d in loaded.cfg.devices]
 
 
 def nav_spec() -> PageSpec:
@@ -80,6 +110,7 @@ def build(ctx) -> PageSpec:
     data = {"live": live, "starts": start_windows(ctx, samples), "palette": palette(live["stepS"]), "firstRun": first}
     data["story"] = story.playground_story(ctx, samples)
     data["explain"] = live_explain_data(ctx.loaded)
+    data["text"] = lane_text(ctx.loaded)
     return view_page(
         __name__,
         data=data,

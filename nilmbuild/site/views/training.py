@@ -19,6 +19,7 @@ from nilmbuild.site.build import PageSpec
 from ._common import view_page
 
 SLUG = "training"
+ARCHITECTURES = ("spec", "condinilm", "nilmformer")
 TITLE = "Training"
 SECTION = "10"
 SUMMARY = "The checkpoint's training log: loss components per device, PCGrad conflicts, schedules, validation metrics, device types."
