@@ -15,6 +15,7 @@ from nilmbuild.site.build import PageSpec
 
 from . import upstream_prose
 from ._common import io_names, model_sizes, view_page
+from .flow_nodes import encoder_col, node
 
 
 def _built_pages(ctx) -> list[str]:
@@ -35,26 +36,6 @@ SUMMARY = "The whole pipeline as a data flow, from the household aggregate to pe
 ENCODER_COLS = (5, 7)
 
 
-def _node(id_, label, sub, phase, page, record, col, row) -> dict:
-    return {
-        "id": id_,
-        "label": label,
-        "sub": sub,
-        "phase": phase,
-        "page": page,
-        "record": record,
-        "col": col,
-        "row": row,
-    }
-
-
-def _encoder_col(layer: int, n_layers: int):
-    """Layer `layer`'s column: the layers spread evenly over ENCODER_COLS (an int where it falls on one)."""
-    lo, hi = ENCODER_COLS
-    c = (lo + hi) / 2 if n_layers == 1 else lo + (hi - lo) * layer / (n_layers - 1)
-    return int(c) if c == int(c) else c
-
-
 def last_unit_out(cfg) -> str:
     """The dilated embedding's last ResUnit output (one unit per dilation)."""
     return names.embed_unit(len(cfg.dilations) - 1, "out")
@@ -67,25 +48,25 @@ def nodes(cfg) -> list[dict]:
     n = m["n_layers"]
     film = f"{m['film_in']} -> {m['film_hidden']} ->"
     encoders = [
-        _node(f"enc{l}", f"Encoder {l}", "attn + FFN", "transformer", "attention" if l % 2 else "encoder",
-              names.encoder(l, "out"), _encoder_col(l, n), 1)
+        node(f"enc{l}", f"Encoder {l}", "attn + FFN", "transformer", "attention" if l % 2 else "encoder",
+              names.encoder(l, "out"), encoder_col(l, n, ENCODER_COLS), 1)
         for l in range(n)
     ]  # fmt: skip
     return [
-        _node("input", "Aggregate + time", f"1 + {m['n_exo']} channels", "input", "data", names.INPUT, 0, 1),
-        _node("norm", "Instance norm", "per sample", "embedding", "embedding", names.INSTANCE_NORM, 1, 1),
-        _node("embed", "Dilated conv", "d = " + ", ".join(str(d) for d in m["dilations"]), "embedding", "embedding",
+        node("input", "Aggregate + time", f"1 + {m['n_exo']} channels", "input", "data", names.INPUT, 0, 1),
+        node("norm", "Instance norm", "per sample", "embedding", "embedding", names.INSTANCE_NORM, 1, 1),
+        node("embed", "Dilated conv", "d = " + ", ".join(str(d) for d in m["dilations"]), "embedding", "embedding",
               last_unit_out(cfg), 2, 1),
-        _node("pos", "+ Positional", "learnable", "embedding", "embedding", names.EMBED_WITH_POS, 3, 1),
-        _node("proj", "Projection", "1x1 conv", "embedding", "forward", names.TRANSPOSE_IN, 4, 1),
+        node("pos", "+ Positional", "learnable", "embedding", "embedding", names.EMBED_WITH_POS, 3, 1),
+        node("proj", "Projection", "1x1 conv", "embedding", "forward", names.TRANSPOSE_IN, 4, 1),
         *encoders,
-        _node("heads", "Device heads", "gate x power", "output", "gate", names.TRANSPOSE_OUT, 8, 1),
-        _node("output", "Per-device watts", "output FiLM", "output", "disaggregation", names.OUTPUT_POWER, 9, 1),
-        _node("cond", "Condition features", f"{m['n_elec']} electrical + {m['n_freq_bands']} bands", "conditioning",
+        node("heads", "Device heads", "gate x power", "output", "gate", names.TRANSPOSE_OUT, 8, 1),
+        node("output", "Per-device watts", "output FiLM", "output", "disaggregation", names.OUTPUT_POWER, 9, 1),
+        node("cond", "Condition features", f"{m['n_elec']} electrical + {m['n_freq_bands']} bands", "conditioning",
               "film", names.cond("vector"), 2, 2.25),
-        _node("film_enc", "Encoder FiLM", f"{film} {m['film_enc_out']}", "conditioning", "film",
+        node("film_enc", "Encoder FiLM", f"{film} {m['film_enc_out']}", "conditioning", "film",
               names.film("film_enc", "gamma_mean"), 5, 2.25),
-        _node("film_dec", "Output FiLM", f"{film} 2", "conditioning", "film", names.film("film_dec", "gamma"), 8, 2.25),
+        node("film_dec", "Output FiLM", f"{film} 2", "conditioning", "film", names.film("film_dec", "gamma"), 8, 2.25),
     ]  # fmt: skip
 
 

@@ -11,63 +11,45 @@ from __future__ import annotations
 from nilmbuild.model import names
 
 from ._common import model_sizes
+from .flow_nodes import encoder_col, node
 
 ENCODER_COLS = (4, 6)  # the encoder layers spread over these columns
-
-
-def _node(id_, label, sub, phase, page, record, col, row) -> dict:
-    return {
-        "id": id_,
-        "label": label,
-        "sub": sub,
-        "phase": phase,
-        "page": page,
-        "record": record,
-        "col": col,
-        "row": row,
-    }
-
-
-def _encoder_col(layer: int, n_layers: int):
-    lo, hi = ENCODER_COLS
-    c = (lo + hi) / 2 if n_layers == 1 else lo + (hi - lo) * layer / (n_layers - 1)
-    return int(c) if c == int(c) else c
 
 
 def _stem_nodes(cfg, m: dict) -> list[dict]:
     last = names.embed_unit(len(cfg.dilations) - 1, "out")
     return [
-        _node("input", "Aggregate + time", f"1 + {m['n_exo']} channels", "input", "data", names.INPUT, 0, 1),
-        _node("norm", "Instance norm", "power channel", "embedding", "embedding", names.INSTANCE_NORM, 1, 1),
-        _node("embed", "Dilated conv", f"1 -> {m['d_stem']}", "embedding", "embedding", last, 2, 1),
-        _node("time", "Time features", f"1x1 conv {m['n_exo']} -> {m['d_time']}", "embedding", "embedding",
+        node("input", "Aggregate + time", f"1 + {m['n_exo']} channels", "input", "data", names.INPUT, 0, 1),
+        node("norm", "Instance norm", "power channel", "embedding", "embedding", names.INSTANCE_NORM, 1, 1),
+        node("embed", "Dilated conv", f"1 -> {m['d_stem']}", "embedding", "embedding", last, 2, 1),
+        node("time", "Time features", f"1x1 conv {m['n_exo']} -> {m['d_time']}", "embedding", "embedding",
               "time_proj", 2.5, 2.25),
-        _node("tokens", "Tokens", f"{m['window']} + stats token", "embedding", "embedding", "tokens", 3, 1),
+        node("tokens", "Tokens", f"{m['window']} + stats token", "embedding", "embedding", "tokens", 3, 1),
     ]  # fmt: skip
 
 
 def _head_nodes(cfg, m: dict) -> list[dict]:
     if cfg.arch == "nilmformer":
         return [
-            _node("heads", "Conv head", "de-normalised by stats", "output", "disaggregation", "head.conv", 8, 1),
-            _node(
+            node("heads", "Conv head", "de-normalised by stats", "output", "disaggregation", "head.conv", 8, 1),
+            node(
                 "stats", "Stats projection", "stats token -> mean', std'", "output", "embedding", "stats_out", 7, 2.25
             ),
         ]
-    out = [_node("heads", "Device heads", "shared head + adapters", "output", "gate", "output.power_ungated", 8, 1)]
-    out.append(_node("gate", "Soft gate", "scale, floor, bias", "output", "gate", "gate.prob", 8, 2.25))
+    out = [node("heads", "Device heads", "shared head + adapters", "output", "gate", "output.power_ungated", 8, 1)]
+    out.append(node("gate", "Soft gate", "scale, floor, bias", "output", "gate", "gate.prob", 8, 2.25))
     if cfg.sparse_indices:
         dev = cfg.devices[cfg.sparse_indices[0]]
-        out.append(_node("sparse", "Sparse CNN", f"{dev}: raw aggregate", "output", "gate",
+        out.append(node("sparse", "Sparse CNN", f"{dev}: raw aggregate", "output", "gate",
                          f"sparse.{dev}.amplitude", 6.8, 2.25))  # fmt: skip
     if cfg.use_film:
         film = f"{m['film_in']} -> {m['film_hidden']} ->"
         out += [
-            _node("cond", "Condition features", f"{m['n_elec']} electrical + {m['n_freq_bands']} bands",
+            node("cond", "Condition features", f"{m['n_elec']} electrical + {m['n_freq_bands']} bands",
                   "conditioning", "film", names.cond("vector"), 1, 2.25),
-            _node("film_enc", "Encoder FiLM", f"{film} {m['film_enc_out']}", "conditioning", "film",
+            node("film_enc", "Encoder FiLM", f"{film} {m['film_enc_out']}", "conditioning", "film",
                   names.film("film_enc", "gamma_mean"), 4, 2.25),
-            _node("film_dec", "Output FiLM", f"{film} 1 per device", "conditioning", "film",
+            node("film_dec", "Output FiLM", f"{film} 1 per device", "conditioning", "film",
                   names.film("film_dec", "gamma"), 5.4, 2.25),
         ]  # fmt: skip
     return out
@@ -77,12 +59,12 @@ def nodes(cfg) -> list[dict]:
     m = model_sizes(cfg, cfg.step_s)
     n = m["n_layers"]
     encoders = [
-        _node(f"enc{l}", f"Encoder {l}", "attn + FFN", "transformer", "attention" if l % 2 else "encoder",
-              names.encoder(l, "out"), _encoder_col(l, n), 1)
+        node(f"enc{l}", f"Encoder {l}", "attn + FFN", "transformer", "attention" if l % 2 else "encoder",
+              names.encoder(l, "out"), encoder_col(l, n, ENCODER_COLS), 1)
         for l in range(n)
     ]  # fmt: skip
-    final = _node("final", "Final LayerNorm", "stats token leaves", "transformer", "encoder", "final_norm", 7, 1)
-    output = _node("output", "Per-device watts", "", "output", "disaggregation", names.OUTPUT_POWER, 9, 1)
+    final = node("final", "Final LayerNorm", "stats token leaves", "transformer", "encoder", "final_norm", 7, 1)
+    output = node("output", "Per-device watts", "", "output", "disaggregation", names.OUTPUT_POWER, 9, 1)
     return [*_stem_nodes(cfg, m), *encoders, final, *_head_nodes(cfg, m), output]
 
 
