@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-import zipfile
 
 import numpy as np
 import pytest
@@ -16,7 +15,14 @@ import torch
 from nilmbuild.errors import UserError
 from nilmbuild.importer.detect import CONDINILM, NILMFORMER, detect
 from nilmbuild.importer.reading import file_identity, read_torch_file
-from tests.upstream_files import as_saved_on_gpu, lightning_checkpoint, nilmformer_log, placeholder_weights, write_torch
+from tests.upstream_files import (
+    as_saved_on_gpu,
+    lightning_checkpoint,
+    nilmformer_log,
+    placeholder_weights,
+    rewrite_pickle,
+    write_torch,
+)
 
 
 class _Touch:
@@ -69,14 +75,7 @@ def test_log_saved_before_training_ended_uses_model_state_dict(tmp_path):
 def test_numpy1_module_names_are_read_too(tmp_path):
     """A log written under numpy < 2 names numpy.core.multiarray; the same bytes otherwise."""
     src = write_torch(tmp_path / "np2.pt", nilmformer_log(placeholder_weights()))
-    old = tmp_path / "np1.pt"
-    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(old, "w", zipfile.ZIP_STORED) as zout:
-        for info in zin.infolist():
-            data = zin.read(info.filename)
-            if info.filename.endswith("data.pkl"):
-                assert b"numpy._core.multiarray" in data
-                data = data.replace(b"numpy._core.multiarray", b"numpy.core.multiarray")
-            zout.writestr(info, data)
+    old = rewrite_pickle(src, tmp_path / "np1.pt", b"numpy._core.multiarray", b"numpy.core.multiarray")
     assert read_torch_file(old)["value_best_loss"] == np.float64(0.21)
 
 

@@ -127,17 +127,22 @@ def placeholder_weights() -> dict:
     return {"EmbedBlock.weight": torch.randn(4, 1, 3), "EmbedBlock.bias": torch.zeros(4)}
 
 
-def as_saved_on_gpu(src: Path, dst: Path) -> Path:
-    """A copy of a torch.save'd file whose storages say "cuda:0", as torch.save writes them on a CUDA machine
-    (the location string in the pickle is the only difference)."""
+def rewrite_pickle(src: Path, dst: Path, old: bytes, new: bytes) -> Path:
+    """A copy of a torch.save'd file with `old` replaced by `new` in its pickle (which must contain `old`)."""
     with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_STORED) as zout:
         for info in zin.infolist():
             data = zin.read(info.filename)
             if info.filename.endswith("data.pkl"):
-                assert b"X\x03\x00\x00\x00cpu" in data
-                data = data.replace(b"X\x03\x00\x00\x00cpu", b"X\x06\x00\x00\x00cuda:0")
+                assert old in data
+                data = data.replace(old, new)
             zout.writestr(info, data)
     return dst
+
+
+def as_saved_on_gpu(src: Path, dst: Path) -> Path:
+    """A copy of a torch.save'd file whose storages say "cuda:0", as torch.save writes them on a CUDA machine
+    (the location string in the pickle is the only difference)."""
+    return rewrite_pickle(src, dst, b"X\x03\x00\x00\x00cpu", b"X\x06\x00\x00\x00cuda:0")
 
 
 def write_json(path: Path, obj) -> Path:
