@@ -27,9 +27,6 @@ class _Group(click.Group):
         return getattr(importlib.import_module(module), attr)
 
     def invoke(self, ctx: click.Context):
-        from nilmbuild.source_span import source_span
-
-        span = source_span.set((None, None))  # --start/--end (cli_options.house_option) set it for this command only
         with warnings.catch_warnings():
             warnings.simplefilter("always", DataWarning)
             warnings.showwarning = _show_warning
@@ -38,8 +35,6 @@ class _Group(click.Group):
             except UserError as e:
                 click.echo(f"error: {e}", err=True)
                 sys.exit(2)
-            finally:
-                source_span.reset(span)
 
 
 _PACKAGE = str(Path(__file__).resolve().parent)

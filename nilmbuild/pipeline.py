@@ -8,11 +8,16 @@ this module prepares.
 
 Checkpoint provenance read here (all optional; missing -> the simulator with PrepConfig defaults):
 
-    provenance = {"source": "synthetic" | "csv:PATH" | ..., "house": int | None,
+    provenance = {"source": "synthetic" | "csv:PATH" | ..., "house": int | [int, ...] | None,
+                  "start": str | None, "end": str | None, # --start/--end the run was trained with
                   "days": int, "seed": int,              # simulator only
                   "columns": {...} | None,               # CSV/REFIT column map
                   "unit": "W" | "kW" | None,             # --unit the run was trained with (None: W)
                   "prep": {PrepConfig fields}}           # split / resample settings used in training
+
+The data settings are passed explicitly (the commands' --unit, --start/--end go in as `unit=`, `span=`); none is
+a global. A list "house" is a run over several buildings (nilmbuild.data.buildings), recorded building by
+building under "buildings"; running such a checkpoint on one building takes --building N.
     (the same keys nested under provenance["data"] are accepted too; "prep_config" is an alias of "prep")
 
 The scalers always come from the checkpoint (passed to prepare(..., scalers=) and used directly for the
@@ -52,7 +57,7 @@ def load_training_data(
     source: str,
     *,
     window: int,
-    house: int | None = None,
+    house: int | tuple[int, ...] | None = None,
     days: int = 60,
     seed: int = 0,
     devices=None,
@@ -65,32 +70,30 @@ def load_training_data(
 ):
     """Load and prepare a training run's data -> Prepared (scalers fitted on its train split).
 
-    devices: None -> every device the source has a channel for. prep: PrepConfig overrides. unit: of CSV power
-    columns whose name has none (None: W)."""
+    house: one house/building, or several (a tuple: nilmbuild.data.buildings, one data set over all of them).
+    devices: None -> every device the source has a channel for (several buildings: that all of them have).
+    prep: PrepConfig overrides. unit: of CSV power columns whose name has none (None: W)."""
+    from nilmbuild.data.buildings import prepare_buildings, several
     from nilmbuild.data.household import DEVICE_NAMES
     from nilmbuild.data.loaders import load_source
     from nilmbuild.data.preprocess import PrepConfig, prepare
 
-    hh = load_source(source, house=house, days=days, seed=seed, unit=unit, span=span)
-    devs = tuple(devices) if devices else tuple(d for d in DEVICE_NAMES if d in hh.appliances)
-    unknown = [d for d in devs if d not in DEVICE_NAMES]
+    unknown = [d for d in devices or () if d not in DEVICE_NAMES]
     if unknown:
         raise UserError(f"unknown device(s) {', '.join(unknown)}; use some of {', '.join(DEVICE_NAMES)}")
-    if not devs:
-        raise UserError(f"{source}: no appliance channel to train on")
-    kw = {
-        "window": window,
-        "stride": window // 2,
-        "devices": devs,
-        "val_from": val_from,
-        "test_from": test_from,
-        "scaler": scaler,
-        "appliance_scaler": "max",
-    }
-    kw.update(prep or {})
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        prepared = prepare(hh, PrepConfig(**kw))
+    kw = {"window": window, "stride": window // 2, "val_from": val_from, "test_from": test_from, "scaler": scaler}
+    kw.update(appliance_scaler="max", **(prep or {}))
+    if several(house):
+        cfg = PrepConfig(**kw)
+        prepared = prepare_buildings(source, house, cfg, devices=devices, unit=unit, span=span, days=days, seed=seed)
+    else:
+        hh = load_source(source, house=house, days=days, seed=seed, unit=unit, span=span)
+        devs = tuple(devices) if devices else tuple(d for d in DEVICE_NAMES if d in hh.appliances)
+        if not devs:
+            raise UserError(f"{source}: no appliance channel to train on")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            prepared = prepare(hh, PrepConfig(**{"devices": devs, **kw}))
     if prepared.train.x.shape[0] == 0:
         raise UserError(
             f"{source}: the train split has no {window}-step windows; use more data (--days) or other split dates"
@@ -102,21 +105,22 @@ def training_provenance(
     prepared,
     *,
     source: str,
-    house: int | None,
+    house: int | tuple[int, ...] | None,
     days: int,
     seed: int,
     unit: str | None = None,
     span: tuple | None = None,
     command: str = "",
 ) -> dict:
-    """What a checkpoint records about its data: everything `data_settings` reads back, plus the split spans."""
+    """What a checkpoint records about its data: everything `data_settings` reads back, plus the split spans (several
+    buildings: each building's under "buildings", with its span, split spans and windows)."""
     from nilmbuild import __version__
-    from nilmbuild.source_span import source_span
 
-    start, end = span if span is not None else source_span.get()
+    start, end = tuple(span) if span else (None, None)
+    buildings = prepared.stats.get("buildings")
     return {
         "source": source,
-        "house": house,
+        "house": list(house) if isinstance(house, (list, tuple)) else house,
         "start": start,
         "end": end,
         "days": days if source == "synthetic" else None,
@@ -126,15 +130,25 @@ def training_provenance(
         "prep": prepared.config,
         "span": prepared.stats.get("span"),
         "unknown_columns": prepared.meta.get("unknown_columns") or [],
-        "splits": {
-            s: ([str(sp.timestamps[0]), str(sp.timestamps[-1])] if sp.timestamps.size else None)
-            for s, sp in prepared.splits.items()
-        },
+        "splits": None if buildings else _split_spans(prepared.splits),
+        **({"buildings": [_building_record(b) for b in buildings]} if buildings else {}),
         "windows": prepared.stats.get("windows"),
         "dataset": prepared.meta.get("dataset"),
         "command": command or " ".join(shlex.quote(a) for a in sys.argv),
         "nilmbuild_version": __version__,
     }
+
+
+def _split_spans(splits: dict) -> dict:
+    return {
+        s: ([str(sp.timestamps[0]), str(sp.timestamps[-1])] if sp.timestamps.size else None) for s, sp in splits.items()
+    }
+
+
+def _building_record(stats: dict) -> dict:
+    """One building of a several-building run, as its provenance records it."""
+    keys = ("house", "building", "span", "splits", "windows", "native_samples", "native_rate_s")
+    return {k: stats.get(k) for k in keys}
 
 
 # ---- a checkpoint: the same data again -------------------------------------------------------------
@@ -184,16 +198,60 @@ def load_data_for(
     date_to: str | None = None,
     whole: bool = False,
     unit: str | None = None,
+    span: tuple | None = None,
 ):
     """Load and prepare the data a checkpoint is evaluated / run on -> Prepared.
 
-    source/house/unit default to the checkpoint's provenance; the split settings always come from it.
+    source/house/unit/span default to the checkpoint's provenance; the split settings always come from it.
     whole=True puts the entire (date-filtered) series into the "train" split (for `disaggregate`).
+    A checkpoint trained on several buildings, run on its own source without --building, gets them all again
+    (`nilmbuild calibrate`, or `evaluate` over the test parts of all of them): _buildings_again.
     """
+    s = data_settings(getattr(loaded, "provenance", {}))
+    if house is None and (source is None or source == s["source"]) and _several(s["house"]):
+        if whole or date_from or date_to:
+            raise UserError(_pick_one(s))
+        return _buildings_again(loaded, s, unit=unit, span=span, days=days, seed=seed)
     hh = load_household_for(
-        loaded, source, house, days=days, seed=seed, date_from=date_from, date_to=date_to, unit=unit
+        loaded, source, house, days=days, seed=seed, date_from=date_from, date_to=date_to, unit=unit, span=span
     )
     return prepare_for(loaded, hh, whole=whole)
+
+
+def _several(house) -> bool:
+    from nilmbuild.data.buildings import several
+
+    return several(house)
+
+
+def _pick_one(s: dict) -> str:
+    return (
+        f"the checkpoint was trained on buildings {', '.join(map(str, s['house']))} of {s['source']}: pass "
+        "--building N to pick one (one of them, or another building of the store, e.g. the held-out one)"
+    )
+
+
+def _buildings_again(loaded, s: dict, *, unit, span, days, seed):
+    """A several-building checkpoint's own data again, with its split settings, window and scalers."""
+    from nilmbuild.data.buildings import prepare_buildings
+
+    cfg = getattr(loaded, "cfg", None)
+    pc = _prep_config(s["prep"], **({"window": cfg.window} if cfg is not None else {}))
+    prepared = prepare_buildings(
+        s["source"],
+        s["house"],
+        pc,
+        scalers=getattr(loaded, "scalers", None) or None,
+        devices=pc.devices,
+        columns=s["columns"],
+        unit=unit or s["unit"],
+        span=_span_for(s, True, span),
+        days=days if days is not None else s["days"],
+        seed=seed if seed is not None else s["seed"],
+    )
+    if getattr(cfg, "exo_variables", None) is not None:
+        _own_time_features(loaded, prepared)
+    return prepared
 
 
 def load_household_for(
@@ -206,30 +264,36 @@ def load_household_for(
     date_from: str | None = None,
     date_to: str | None = None,
     unit: str | None = None,
+    span: tuple | None = None,
 ):
     """The raw Household behind load_data_for (source/house/unit/days/seed default to the checkpoint's provenance;
-    house, columns and unit only when the source is the checkpoint's own)."""
+    house, columns and unit only when the source is the checkpoint's own). span: (start, end) as the command's
+    --start/--end gave them, None when it gave neither: then the span the checkpoint was trained on, when the
+    source and house are its own (`_span_for`)."""
     from nilmbuild.data.loaders import load_source
 
     s = data_settings(getattr(loaded, "provenance", {}))
     same = source is None or source == s["source"]
     spec = s["source"] if source is None else source
     unit = unit or (s["unit"] if same else None)
+    house = house if house is not None else (s["house"] if same else None)
+    if _several(house):
+        raise UserError(_pick_one(s))
     hh = load_source(
         spec,
-        house=house if house is not None else (s["house"] if same else None),
+        house=house,
         columns=s["columns"] if same else None,
         unit=unit,
         days=days if days is not None else s["days"],
         seed=seed if seed is not None else s["seed"],
-        span=_span_for(s, same and (house is None or house == s["house"])),
+        span=_span_for(s, same and house == s["house"], span),
     )
     from nilmbuild.data.household import between
 
     return between(hh, date_from, date_to) if (date_from or date_to) else hh
 
 
-def nilmtk_source_for(loaded, source: str | None = None, house: int | None = None):
+def nilmtk_source_for(loaded, source: str | None = None, house: int | None = None, span: tuple | None = None):
     """(path, building, span) of the `nilmtk:` store load_household_for would read, or None for other sources
     (`nilmbuild disaggregate` reads such a store range by range instead)."""
     s = data_settings(getattr(loaded, "provenance", {}))
@@ -239,17 +303,17 @@ def nilmtk_source_for(loaded, source: str | None = None, house: int | None = Non
     if kind.strip().lower() != "nilmtk" or not rest:
         return None
     building = house if house is not None else (s["house"] if same else None)
-    return rest, building, _span_for(s, same and (house is None or house == s["house"]))
+    if _several(building):
+        raise UserError(_pick_one(s))
+    return rest, building, _span_for(s, same and building == s["house"], span)
 
 
-def _span_for(s: dict, same: bool) -> tuple:
-    """--start/--end when given, else the span the checkpoint was trained on (same source and house only)."""
-    from nilmbuild.source_span import source_span
-
-    given = source_span.get()
-    if given[0] or given[1] or not same:
-        return given
-    return (s["start"], s["end"])
+def _span_for(s: dict, same: bool, given: tuple | None) -> tuple:
+    """--start/--end when given, else the span the checkpoint was trained on (same source and house only), else
+    all of the data."""
+    if given and (given[0] or given[1]):
+        return tuple(given)
+    return (s["start"], s["end"]) if same else (None, None)
 
 
 def prepare_for(loaded, hh, *, whole: bool = False):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from nilmbuild.cli_options import checkpoint_option, house_option, source_option
+from nilmbuild.cli_options import checkpoint_option, house_option, source_option, span_of
 from nilmbuild.errors import UserError
 
 
@@ -19,9 +19,10 @@ def build_capture(
     split: str = "test",
     house: int | None = None,
     ablations: bool = True,
+    span: tuple | None = None,
 ):
     """Load the checkpoint, build the example batch exactly as `nilmbuild site` does (the checkpoint's
-    source, split settings and scalers unless overridden), and capture it."""
+    source, span, split settings and scalers unless overridden), and capture it."""
     import numpy as np
 
     from nilmbuild.data import example_batch
@@ -31,7 +32,7 @@ def build_capture(
     from .capture import capture_batch
 
     loaded = load_checkpoint(checkpoint)
-    hh = load_household_for(loaded, source, house)
+    hh = load_household_for(loaded, source, house, span=span)
     prepared = prepare_for(loaded, hh)
     x, y, t0 = example_batch(prepared, split=split, batch_size=batch, seed=seed)
     meta = {
@@ -66,7 +67,7 @@ def build_capture(
 )
 @click.option("--no-ablations", is_flag=True, help="Skip the FiLM-off / mask-off / soft-gate runs.")
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False), help="Blob to write (atomically).")
-def capture(checkpoint, source, house, split, batch, seed, samples, name_patterns, no_ablations, out):
+def capture(checkpoint, source, house, start, end, split, batch, seed, samples, name_patterns, no_ablations, out):
     """Capture every intermediate tensor of the fixed example batch into a msgpack blob.
 
     Runs the model (eval, hard gate, explicit attention) on a seeded example batch scaled with the
@@ -84,7 +85,9 @@ def capture(checkpoint, source, house, split, batch, seed, samples, name_pattern
 
     from .format import encode
 
-    cap = build_capture(checkpoint, source, batch, seed, split=split, house=house, ablations=not no_ablations)
+    cap = build_capture(
+        checkpoint, source, batch, seed, split=split, house=house, ablations=not no_ablations, span=span_of(start, end)
+    )
     idx = None
     if samples:
         try:

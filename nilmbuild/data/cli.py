@@ -6,7 +6,7 @@ import warnings
 
 import click
 
-from nilmbuild.cli_options import house_option, source_option, unit_option
+from nilmbuild.cli_options import house_option, source_option, span_of, unit_option
 from nilmbuild.data.loaders import load_notes, load_source, parse_column_map
 from nilmbuild.data.preprocess import SCALERS, PrepConfig, prepare, summary
 
@@ -38,7 +38,22 @@ from nilmbuild.data.preprocess import SCALERS, PrepConfig, prepare, summary
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the prepared arrays (.npz).")
 @unit_option
 def data(
-    source, house, days, seed, resample_s, window, stride, cutoff, scaler, columns, val_from, test_from, out, unit
+    source,
+    house,
+    start,
+    end,
+    days,
+    seed,
+    resample_s,
+    window,
+    stride,
+    cutoff,
+    scaler,
+    columns,
+    val_from,
+    test_from,
+    out,
+    unit,
 ):
     """Load (or simulate) a household, preprocess it and print a summary.
 
@@ -67,7 +82,8 @@ def data(
         val_from=val_from,
         test_from=test_from,
     )
-    hh = load_source(source, house=house, columns=parse_column_map(columns) or None, days=days, seed=seed, unit=unit)
+    columns = parse_column_map(columns) or None
+    hh = load_source(source, house=house, columns=columns, days=days, seed=seed, unit=unit, span=span_of(start, end))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         prepared = prepare(hh, cfg)

@@ -70,12 +70,10 @@ def load_source(
     its first); columns: CSV/REFIT column -> device map (targets: DEVICE_NAMES, "time", "aggregate");
     days/seed: simulator only; unit: "W" or "kW" for CSV power columns whose name has no unit suffix (the
     CLI's --unit; default W). A unit in the column name ("Aggregate_kW", "kettle (W)") wins. span: (start, end)
-    UTC dates, end exclusive (default: `source_span`, set by the CLI's --start/--end): a NILMTK store is read
-    only inside it, other sources are cut to it after loading.
+    UTC dates, end exclusive, either None for the data's own (the CLI's --start/--end; None: all of it): a NILMTK
+    store is read only inside it, other sources are cut to it after loading.
     """
-    from nilmbuild.source_span import source_span
-
-    span = span if span is not None else source_span.get()
+    span = tuple(span) if span else (None, None)
     hh = _load_spec(spec, house, columns, days, seed, unit, span)
     if (span[0] or span[1]) and not spec.strip().lower().startswith("nilmtk:"):
         hh = between(hh, *span)

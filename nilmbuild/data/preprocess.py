@@ -472,11 +472,29 @@ def prepare(hh: Household, cfg: PrepConfig | None = None, scalers: dict | None =
     """Household -> Prepared (see module docstring for the rules).
 
     scalers: a Prepared.scalers dict (e.g. a checkpoint's) to apply instead of fitting new ones, so data
-    for a trained model is scaled exactly as its training data was.
+    for a trained model is scaled exactly as its training data was. Several houses as one Prepared:
+    nilmbuild.data.buildings (the same steps, scalers fitted on all their train blocks together).
     """
+    cfg = checked_config(cfg)
+    part = grid_part(hh, cfg)
+    agg_scaler, app_scalers = fit_scalers([part], cfg, scalers)
+    splits = part_windows(cfg, part, agg_scaler, app_scalers)
+    meta = {k: v for k, v in hh.meta.items()}
+    meta["missing"] = sorted(set(meta.get("missing", [])) | set(part["g"]["missing"]))
+    return prepared_from(part, cfg, splits, agg_scaler, app_scalers, meta, part_stats(part, splits))
+
+
+def checked_config(cfg: PrepConfig | None) -> PrepConfig:
     cfg = cfg or PrepConfig()
     if cfg.resample_s < 1 or cfg.window < 2 or cfg.stride < 1:
         raise UserError("resample, window and stride must be positive (window >= 2)")
+    return cfg
+
+
+def grid_part(hh: Household, cfg: PrepConfig) -> dict:
+    """Steps 1-4 and the split bounds of one house: its regular grid (bounded ffill), cut-offs, ON/OFF states, and
+    the dataset defaults they used. -> {"g", "agg" (T,), "apps" (M, T), "states" (M, T), "bounds", "thr", "cutoff",
+    "pmax", "min_on", "min_off", "devices", "step", "source", "samples", "rate_s"}"""
     if len(hh) == 0:
         raise UserError(f"{hh.meta.get('source', 'data')}: no samples to prepare")
     like, thr, cutoff, pmax, min_on_s, min_off_s = _defaults(hh, cfg)
@@ -487,24 +505,39 @@ def prepare(hh: Household, cfg: PrepConfig | None = None, scalers: dict | None =
     min_on = {d: _to_steps(min_on_s.get(d, 0), step) for d in devs}
     min_off = {d: _to_steps(min_off_s.get(d, 0), step) for d in devs}
     states = np.stack([on_off(apps[i], thr[d], min_on[d], min_off[d]) for i, d in enumerate(devs)])  # (M, T)
-    # 5. split, fit scalers on the train block only
-    bounds = split_bounds(g["ts"], cfg)
-    agg_scaler, app_scalers = _scalers(hh, cfg, devs, agg, apps, g, bounds[0], scalers, pmax)
-    # 6. windows per split
-    splits = _windows(cfg, devs, g, agg, apps, states, bounds, agg_scaler, app_scalers)
-    meta = {k: v for k, v in hh.meta.items()}
-    meta["missing"] = sorted(set(meta.get("missing", [])) | set(g["missing"]))
+    return {
+        "g": g,
+        "agg": agg,
+        "apps": apps,
+        "states": states,
+        "bounds": split_bounds(g["ts"], cfg),  # 5. the split
+        "thr": thr,
+        "cutoff": cutoff,
+        "pmax": pmax,
+        "min_on": min_on,
+        "min_off": min_off,
+        "devices": devs,
+        "step": step,
+        "source": hh.meta.get("source"),
+        "samples": len(hh),
+        "rate_s": hh.rate_s,
+    }
+
+
+def prepared_from(part: dict, cfg: PrepConfig, splits: dict, agg_scaler, app_scalers, meta: dict, stats: dict):
+    """The Prepared of windows `splits` cut from `part`'s grid (or several parts joined: data.buildings)."""
+    devs = tuple(cfg.devices)
     return Prepared(
         splits=splits,
         devices=devs,
         scalers={"aggregate": agg_scaler.to_dict(), "appliances": {d: s.to_dict() for d, s in app_scalers.items()}},
-        thresholds_w={d: float(thr[d]) for d in devs},
-        min_on_steps=min_on,
-        min_off_steps=min_off,
-        resample_s=step,
+        thresholds_w={d: float(part["thr"][d]) for d in devs},
+        min_on_steps=part["min_on"],
+        min_off_steps=part["min_off"],
+        resample_s=int(cfg.resample_s),
         config=json.loads(json.dumps(asdict(cfg), default=_json_default)),
         meta=json.loads(json.dumps(meta, default=_json_default)),
-        stats=_stats(hh, devs, step, g, agg, apps, states, cutoff, splits, bounds),
+        stats=stats,
     )
 
 
@@ -528,7 +561,7 @@ def _on_grid(hh: Household, devs: tuple, step: int, ffill_max_s: float) -> dict:
         warnings.warn(
             f"{hh.meta.get('source')}: no channel for {', '.join(missing)}; filled with zeros "
             f"(their targets are meaningless; meta['missing'])",
-            stacklevel=3,
+            stacklevel=4,
         )
     for i, d in enumerate(devs):
         if d in hh.appliances:
@@ -546,14 +579,13 @@ def _clip(g: dict, devs: tuple, cutoff: float, pmax: dict) -> tuple[np.ndarray, 
     return agg, apps.reshape(len(devs), -1).astype(np.float32)
 
 
-def _scalers(hh, cfg, devs, agg, apps, g, train_bounds, scalers, pmax):
-    """The checkpoint's scalers (checked to cover these devices) or new ones fitted on the valid train bins."""
-    tr = slice(*train_bounds)
-    tr_valid = g["valid"][tr]
-    if not tr_valid.any():
-        raise UserError(
-            f"{hh.meta.get('source')}: the train split has no valid data; use more data or other split dates"
-        )
+def fit_scalers(parts: list[dict], cfg: PrepConfig, scalers: dict | None):
+    """The checkpoint's scalers (checked to cover these devices) or new ones fitted on the valid train bins of all
+    `parts` together (one house: its train block; several: their train blocks concatenated)."""
+    devs = tuple(cfg.devices)
+    train = [(p, slice(*p["bounds"][0])) for p in parts]
+    if not any(p["g"]["valid"][tr].any() for p, tr in train):
+        raise UserError(f"{parts[0]['source']}: the train split has no valid data; use more data or other split dates")
     if scalers is not None:
         absent = [d for d in devs if d not in scalers.get("appliances", {})]
         if "aggregate" not in scalers or absent:
@@ -562,25 +594,27 @@ def _scalers(hh, cfg, devs, agg, apps, g, train_bounds, scalers, pmax):
                 "use a checkpoint trained on these devices"
             )
         return scaler_from_dict(scalers["aggregate"]), {d: scaler_from_dict(scalers["appliances"][d]) for d in devs}
-    agg_scaler = make_scaler(cfg.scaler).fit(agg[tr][tr_valid])
+    agg_scaler = make_scaler(cfg.scaler).fit(np.concatenate([p["agg"][tr][p["g"]["valid"][tr]] for p, tr in train]))
+    missing = {d for p in parts for d in p["g"]["missing"]}
     app_scalers = {}
     for i, d in enumerate(devs):
         kind = cfg.appliance_scaler or cfg.scaler
-        sc = make_scaler(kind).fit(apps[i, tr][tr_valid])
-        if kind == "max" and d in g["missing"]:
-            sc.max = pmax.get(d, 1.0)
+        sc = make_scaler(kind).fit(np.concatenate([p["apps"][i, tr][p["g"]["valid"][tr]] for p, tr in train]))
+        if kind == "max" and d in missing:
+            sc.max = parts[0]["pmax"].get(d, 1.0)
         app_scalers[d] = sc
     return agg_scaler, app_scalers
 
 
-def _windows(cfg, devs, g, agg, apps, states, bounds, agg_scaler, app_scalers) -> dict:
-    """Each split's windows (x (N, 7, W), y (N, M, 2, W), t0) and its continuous series."""
+def part_windows(cfg, part: dict, agg_scaler, app_scalers) -> dict:
+    """Each split's windows (x (N, 7, W), y (N, M, 2, W), t0) and its continuous series, of one part."""
+    devs, g, agg, apps, states = tuple(cfg.devices), part["g"], part["agg"], part["apps"], part["states"]
     ts, valid, W = g["ts"], g["valid"], int(cfg.window)
     exo = exogenous(ts)  # (6, T)
     agg_s = agg_scaler.transform(agg).astype(np.float32)  # (T,)
     apps_s = np.stack([app_scalers[d].transform(apps[i]) for i, d in enumerate(devs)]).astype(np.float32)
     splits = {}
-    for name, (lo, hi) in zip(SPLITS, bounds):
+    for name, (lo, hi) in zip(SPLITS, part["bounds"]):
         stride = cfg.stride if name == "train" else (cfg.eval_stride or cfg.stride)
         starts = window_starts(lo, hi, W, stride, valid)  # (N,)
         idx = starts[:, None] + np.arange(W)  # (N, W)
@@ -600,24 +634,25 @@ def _windows(cfg, devs, g, agg, apps, states, bounds, agg_scaler, app_scalers) -
     return splits
 
 
-def _stats(hh, devs, step, g, agg, apps, states, cutoff, splits, bounds) -> dict:
+def part_stats(part: dict, splits: dict) -> dict:
     """What `nilmbuild data` prints: span, gaps, ON fractions, energies, windows per split."""
-    ts, valid = g["ts"], g["valid"]
+    g, agg, apps, states = part["g"], part["agg"], part["apps"], part["states"]
+    ts, valid, step, devs = g["ts"], g["valid"], part["step"], part["devices"]
     return {
         "span": [str(ts[0]), str(ts[-1])],
-        "native_samples": len(hh),
-        "native_rate_s": hh.rate_s,
+        "native_samples": part["samples"],
+        "native_rate_s": part["rate_s"],
         "resampled_bins": g["n"],
         "valid_bins": int(valid.sum()),
         "gaps_filled_bins": int(g["gaps_filled"]),
         "invalid_bins": int((~valid).sum()),
-        "cutoff_w": cutoff,
+        "cutoff_w": part["cutoff"],
         "on_fraction": {d: float(states[i][valid].mean()) if valid.any() else 0.0 for i, d in enumerate(devs)},
         "energy_kwh": {d: float(apps[i][valid].sum() * step / 3.6e6) for i, d in enumerate(devs)},
         "energy_in_on": energy_in_on(apps, states, valid, devs),
         "aggregate_kwh": float(agg[valid].sum() * step / 3.6e6),
         "windows": {s: int(sp.x.shape[0]) for s, sp in splits.items()},
-        "split_bins": {s: [int(a), int(b)] for s, (a, b) in zip(SPLITS, bounds)},
+        "split_bins": {s: [int(a), int(b)] for s, (a, b) in zip(SPLITS, part["bounds"])},
         "missing": g["missing"],
     }
 

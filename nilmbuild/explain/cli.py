@@ -6,7 +6,7 @@ import json
 
 import click
 
-from nilmbuild.cli_options import checkpoint_option, house_option, source_option, unit_option
+from nilmbuild.cli_options import building_option, checkpoint_option, source_option, unit_option
 from nilmbuild.errors import UserError
 
 from .methods import METHODS, Settings
@@ -16,7 +16,7 @@ from .methods import METHODS, Settings
 @unit_option
 @checkpoint_option()
 @source_option()
-@house_option
+@building_option  # not --start/--end: here they are the explained window's
 @click.option("--device", "-d", default=None, help="Device to explain, e.g. kettle (required unless --quality).")
 @click.option("--start", default=None, metavar="ISO", help="First step of the window, e.g. 2024-06-05T08:00.")
 @click.option(

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from nilmbuild.cli_options import checkpoint_option, house_option, source_option, unit_option
+from nilmbuild.cli_options import checkpoint_option, house_option, source_option, span_of, unit_option
 
 
 def _progress(label: str, enabled: bool = True):
@@ -49,7 +49,7 @@ def _load(checkpoint):
 @click.option("--from", "date_from", default=None, metavar="DATE", help="First time to include (UTC), e.g. 2024-02-01.")
 @click.option("--to", "date_to", default=None, metavar="DATE", help="End (exclusive, UTC).")
 @click.option("--batch-size", type=click.IntRange(1), default=32, show_default=True, help="Windows per model call.")
-def disaggregate(checkpoint, source, house, out, date_from, date_to, batch_size, unit):
+def disaggregate(checkpoint, source, house, start, end, out, date_from, date_to, batch_size, unit):
     """Split a household's aggregate into per-appliance power with a checkpoint.
 
     Resamples the source as the checkpoint was trained (1 min by default), runs NILMFormer by
@@ -70,7 +70,8 @@ def disaggregate(checkpoint, source, house, out, date_from, date_to, batch_size,
 
     loaded = _load(checkpoint)
     rows = [0]
-    with open_source(loaded, source, house, date_from, date_to, unit=unit) as src:  # nilmtk: read by range
+    span = span_of(start, end)
+    with open_source(loaded, source, house, date_from, date_to, unit=unit, span=span) as src:  # nilmtk: by range
         cfg, pc = stream_setup(loaded, src)
 
         def write(f) -> None:
@@ -90,7 +91,7 @@ def disaggregate(checkpoint, source, house, out, date_from, date_to, batch_size,
 @click.option("--split", type=click.Choice(["train", "val", "test"]), default="test", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @click.option("--batch-size", type=click.IntRange(1), default=32, show_default=True, help="Windows per model call.")
-def evaluate(checkpoint, source, house, split, as_json, batch_size, unit):
+def evaluate(checkpoint, source, house, start, end, split, as_json, batch_size, unit):
     """Score a checkpoint on a split, next to two baselines: the mean and the all-OFF (zero) predictor.
 
     Splits the data with the checkpoint's recorded split settings, runs seq2subseq over the whole
@@ -109,7 +110,7 @@ def evaluate(checkpoint, source, house, split, as_json, batch_size, unit):
     from nilmbuild.pipeline import load_data_for
 
     loaded = _load(checkpoint)
-    prepared = load_data_for(loaded, source, house, unit=unit)
+    prepared = load_data_for(loaded, source, house, unit=unit, span=span_of(start, end))
     result = run_eval(loaded, prepared, split, batch_size=batch_size, progress=_progress("evaluating", not as_json))
     if as_json:
         keys = ("devices", "baselines", "baseline", "no_ground_truth", "aggregate_cap", "split", "samples", "span")

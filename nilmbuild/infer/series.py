@@ -94,8 +94,15 @@ def evaluate(
         "split": split,
         "samples": int(sp.valid.sum()),
         "aggregate_cap": float(post["cap_binds"][sp.valid].mean()) if sp.valid.any() else 0.0,
-        "span": [str(sp.timestamps[0]), str(sp.timestamps[-1])],
+        "span": _split_span(sp, several="buildings" in prepared.stats),
     }
+
+
+def _split_span(sp, several: bool) -> list[str]:
+    """[first, last] timestamp of a split; of several buildings' (joined, not in time order): the earliest and
+    latest valid one."""
+    ts = sp.timestamps[sp.valid.astype(bool)] if several else sp.timestamps
+    return [str(ts.min()), str(ts.max())] if several else [str(ts[0]), str(ts[-1])]
 
 
 # ---- one span for the Disaggregation page ----------------------------------------------------------

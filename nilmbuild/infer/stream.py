@@ -60,13 +60,14 @@ class HouseholdRange:
 
 
 @contextlib.contextmanager
-def open_source(loaded, source, house, date_from=None, date_to=None, unit=None):
+def open_source(loaded, source, house, date_from=None, date_to=None, unit=None, span=None):
     """The range reader `disaggregate` streams from: a `nilmtk:` store range by range, else the loaded Household."""
     from nilmbuild.pipeline import load_household_for, nilmtk_source_for
 
-    store = nilmtk_source_for(loaded, source, house)
+    store = nilmtk_source_for(loaded, source, house, span)
     if store is None:
-        yield HouseholdRange(load_household_for(loaded, source, house, date_from=date_from, date_to=date_to, unit=unit))
+        hh = load_household_for(loaded, source, house, date_from=date_from, date_to=date_to, unit=unit, span=span)
+        yield HouseholdRange(hh)
         return
     from nilmbuild.data.nilmtk_range import NilmtkRange
 

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import click
 
-from nilmbuild.cli_options import checkpoint_option, house_option, source_option, unit_option
-from nilmbuild.source_span import source_span
+from nilmbuild.cli_options import checkpoint_option, house_option, source_option, span_of, unit_option
 
 
 @click.command()
@@ -39,7 +38,7 @@ from nilmbuild.source_span import source_span
 )
 @click.option("--clear-cache", is_flag=True, help="Empty the capture and site caches first (only their *.pkl entries).")
 @unit_option
-def site(checkpoint, source, house, seed, out, pages_opt, quiet, no_cache, clear_cache, unit) -> None:
+def site(checkpoint, source, house, start, end, seed, out, pages_opt, quiet, no_cache, clear_cache, unit) -> None:
     """Build the static site: one self-contained HTML page per view (no network needed to view it).
 
     Loads the checkpoint, prepares the data with the checkpoint's scalers, runs the fixed example batch
@@ -75,7 +74,7 @@ def site(checkpoint, source, house, seed, out, pages_opt, quiet, no_cache, clear
         from nilmbuild.capture.cache import clear
 
         say(f"removed {clear() + site_cache.clear()} cached capture(s) and site(s)")
-    span = list(source_span.get())  # --start/--end choose the data too
+    span = [start, end]  # --start/--end choose the data too
     args = {"source": source, "house": house, "span": span, "seed": seed, "unit": unit, "pages": only}
     key = None if no_cache else site_cache.site_key(checkpoint, args)
     files = site_cache.load(key) if key else None
@@ -89,7 +88,16 @@ def site(checkpoint, source, house, seed, out, pages_opt, quiet, no_cache, clear
         from nilmbuild.site.pages import build_all
 
         say("loading checkpoint and data, capturing the example batch ...")
-        ctx = make_context(checkpoint, source, seed=seed, house=house, unit=unit, cache=not no_cache, export_live=True)
+        ctx = make_context(
+            checkpoint,
+            source,
+            seed=seed,
+            house=house,
+            unit=unit,
+            span=span_of(start, end),
+            cache=not no_cache,
+            export_live=True,
+        )
         result = build_all(ctx, out, build_only=only, progress=not quiet)
         if key:
             site_cache.save(key, result.files, ctx.source)

@@ -134,13 +134,14 @@ def make_context(
     seed: int = 0,
     house: int | None = None,
     unit: str | None = None,
+    span: tuple | None = None,
     timings: dict | None = None,
     cache: bool = False,
     export_live: bool = False,
 ) -> SiteContext:
     """Load the checkpoint, prepare the data with its scalers, pick the example batch and capture it.
 
-    source/house/unit default to what the checkpoint was trained on (the simulator is re-run with the same
+    source/house/unit/span default to what the checkpoint was trained on (the simulator is re-run with the same
     days and seed, so its test split is the held-out part the model never saw).
     cache: reuse (and store) the capture in the capture cache (`nilmbuild site` does unless --no-cache).
     export_live: for a build whose pages run the model, gzip the live model's runtime and export its graph in
@@ -152,7 +153,7 @@ def make_context(
     t = time.perf_counter()
     loaded = load_checkpoint(checkpoint)
     exporting = _prefetch_live(loaded) if export_live else None
-    household = load_household_for(loaded, source, house, unit=unit)
+    household = load_household_for(loaded, source, house, unit=unit, span=span)
     prepared = prepare_for(loaded, household)
     x, y, t0 = example_batch(prepared, split="test", batch_size=batch, seed=seed)
     release_freed_memory()  # the simulator's and the preparation's temporaries

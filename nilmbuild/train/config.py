@@ -1,6 +1,7 @@
 """A training run's configuration: TrainConfig (what `nilmbuild train`'s flags set, train/options.py, and what a
-resume state stores), and the device it runs on. Data settings (source, unit, house, days, seed, splits, prep) are
-fields like the others, so a resumed run reads its data exactly as it did."""
+resume state stores), and the device it runs on. Data settings (source, unit, span, house, days, seed, splits, prep)
+are fields like the others, so a resumed run reads its data exactly as it did; `data_settings()` is the one place
+that hands the ones defining the data to the pipeline (load and provenance)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ class TrainConfig:
     source: str = "synthetic"
     unit: str | None = None  # of CSV power columns whose name has none (--unit; None: W)
     span: tuple | None = None  # (--start, --end) of the source (None: all of it); a resumed run reads it again
-    house: int | None = None
+    house: int | tuple[int, ...] | None = None  # several: one model over those buildings (pipeline.train_data)
     days: int = 60  # simulator only
     seed: int = 0
     epochs: int | None = 10  # None only with resume: the resumed run's
@@ -50,6 +51,19 @@ class TrainConfig:
     lr_min_ratio: float = 0.05  # ... down to lr * lr_min_ratio at the last step
     scaler: str = "max"  # aggregate scaler (architecture.md 2.2); appliance targets stay max-scaled
 
+    def data_settings(self) -> dict:
+        """Source, house(s), days, seed, unit and span: what `pipeline.load_training_data` reads and
+        `pipeline.training_provenance` records, from this one place (a resumed run's saved config gives the same)."""
+        house = tuple(self.house) if isinstance(self.house, (list, tuple)) else self.house
+        return {
+            "source": self.source,
+            "house": house,
+            "days": self.days,
+            "seed": self.seed,
+            "unit": self.unit,
+            "span": tuple(self.span) if self.span else None,
+        }
+
     def pcgrad_start(self) -> int:
         if self.pcgrad_from_epoch is not None:
             return self.pcgrad_from_epoch
@@ -71,4 +85,5 @@ def config_dict(tc: TrainConfig) -> dict:
     """The TrainConfig as the JSON-able dict a checkpoint stores (extra["train_config"], the resume state)."""
     d = asdict(tc)
     d["devices"] = list(tc.devices) if tc.devices else None
+    d["house"] = list(tc.house) if isinstance(tc.house, (list, tuple)) else tc.house
     return d

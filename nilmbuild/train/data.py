@@ -14,18 +14,13 @@ from .losses import long_off_mask
 def load_prepared(tc: TrainConfig, window: int):
     """The run's data (nilmbuild.pipeline: the one place that knows how a checkpoint's data is prepared)."""
     return load_training_data(
-        tc.source,
+        **tc.data_settings(),
         window=window,
-        house=tc.house,
-        days=tc.days,
-        seed=tc.seed,
         devices=tc.devices,
         val_from=tc.val_from,
         test_from=tc.test_from,
         scaler=tc.scaler,
         prep=tc.prep,
-        unit=tc.unit,
-        span=tuple(tc.span) if tc.span else None,
     )
 
 

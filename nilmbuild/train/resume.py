@@ -1,6 +1,6 @@
 """Resume state: RunState is exactly what `nilmbuild train --resume` restores (the `resume` dict of OUT.resume.pt),
-and read_resume turns a resume file back into the run's TrainConfig (its data settings, the unit included, as they
-were), the checkpoint and the RunState."""
+and read_resume turns a resume file back into the run's TrainConfig (its data settings, the unit and span included, as
+they were), the checkpoint and the RunState."""
 
 from __future__ import annotations
 
@@ -63,8 +63,20 @@ def read_resume(tc: TrainConfig) -> tuple[TrainConfig, object, RunState]:
             f"{tc.resume} was trained with --unit {saved.get('unit') or 'W'}: leave --unit out (the resumed run "
             "reads its data as it did) or start a new run"
         )
+    _same_span(tc, saved)
     tc = TrainConfig(**{**saved, **keep, "devices": tuple(saved["devices"]) if saved.get("devices") else None})
     return tc, loaded, RunState.from_dict(resume)
+
+
+def _same_span(tc: TrainConfig, saved: dict) -> None:
+    """--start/--end on resume: the run's own span again is fine, another one is a one-line error (as --unit)."""
+    given, was = tuple(tc.span or (None, None)), tuple(saved.get("span") or (None, None))
+    if tc.span is not None and given != was:
+        start, end = was[0] or "(none)", was[1] or "(none)"
+        raise UserError(
+            f"{tc.resume} was trained with --start {start} --end {end}: "
+            "leave --start/--end out (the resumed run reads the span it was started with) or start a new run"
+        )
 
 
 def resume_path(out: str) -> str:

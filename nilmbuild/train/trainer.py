@@ -103,16 +103,7 @@ class Trainer:
             self.restore(resumed)
         if "baseline_val" not in self.train_log and self.is_main:
             self.train_log["baseline_val"] = val_baseline(self.va, self.prepared)
-        self.provenance = training_provenance(
-            self.prepared,
-            source=tc.source,
-            house=tc.house,
-            days=tc.days,
-            seed=tc.seed,
-            unit=tc.unit,
-            span=tuple(tc.span) if tc.span else None,
-            command=tc.command,
-        )
+        self.provenance = training_provenance(self.prepared, **tc.data_settings(), command=tc.command)
         self.extra = {"device_types": self.classification, "train_config": config_dict(tc)}
 
     def _setup_data(self, classification: dict | None) -> None:
