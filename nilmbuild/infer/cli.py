@@ -104,6 +104,7 @@ def evaluate(checkpoint, source, house, start, end, split, as_json, batch_size, 
       nilmbuild evaluate                      # shipped checkpoint on the simulator's test split
       nilmbuild evaluate --json > scores.json
       nilmbuild evaluate --checkpoint run.pt --source csv:../shared/data/ukdale-house2-30s
+      nilmbuild evaluate -c runs/b1345.pt -s nilmtk:ukdale.h5 --building 2   # trained on --building 1,3,4,5
     """
     from nilmbuild.infer import evaluate as run_eval
     from nilmbuild.infer import format_table, json_safe
