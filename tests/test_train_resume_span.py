@@ -110,3 +110,12 @@ def test_without_start_a_checkpoint_reads_its_own_span_and_another_house_all(spa
         with pytest.raises(UserError, match="stopped"):
             load_household_for(ck, None, house, span=given)
         assert spans == [expected], (house, given)
+
+
+def test_explain_end_is_the_explained_interval_not_a_data_span():
+    """explain's --start/--end are the window and interval it explains. They used to share click's parameter names
+    with the data span options, so --end also cut the data there and the window after it was missing."""
+    args = ["explain", "-d", "kettle", "--start", "2024-06-20T04:00", "--end", "2024-06-20T06:00", "-m", "saliency"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    assert "2024-06-20T06:00" in r.output and "no full 480-step window" not in r.output
