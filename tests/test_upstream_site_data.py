@@ -71,12 +71,15 @@ def test_seq2subseq_runs_the_upstream_model(loaded, prepared):
     np.testing.assert_allclose(res.gate[:, c0 : c0 + C], out.gate[0, :, W // 4 : W // 4 + C].numpy(), atol=1e-6)
 
 
-def test_notebook_helper_builds_an_upstream_page_and_refuses_one_not_built(loaded):
+def test_notebook_helper_builds_an_upstream_page_and_refuses_one_not_built(loaded, monkeypatch):
     from nilmbuild.errors import UserError
     from nilmbuild.notebook import context, page_html
+    from nilmbuild.site.views import attention
 
     ctx = context(str(loaded.path))
     text = page_html("gate", ctx=ctx)
     assert "CondiNILM&#39;s soft gate" in text or "CondiNILM's soft gate" in text
+    assert "stats token" in page_html("attention", ctx=ctx)  # every page is built for CondiNILM now
+    monkeypatch.setattr(attention, "ARCHITECTURES", ("spec",))  # a page whose view does not list the architecture
     with pytest.raises(UserError, match="not built for a condinilm model"):
         page_html("attention", ctx=ctx)

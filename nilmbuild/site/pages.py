@@ -100,9 +100,10 @@ STOPS = {stop.slug: stop for stop in READING_ORDER}
 
 
 def with_stop(spec: PageSpec) -> PageSpec:
-    """The page's menu label and lead from its READING_ORDER stop."""
+    """The page's menu label and lead from its READING_ORDER stop (a lead the view wrote itself, for an upstream
+    model's page that shows something else than the spec's, is kept)."""
     stop = STOPS.get(spec.slug)
-    return spec if stop is None else dataclasses.replace(spec, menu=stop.menu, lead=stop.lead)
+    return spec if stop is None else dataclasses.replace(spec, menu=stop.menu, lead=spec.lead or stop.lead)
 
 
 def view_module(slug: str):
@@ -169,9 +170,12 @@ def site_context_vars(ctx) -> dict:
     model's sizes (``model``) and scaled units -> watts per channel (``watts``, ``{a, b}``)."""
     from nilmbuild.data.preprocess import scaler_affines
     from nilmbuild.site.views._common import model_sizes
+    from nilmbuild.site.views.upstream_prose import site_title
 
+    title = site_title(ctx.loaded.cfg)  # an upstream model names its architecture; the spec's keeps the default
     return {
         **ctx.meta,
+        **({"site_title": title} if title else {}),
         "spec_notes": [f"{n['topic']}: {n['choice']} ({n['why']})" for n in ctx.notes],
         "model": model_sizes(ctx.loaded.cfg, int(ctx.prepared.resample_s)),
         "watts": scaler_affines(ctx.prepared.scalers),

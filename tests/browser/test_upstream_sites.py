@@ -9,6 +9,7 @@ import hashlib
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).parents[1]
@@ -59,11 +60,132 @@ def test_every_page_is_ready_without_console_errors(nb, page_at, upstream_site):
         nb.open_page(page_at, site, slug)  # page_at asserts no console errors and no requests at teardown
 
 
+@pytest.mark.parametrize("slug", ["attention", "forward", "film"])
+def test_new_pages_are_ready_without_error_on_a_phone(nb, page_at, upstream_site, slug):
+    """The pages redraw on a width change and size their own canvases: at 390 px too, no error reaches the page."""
+    site, _, _ = upstream_site
+    page = nb.open_page(page_at, site, slug, viewport=(390, 844))
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    assert page.locator("#nb-error").is_hidden()
+
+
 def test_overview_names_architecture_and_source_file(nb, page_at, upstream_site):
     site, _, name = upstream_site
     page = nb.open_page(page_at, site, "index")
     text = page.locator("body").text_content()
     src = FIX / name / CASES[name]
     assert ("CondiNILM" if name.startswith("condinilm") else "original NILMFormer") in text
+    lead = page.locator(".nb-question").text_content()  # the lead names the architecture and the imported file
+    assert f"imported from {src.name} (sha256 {hashlib.sha256(src.read_bytes()).hexdigest()[:12]})" in lead
     assert f"{src.name} (sha256 {hashlib.sha256(src.read_bytes()).hexdigest()})" in text
     assert str(FIX) not in text
+
+
+# ---- the pages item 4 adds for upstream architectures: Attention, Forward, CondiNILM's FiLM ----------------------
+
+
+def _capture(site: Path, slug: str):
+    """The Python reader of a built page's capture blob (what the page's decode.js reads)."""
+    from nilmbuild.capture.format import decode
+    from nilmbuild.site.assets import read_blobs
+
+    return decode(read_blobs((site / f"{slug}.html").read_text())["capture"])
+
+
+def _model(name: str):
+    sys.path.insert(0, str(ROOT))
+    from test_upstream_models import _build
+
+    return _build(name)[0].eval()
+
+
+def _lut_steps(page, rgb, cmap: str, frac: float) -> int:
+    """How many LUT entries (of 256) the pixel's colour is from the entry of `frac` (0..1) in the page's colormap."""
+    lut = np.array(page.evaluate(f"Array.from(nilmbuild.test.colormaps.lut('{cmap}'))")).reshape(256, 4)[:, :3]
+    hits = np.flatnonzero(np.abs(lut - np.array(rgb)).max(axis=1) <= 1)
+    want = int(round(min(1.0, max(0.0, frac)) * 255))
+    return int(np.abs(hits - want).min()) if hits.size else 256
+
+
+def test_attention_shows_the_stats_token_and_the_models_weights(nb, page_at, upstream_site):
+    import torch
+
+    from nilmbuild.model import Trace
+    from nilmbuild.model.names import INPUT, attn
+
+    site, slugs, name = upstream_site
+    assert "attention" in slugs
+    page = nb.open_page(page_at, site, "attention", viewport=(1400, 900))
+    model, reader = _model(name), _capture(site, "attention")
+    cfg, T = model.cfg, model.cfg.window + 1
+    l, h = cfg.n_encoder_layers - 1, cfg.n_head - 1  # the last layer and head: any count works
+    page.select_option("#uat-layer", str(l))
+    page.select_option("#uat-head", str(h))
+    got = np.array(page.evaluate(f"Array.from(nilmbuild.test.headWeights({l}, {h}))")).reshape(T, T)
+    with torch.no_grad():  # the model itself on the page's first window (its input record is stored f32)
+        trace = Trace(keep=lambda n: n == attn(l, "weights"))
+        model(torch.from_numpy(np.array(reader.get(INPUT)[:1])), trace=trace)
+    want = trace[attn(l, "weights")].numpy()[0, h]
+    assert got.shape == want.shape == (T, T)
+    assert float(np.abs(got - want).max()) <= 2e-3  # the capture's bound on rebuilt weights (q, k in f16)
+    assert abs(got[T - 1, 0] - want[T - 1, 0]) <= 2e-3 and got[T - 1, T - 1] == 0.0  # the stats token's row
+    lay = page.evaluate("nilmbuild.test.layout()")
+    b = lay["big"]
+    x, y = b["x"] + (0.5 / T) * b["width"], b["y"] + ((T - 0.5) / T) * b["height"]  # row: stats token, key 0
+    rgb = nb.canvas_pixel(page, "#uat-main", x, y)
+    assert _lut_steps(page, rgb, "viridis", (np.log10(max(float(want[T - 1, 0]), 1e-30)) + 4) / 4) <= 1
+    X, Y, r, c = nb.client_point(page, "#uat-main", b, 3, T - 1, T, T)  # query step 3 -> key: the stats token
+    page.mouse.move(X, Y)
+    assert (r, c) == (3, T - 1) and f"key stats token (token {T})" in page.locator("#nb-tooltip").text_content()
+    text = page.locator("#uat-row-stats").text_content()  # the hovered query's weight on the stats token
+    shown = float(text.split(f"on the stats token (token {T}): ", 1)[1].split(";", 1)[0].replace("−", "-"))
+    assert abs(shown - float(want[3, T - 1])) <= 2e-3 + 1e-4 * abs(shown)
+
+
+def test_forward_stages_follow_the_models_graph(nb, page_at, upstream_site):
+    site, slugs, name = upstream_site
+    assert "forward" in slugs
+    page = nb.open_page(page_at, site, "forward", viewport=(1400, 900))
+    model, reader = _model(name), _capture(site, "forward")
+    cfg = model.cfg
+    stages = page.evaluate("nilmbuild.test.page().data.stages")
+    titles = [s["title"] for s in stages]
+    layers = [t for t in titles if t.startswith("Encoder layer ")]
+    assert layers == [f"Encoder layer {l}" for l in range(cfg.n_encoder_layers)]
+    assert titles.index("Tokens") < titles.index("Encoder layer 0") < titles.index("Final LayerNorm")
+    has_film = cfg.arch == "condinilm" and cfg.use_film
+    assert ("Output FiLM" in titles) == has_film and ("Conv head" in titles) == (cfg.arch == "nilmformer")
+    i = titles.index("Tokens")
+    page.evaluate(f"nilmbuild.test.select({i})")
+    zoom = page.evaluate("nilmbuild.test.zooms().map(z => ({rows: z.rows, cols: z.cols, box: z.box}))")[0]
+    assert (zoom["rows"], zoom["cols"]) == (cfg.d_model, cfg.window + 1)  # features x tokens, time left to right
+    tokens, stats = reader.get("tokens")[0], reader.get("stats_token")[0, 0]
+    f = cfg.d_model - 1
+    got = page.evaluate(f"nilmbuild.test.zooms()[0].value({f}, {cfg.window})")
+    assert abs(got - float(tokens[cfg.window, f])) <= 1e-6  # the page's value is the captured token's
+    assert abs(got - float(stats[f])) <= 1e-3 * max(1.0, abs(float(stats[f])))  # and that token is the stats token
+    m = float(np.abs(tokens).max())
+    b = zoom["box"]
+    rgb = nb.canvas_pixel(page, "#uf-zoom", b["x"] + (cfg.window + 0.5) / (cfg.window + 1) * b["width"],
+                          b["y"] + (f + 0.5) / cfg.d_model * b["height"])  # fmt: skip
+    assert _lut_steps(page, rgb, "burd", (got + m) / (2 * m)) <= 1
+
+
+def test_film_page_is_condinilms_film_or_says_it_has_none(nb, page_at, upstream_site):
+    site, slugs, name = upstream_site
+    page = nb.open_page(page_at, site, "film", viewport=(1400, 900))
+    model = _model(name)
+    if not model.cfg.arch == "condinilm":
+        assert "has no FiLM" in page.locator("#nb-absent").text_content()
+        return
+    reader = _capture(site, "film")
+    gamma, beta = reader.get("film_dec.gamma")[0], reader.get("film_dec.beta")[0]
+    raw, film, power = (reader.get(n)[0] for n in ("head.power_raw", "head.power_film", "head.power"))
+    for d in range(len(model.cfg.devices)):  # what the page draws, against (1 + gamma) power + beta, then ReLU
+        got = np.array(page.evaluate(f"Array.from(nilmbuild.test.row('head.power_film', {d}))"))
+        want = (1 + float(gamma[d])) * raw[d].astype(np.float64) + float(beta[d])
+        assert float(np.abs(got - want).max()) <= 1e-5 * max(1.0, float(np.abs(want).max()))
+        np.testing.assert_array_equal(power[d], np.maximum(film[d], 0))
+    cell = page.locator("#ufm-dec tbody tr").nth(0).locator("td").nth(0).text_content()
+    assert abs(float(cell.replace("−", "-")) - float(gamma[0])) <= 1e-4 * max(1.0, abs(float(gamma[0])))
+    assert "sparse CNN" in page.locator("#ufm-dec").text_content()  # kettle: its output is the sparse CNN's

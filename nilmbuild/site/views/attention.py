@@ -13,6 +13,7 @@ from ._common import view_page, window_starts
 from .live_parts import whatif_page
 
 SLUG = "attention"
+ARCHITECTURES = ("spec", "condinilm", "nilmformer")
 TITLE = "Attention"
 
 
@@ -52,6 +53,10 @@ def page_samples(ctx) -> list[int]:
 
 def build(ctx) -> PageSpec:
     cfg = ctx.loaded.cfg
+    if hasattr(cfg, "arch"):  # an upstream model: L + 1 tokens with the stats token, no ablation runs
+        from . import upstream_attention
+
+        return upstream_attention.build(ctx, __name__)
     n_layers = int(cfg.n_encoder_layers)
     samples = page_samples(ctx)
     blob = ctx.blob(records(n_layers), samples)

@@ -24,7 +24,7 @@ from ._common import kit_blobs, page_extra, pick_device_samples, view_page
 from .live_parts import whatif_page
 
 SLUG = "film"
-ARCHITECTURES = ("spec", "nilmformer")  # CondiNILM's FiLM page (no FiLM-off ablation run yet) is not built
+ARCHITECTURES = ("spec", "condinilm", "nilmformer")
 TITLE = "FiLM conditioning"
 SECTION = "8"
 N_SAMPLES = 4  # the live FiLM view carries encoder.L.ffn.out (480 x 96 per layer): a few samples only
@@ -63,6 +63,10 @@ def build(ctx) -> PageSpec:
     none = page_if_absent(ctx, __name__, "FiLM")  # the original NILMFormer: "this model has no FiLM"
     if none is not None:
         return none
+    if hasattr(ctx.loaded.cfg, "arch"):  # CondiNILM with FiLM: its generators, the output FiLM before the ReLU
+        from . import upstream_film
+
+        return upstream_film.build(ctx, __name__)
     n_layers = int(ctx.loaded.cfg.n_encoder_layers)
     samples = pick_device_samples(ctx, N_SAMPLES)
     extra = page_extra(ctx, samples)

@@ -36,6 +36,7 @@ from . import forward_anim
 from ._common import view_page, window_starts
 
 SLUG = "forward"
+ARCHITECTURES = ("spec", "condinilm", "nilmformer")
 TITLE = "Forward pass"
 BIN = 8  # minutes per column for the binned (96 x 480) stages
 FILM_ENC, FILM_DEC = FILM_GENERATORS
@@ -174,6 +175,10 @@ def js_names(cfg, has_film: bool = True) -> dict:
 
 def build(ctx) -> PageSpec:
     cfg = ctx.loaded.cfg
+    if hasattr(cfg, "arch"):  # an upstream model: its own stages (stem, stats token, encoder, its head)
+        from . import upstream_forward
+
+        return upstream_forward.build(ctx, __name__)
     st = [s for s in stages(cfg) if all(r in ctx.capture.records for r in s["records"])]
     full = sorted({r for s in st if not s.get("binned") for r in s["records"]} | film_means(ctx))
     blob = ctx.blob(full, None)

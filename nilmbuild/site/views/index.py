@@ -18,12 +18,17 @@ from ._common import io_names, model_sizes, view_page
 from .flow_nodes import encoder_col, node
 
 
-def _built_pages(ctx) -> list[str]:
-    """The titles of the pages this site builds for the model's architecture."""
-    from nilmbuild.site.pages import architecture_of_ctx, nav_order_for, view_module
+def _built_pages(ctx) -> tuple[list[str], list[str]]:
+    """The titles of the pages this site builds for the model's architecture, and of those it does not build."""
+    from nilmbuild.site.pages import NAV_ORDER, architecture_of_ctx, nav_order_for, view_module
 
     cfg = ctx.loaded.cfg
-    return [upstream_prose.title(s, view_module(s).TITLE, cfg) for s in nav_order_for(architecture_of_ctx(ctx))]
+    built = nav_order_for(architecture_of_ctx(ctx))
+
+    def title(slug: str) -> str:
+        return upstream_prose.title(slug, view_module(slug).TITLE, cfg)
+
+    return [title(s) for s in built], [title(s) for s in NAV_ORDER if s not in built]
 
 
 SLUG = "index"
@@ -209,6 +214,8 @@ def build(ctx) -> PageSpec:
             "provenance": provenance,
             "notes": ctx.notes_for(SLUG),
             "all_notes": ctx.notes,
-            "upstream": upstream_prose.overview(ctx.loaded.cfg, _built_pages(ctx)),
+            "upstream": upstream_prose.overview(ctx.loaded.cfg, *_built_pages(ctx)),
+            "upstream_subject": upstream_prose.subject(ctx.loaded.cfg, ctx.loaded.provenance),
+            "upstream_name": upstream_prose.display_name(ctx.loaded.cfg),
         },
     )

@@ -9,13 +9,35 @@ from __future__ import annotations
 NAMES = {"condinilm": "CondiNILM", "nilmformer": "the original NILMFormer"}
 
 #: The titles of the pages whose upstream version explains something else than the spec's page of that slug.
-TITLES = {"gate": "Gate: CondiNILM's soft gate", "embedding": "Embedding: stem and stats token", "film": "FiLM"}
+TITLES = {
+    "gate": "Gate: CondiNILM's soft gate",
+    "embedding": "Embedding: stem and stats token",
+    "film": "FiLM",
+    "attention": "Attention: time steps and the stats token",
+    "forward": "Forward pass: stage by stage",
+}
 
 
 def title(slug: str, spec_title: str, cfg) -> str:
-    """A page's title for the loaded model's architecture."""
-    return TITLES.get(slug, spec_title) if _arch(cfg) else spec_title
+    """A page's title for the loaded model's architecture (a component it lacks: that it is not in the model)."""
+    if not _arch(cfg):
+        return spec_title
+    component = {"gate": "gate", "film": "FiLM"}.get(slug)
+    if component and absent(cfg, component):
+        return f"{component[0].upper()}{component[1:]}: not in this model"
+    return TITLES.get(slug, spec_title)
 
+
+#: The leads of the pages whose upstream version shows other figures than the spec's page of that slug (pages.py's
+#: READING_ORDER has the spec's).
+LEADS = {
+    "forward": "Each thumbnail is one stage's real tensor for the chosen window, in the order the model's own code "
+    "runs them, from the meter's signal to each device's power. Click one to see its values large below.",
+    "attention": "Each square shows, for every token of the window (a row), where one head looks (the columns); the "
+    "last row and column are the stats token. Compare the heads: which time steps read the stats token most?",
+    "film": "FiLM lets a summary of the window scale and shift the network's features, per device. Look first at the "
+    "output FiLM: each device's power before it, after it and after the ReLU.",
+}
 
 #: What an upstream model has instead of a component it lacks: (the page that shows it, its link text).
 INSTEAD = {
@@ -33,6 +55,31 @@ INSTEAD = {
 
 def _arch(cfg) -> str | None:
     return getattr(cfg, "arch", None)
+
+
+def display_name(cfg) -> str | None:
+    """The architecture's name as a title spells it ("CondiNILM", "The original NILMFormer"); None for the spec."""
+    arch = _arch(cfg)
+    return None if arch is None else f"{NAMES[arch][0].upper()}{NAMES[arch][1:]}"
+
+
+def site_title(cfg) -> str | None:
+    """The site's title for an upstream model (every page's header and <title>): its architecture, not the generic
+    "NILMFormer". None for the spec's model (the default title)."""
+    name = display_name(cfg)
+    return None if name is None else f"{name}, tensor by tensor"
+
+
+def subject(cfg, provenance: dict | None) -> str | None:
+    """The overview lead's subject for an upstream model: which architecture this is and the upstream file it was
+    imported from, by name and sha256 as the import recorded them (never a local path). None for the spec's model."""
+    arch = _arch(cfg)
+    if arch is None:
+        return None
+    files = ((provenance or {}).get("upstream") or {}).get("files") or {}
+    f = files.get("checkpoint") if isinstance(files.get("checkpoint"), dict) else None
+    src = f" imported from {f['name']} (sha256 {str(f.get('sha256', ''))[:12]})" if f and f.get("name") else ""
+    return f"This checkpoint, {NAMES[arch]}{src},"
 
 
 def encoder(cfg) -> list[str] | None:
@@ -56,9 +103,9 @@ def encoder(cfg) -> list[str] | None:
     ]
 
 
-def overview(cfg, built: list[str]) -> list[str] | None:
+def overview(cfg, built: list[str], missing: list[str] = ()) -> list[str] | None:
     """The Overview's explanation for an upstream model (None: the spec's prose). built: the titles of the pages
-    this site has for it."""
+    this site has for it; missing: those of the pages it does not have for it yet."""
     arch = _arch(cfg)
     if arch is None:
         return None
@@ -81,8 +128,13 @@ def overview(cfg, built: list[str]) -> list[str] | None:
         f"goes through {int(cfg.n_encoder_layers)} encoder layers and a final LayerNorm, and leaves as per-device "
         f"power in watts on the right. {tail} Hover a connection for the exact shape of the tensor it carries; "
         "click a stage to open its page.",
-        f"Pages built for this architecture: {', '.join(built)}. The other pages explain stages of nilmbuild's own "
-        "model and are not built for it yet.",
+        f"Pages built for this architecture: {', '.join(built)}."
+        + (
+            f" Not available for this architecture yet: {', '.join(missing)} (they explain stages of nilmbuild's "
+            "own model)."
+            if missing
+            else " Every page explains this model as its own code computes it."
+        ),
     ]
 
 
