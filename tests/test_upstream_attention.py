@@ -18,7 +18,7 @@ from nilmbuild.model import Trace
 from nilmbuild.model.names import attn, encoder
 
 ROOT = Path(__file__).parent
-CASES = ("condinilm_small", "condinilm_single", "nilmformer_small", "nilmformer_odd")
+CASES = ("condinilm_small", "condinilm_tuned", "condinilm_single", "nilmformer_small", "nilmformer_odd")
 
 
 def _model(name: str):
