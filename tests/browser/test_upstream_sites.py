@@ -189,3 +189,23 @@ def test_film_page_is_condinilms_film_or_says_it_has_none(nb, page_at, upstream_
     cell = page.locator("#ufm-dec tbody tr").nth(0).locator("td").nth(0).text_content()
     assert abs(float(cell.replace("−", "-")) - float(gamma[0])) <= 1e-4 * max(1.0, abs(float(gamma[0])))
     assert "sparse CNN" in page.locator("#ufm-dec").text_content()  # kettle: its output is the sparse CNN's
+
+
+def test_deep_links_set_the_new_pages_state(nb, page_at, upstream_site):
+    """A link with the page's state in its fragment opens the Attention page on that layer and head (the last ones,
+    from the model's config) and the Forward page on that stage."""
+    site, _, name = upstream_site
+    cfg = _model(name).cfg
+    l, h = cfg.n_encoder_layers - 1, cfg.n_head - 1
+    page = page_at((site / "attention.html").as_uri() + f"#sample=1&layer={l}&head={h}", viewport=(1400, 900))
+    nb.wait_ready(page)
+    assert page.evaluate("[nilmbuild.test.state.layer, nilmbuild.test.state.head, nilmbuild.test.state.sample]") == [
+        l,
+        h,
+        1,
+    ]
+    assert (page.input_value("#uat-layer"), page.input_value("#uat-head")) == (str(l), str(h))
+    page = page_at((site / "forward.html").as_uri() + "#stage=5", viewport=(1400, 900))
+    nb.wait_ready(page)
+    assert page.evaluate("nilmbuild.test.state.stage") == 5
+    assert page.locator("#uf-zoom-title").text_content().startswith("Stage 5: ")
