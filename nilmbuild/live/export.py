@@ -3,7 +3,8 @@
 Inputs: `x` (1, 7, W) float32, the model input exactly as `nilmbuild.pipeline.model_input` builds it,
 `head` () int64, the attention head whose per-layer maps come back, and the what-if settings of
 nilmbuild/model/whatif.py (WHATIF_INPUTS: gate thresholds, encoder-FiLM affine, FiLM on/off, diagonal mask, soft
-gate), whose defaults (what_if_defaults) reproduce the checkpoint exactly. Outputs (outputs(cfg), in this order):
+gate; an upstream model's: nilmbuild/model/upstream/whatif.py, the diagonal mask and FiLM on/off), whose defaults
+(what_if_defaults) reproduce the checkpoint exactly. Outputs (outputs(cfg), in this order):
 the watts (D, W) after the hard gate and the output FiLM, converted with the checkpoint's appliance scalers,
 plus the stage tensors the exactness tests compare with a Trace of the PyTorch model.
 Which exporter works and why the options below are set: ../shared/reference/in-browser-model.md.
@@ -28,13 +29,18 @@ INPUTS = ("x", "head", *WHATIF_INPUTS)
 
 
 def is_upstream(cfg) -> bool:
-    """CondiNILM / the original NILMFormer (model/upstream): its own forward pass, no what-if inputs."""
+    """CondiNILM / the original NILMFormer (model/upstream): its own forward pass and what-if inputs."""
     return hasattr(cfg, "arch")
 
 
 def inputs(cfg) -> tuple[str, ...]:
-    """The graph's inputs: x and head, then the spec's what-if settings (an upstream graph has none)."""
-    return ("x", "head") if is_upstream(cfg) else INPUTS
+    """The graph's inputs: x and head, then the what-if settings (the spec's; an upstream model's diagonal mask and,
+    for CondiNILM with FiLM, FiLM on/off: model/upstream/whatif.py)."""
+    if is_upstream(cfg):
+        from nilmbuild.model.upstream.whatif import fields
+
+        return ("x", "head", *fields(cfg))
+    return INPUTS
 
 
 def _upstream_stages(cfg) -> dict[str, str]:
@@ -98,7 +104,9 @@ class LiveModel(nn.Module):
     def forward(self, x: torch.Tensor, head: torch.Tensor, *what_if: torch.Tensor):
         trace = Trace()
         if self.upstream:
-            out = self.model(x, trace=trace)
+            from nilmbuild.model.upstream.whatif import UpstreamWhatIf
+
+            out = self.model(x, trace=trace, what_if=UpstreamWhatIf.of(self.model.cfg, what_if) if what_if else None)
         else:
             out = self.model(x, gate_mode="hard", trace=trace, what_if=WhatIf(*what_if))
         watts = out.power[0] * self.w_scale + self.w_offset  # (D, W)
@@ -112,10 +120,12 @@ class LiveModel(nn.Module):
 
 
 def what_if_defaults(cfg) -> dict[str, np.ndarray]:
-    """The what-if inputs' default values (graph input name -> float32 array): the checkpoint, unchanged. An
-    upstream graph has none."""
+    """The what-if inputs' default values (graph input name -> float32 array): the checkpoint, unchanged."""
     if is_upstream(cfg):
-        return {}
+        from nilmbuild.model.upstream.whatif import UpstreamWhatIf, fields
+
+        d = UpstreamWhatIf.defaults(cfg)
+        return {k: getattr(d, k).numpy() for k in fields(cfg)}
     d = WhatIf.defaults(cfg)
     return {k: getattr(d, k).numpy() for k in WHATIF_INPUTS}
 
@@ -129,6 +139,8 @@ def torch_reference(loaded, x: np.ndarray, head: int, **forward_kw) -> dict[str,
     trace = Trace()
     if not is_upstream(loaded.cfg):
         forward_kw.setdefault("gate_mode", "hard")
+    elif forward_kw:  # an upstream model's switches (mask_diagonal=False, use_film=False) as its what-if
+        forward_kw = {"what_if": _upstream_what_if(loaded.cfg, **forward_kw)}
     with torch.no_grad():
         loaded.model.eval()(torch.from_numpy(np.asarray(x, np.float32)), trace=trace, **forward_kw)
     ref = {g: trace[t][0].numpy() for g, t in stages(loaded.cfg).items()}
@@ -140,6 +152,18 @@ def torch_reference(loaded, x: np.ndarray, head: int, **forward_kw) -> dict[str,
         [trace[names.attn(l, "weights")][0, head].numpy() for l in range(loaded.cfg.n_encoder_layers)]
     )
     return ref
+
+
+def _upstream_what_if(cfg, mask_diagonal: bool | None = None, use_film: bool | None = None):
+    """The what-if that runs an upstream model with these switches (None: as configured)."""
+    from nilmbuild.model.upstream.whatif import UpstreamWhatIf
+
+    w = UpstreamWhatIf.defaults(cfg)
+    if mask_diagonal is not None:
+        w = w.replace(mask_diagonal=float(mask_diagonal))
+    if use_film is not None:
+        w = w.replace(film_on=float(use_film))
+    return w
 
 
 def strip_metadata(model_proto) -> None:

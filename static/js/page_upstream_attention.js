@@ -15,6 +15,7 @@ import { watts } from "./disaggregation_watts.js";
 import { fitCanvas, hoverGrid } from "./grid.js";
 import { clear2d, heatmap2d } from "./heatmap2d.js";
 import { plot2d } from "./plot2d.js";
+import { upstreamWhatIf } from "./whatif_upstream.js";
 
 var LOG_MIN = -4, LOG_MAX = 0;   // log10 colour domain: 1e-4 .. 1
 var STATS_COLOUR = "#D55E00";    // the stats token's frame and labels
@@ -176,7 +177,7 @@ function buildControls() {
   var box = document.getElementById("nb-controls");
   var opt = function (n, label) { return Array.from({ length: n }, function (_, i) { return { value: i, label: label(i) }; }); };
   ui.sample = controls.select(box, "Window", opt(P.samples.length, function (i) { return "sample " + P.samples[i] + " · " + P.sample_labels[i]; }), 0,
-    function (v) { S.sample = Number(v); drawAll(); });
+    function (v) { S.sample = Number(v); drawAll(); if (ui.whatIf) ui.whatIf.update(); });
   ui.layer = controls.select(box, "Layer", opt(P.n_layers, String), 0, function (v) { S.layer = Number(v); drawAll(); });
   ui.head = controls.select(box, "Head", opt(H, String), 0, function (v) { setHead(Number(v)); });
   named(ui.sample, "uat-sample"); named(ui.layer, "uat-layer"); named(ui.head, "uat-head");
@@ -195,10 +196,13 @@ function start(page) {
   buildControls();
   drawAll();
   adapters();
+  var wbox = document.getElementById("uat-whatif");   // absent when the model does not mask the diagonal
+  if (wbox) ui.whatIf = upstreamWhatIf({ box: wbox, data: P.whatif, key: "maskDiagonal", label: "diagonal mask off",
+                                         sample: function () { return S.sample; }, stepMinutes: TOK.step_minutes });
   stateInUrl([["sample", ui.sample], ["layer", ui.layer], ["head", ui.head]]);
   onWidth(canvas, drawMaps);
   ready();
-  return { state: S, headWeights: headWeights, layout: function () { return LAY; }, tokens: TOK };
+  return { state: S, headWeights: headWeights, layout: function () { return LAY; }, tokens: TOK, whatIf: ui.whatIf };
 }
 
 registerPage({ slug: "attention", start: start });

@@ -13,6 +13,7 @@ import { escapeHTML, patchHTML } from "./dom_patch.js";
 import { fitCanvas, hoverGrid } from "./grid.js";
 import { clear2d, heatmap2d } from "./heatmap2d.js";
 import { plot2d } from "./plot2d.js";
+import { upstreamWhatIf } from "./whatif_upstream.js";
 
 var DASH = [null, [5, 3], null];                      // before FiLM solid, after FiLM dashed, after ReLU solid
 var STEP_COLOURS = [palette[0], palette[3], palette[2]];   // one colour per step (Okabe-Ito), the same in every lane
@@ -117,13 +118,15 @@ function start(page) {
   S = { sample: 0 };
   ui.sample = controls.select(document.getElementById("nb-controls"), "Window",
     P.samples.map(function (s, i) { return { value: i, label: "sample " + s + " · " + P.sample_labels[i] }; }), 0,
-    function (v) { S.sample = Number(v); drawAll(); });
+    function (v) { S.sample = Number(v); drawAll(); ui.whatIf.update(); });
   drawAll();
   hoverEnc();
+  ui.whatIf = upstreamWhatIf({ box: document.getElementById("ufm-whatif"), data: P.whatif, key: "filmOn", label: "FiLM off",
+                               sample: function () { return S.sample; }, stepMinutes: P.step_minutes });
   stateInUrl([["sample", ui.sample]]);
   onWidth(document.getElementById("ufm-enc"), drawAll);
   ready();
-  return { state: S, row: row, enc: function () { return enc; } };
+  return { state: S, row: row, enc: function () { return enc; }, whatIf: ui.whatIf };
 }
 
 registerPage({ slug: "film", start: start });

@@ -209,3 +209,68 @@ def test_deep_links_set_the_new_pages_state(nb, page_at, upstream_site):
     nb.wait_ready(page)
     assert page.evaluate("nilmbuild.test.state.stage") == 5
     assert page.locator("#uf-zoom-title").text_content().startswith("Stage 5: ")
+
+
+RUN_WHATIF = """() => nilmbuild.test.whatIf.run().then(r => {
+  const plain = o => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, Array.from(v)]));
+  return { x: r.x, base: plain(r.base), alt: plain(r.alt) };
+})"""
+
+
+def _watts(name: str, model, x: np.ndarray) -> np.ndarray:
+    """What the live graph should give: the PyTorch model's output in watts (the fixture's NILMscaler, CondiNILM's
+    evaluation clamp at 0)."""
+    import torch
+    from test_upstream_models import _build
+
+    from nilmbuild.infer.postprocess import denormalise
+    from nilmbuild.model.upstream import scalers_from_nilmscaler
+
+    apps = scalers_from_nilmscaler(_build(name)[2])["appliances"]
+    with torch.no_grad():
+        p = model.eval()(torch.from_numpy(x)).power[0].numpy()
+    w = np.stack([denormalise(p[i], apps[d]) for i, d in enumerate(model.cfg.devices)])
+    return np.maximum(w, 0) if model.cfg.arch == "condinilm" else w
+
+
+def _switched(page, name, model, switched, bound=0.05):
+    """The page's live what-if against the PyTorch model as it is and `switched` (the same weights, switch applied),
+    on the input the page built; the switch must change the answer."""
+    res = page.evaluate(RUN_WHATIF)
+    x = np.asarray(res["x"], np.float32).reshape(1, model.cfg.n_channels, model.cfg.window)
+    base, alt = (np.stack([np.asarray(r[d]) for d in model.cfg.devices]) for r in (res["base"], res["alt"]))
+    assert np.abs(base - _watts(name, model, x)).max() <= bound
+    assert np.abs(alt - _watts(name, switched, x)).max() <= bound
+    assert np.abs(alt - base).max() > bound
+
+
+def test_live_what_if_diagonal_mask_off(nb, page_at, upstream_site):
+    import copy
+    import dataclasses
+
+    site, _, name = upstream_site
+    page = nb.open_page(page_at, site, "attention", viewport=(1400, 900))
+    model = _model(name)
+    unmasked = copy.deepcopy(model)
+    unmasked.cfg = dataclasses.replace(unmasked.cfg, mask_diagonal=False)
+    _switched(page, name, model, unmasked)
+    page.check("#uwi-switch")  # the switch itself runs it and says what changed
+    page.wait_for_selector("#uwi-status[data-done='true']", timeout=30000)
+    assert "largest change" in page.locator("#uwi-status").text_content()
+
+
+@pytest.mark.parametrize("upstream_site", ["condinilm_small"], indirect=True)  # the original has no FiLM
+def test_live_what_if_film_off(nb, page_at, upstream_site):
+    import copy
+
+    import torch
+
+    site, _, name = upstream_site
+    page = nb.open_page(page_at, site, "film", viewport=(1400, 900))
+    model = _model(name)
+    identity = copy.deepcopy(model)  # gamma = beta = 0.5 tanh(0) = 0: both FiLMs the identity
+    with torch.no_grad():
+        for gen in (identity.encoder_film.gen, identity.decoder_film.gen):
+            gen.fc2.weight.zero_()
+            gen.fc2.bias.zero_()
+    _switched(page, name, model, identity)

@@ -26,6 +26,7 @@ from .shared_head import SharedHeadBlock
 from .soft_gate import SoftGate
 from .sparse_cnn import SparseCNN
 from .stem import UpstreamStem
+from .whatif import UpstreamWhatIf, film_scaled, mask_flag
 
 AX_BDL = ("batch", "device", "time")
 
@@ -73,8 +74,11 @@ class UpstreamNILMFormer(nn.Module):
     def has_gate(self) -> bool:
         return self.cfg.arch == "condinilm"
 
-    def forward(self, x: torch.Tensor, trace: Trace | None = None) -> UpstreamOutput:
-        """x: (B, 1 + E, L) scaled aggregate + time features."""
+    def forward(
+        self, x: torch.Tensor, trace: Trace | None = None, what_if: UpstreamWhatIf | None = None
+    ) -> UpstreamOutput:
+        """x: (B, 1 + E, L) scaled aggregate + time features. what_if: the live graph's run-time switches (diagonal
+        mask, FiLM on/off; model/upstream/whatif.py), None: the model as configured (the captured forward pass)."""
         put(trace, "input", x, ("batch", "channel", "time"), "0", "upstream", "scaled aggregate + time features")
         x_main = x[:, :1]  # (B, 1, L)
         tokens, stats_token = self.stem(x, trace)  # (B, L + 1, d), (B, 1, d)
@@ -83,29 +87,29 @@ class UpstreamNILMFormer(nn.Module):
             cond = condition_features(
                 x_main, self.cfg.use_elec_features, self.cfg.use_freq_features, 8, trace, bands="floor"
             )  # (B, 13)
-            gamma_enc, beta_enc = self.encoder_film(cond, trace)  # (B, n_layers, d)
-        h = self._encode(tokens, gamma_enc, beta_enc, trace)  # (B, L + 1, d)
+            gamma_enc, beta_enc = film_scaled(what_if, *self.encoder_film(cond, trace))  # (B, n_layers, d)
+        h = self._encode(tokens, gamma_enc, beta_enc, trace, mask_flag(what_if, self.cfg.mask_diagonal))  # (B, L+1, d)
         enc = h[:, :-1].permute(0, 2, 1)  # (B, d, L): the stats token leaves here
         if self.cfg.arch == "nilmformer":
             stats_out = self.ProjStats2(stats_token)  # (B, 1, 2)
             put(trace, "stats_out", stats_out, ("batch", "token", "stat"), "10", "NILMFormer head", "mean', std'")
             power = self.head(enc, stats_out, trace)
             return UpstreamOutput(power=power, power_ungated=power, gate=None, gate_logit=None)
-        return self._condinilm_outputs(x_main, enc, cond, trace)
+        return self._condinilm_outputs(x_main, enc, cond, trace, what_if)
 
-    def _encode(self, h, gamma_enc, beta_enc, trace: Trace | None) -> torch.Tensor:
+    def _encode(self, h, gamma_enc, beta_enc, trace: Trace | None, mask) -> torch.Tensor:
         for i, layer in enumerate(self.encoder_layers):
             g = gamma_enc[:, i : i + 1] if gamma_enc is not None else None  # (B, 1, d)
             b = beta_enc[:, i : i + 1] if beta_enc is not None else None
-            h = layer(h, g, b, self.cfg.mask_diagonal, trace, f"encoder.{i}", None)
+            h = layer(h, g, b, mask, trace, f"encoder.{i}", None)
         h = self.final_norm(h)
         put(trace, "final_norm", h, ("batch", "time", "feature"), "7", "upstream", "final LayerNorm, L + 1 tokens")
         return h
 
-    def _condinilm_outputs(self, x_main, enc, cond, trace: Trace | None) -> UpstreamOutput:
+    def _condinilm_outputs(self, x_main, enc, cond, trace: Trace | None, what_if=None) -> UpstreamOutput:
         gamma = beta = None
         if self.has_film:
-            gamma, beta = self.decoder_film(cond, trace)  # (B, D, 1) each
+            gamma, beta = film_scaled(what_if, *self.decoder_film(cond, trace))  # (B, D, 1) each
         power, logit = self.head(enc, gamma, beta, trace)  # (B, D, L) each
         if self.cfg.sparse_indices:
             power, logit = list(power.split(1, dim=1)), list(logit.split(1, dim=1))

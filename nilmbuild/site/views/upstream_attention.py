@@ -14,6 +14,7 @@ from nilmbuild.site.build import PageSpec
 
 from . import upstream_prose
 from ._common import model_sizes, pick_varied_samples, view_page, window_starts
+from .live_parts import whatif_page
 
 N_SAMPLES = 4
 PARTS = ("q", "k", "lse", "weights")  # what the page's blob holds per layer (weights: derived from q, k, lse)
@@ -54,11 +55,14 @@ def build(ctx, view: str) -> PageSpec:
         "names": js_names(n_layers),
         "tokens": token_axis(cfg),
     }
+    whatif, wblobs, files = whatif_page(ctx, samples)  # the live graph's mask_diagonal switch (whatif_upstream.js)
+    data["whatif"] = whatif
     context = {"m": sizes, "arch": upstream_prose.NAMES[cfg.arch], "masked": bool(cfg.mask_diagonal), "notes": []}
     summary = (
         f"Every head of every layer over {cfg.window} + 1 tokens: the time steps and, last, the stats token "
         f"(token {cfg.window + 1})."
     )
     return view_page(view, template="upstream_attention.html", entry="page_upstream_attention.js", data=data,
-                     blobs={"capture": ctx.blob(records(n_layers), samples)}, context=context, summary=summary,
+                     blobs={"capture": ctx.blob(records(n_layers), samples), **wblobs}, files=files, context=context,
+                     summary=summary,
                      section="", title=upstream_prose.TITLES["attention"], lead=upstream_prose.LEADS["attention"])  # fmt: skip

@@ -19,6 +19,7 @@ from nilmbuild.site.build import PageSpec
 
 from . import upstream_prose
 from ._common import model_sizes, pick_device_samples, view_page, window_starts
+from .live_parts import whatif_page
 
 N_SAMPLES = 4
 #: The output FiLM's lanes per device: (record, series name), in the order the head computes them.
@@ -74,8 +75,11 @@ def build(ctx, view: str) -> PageSpec:
     data = {"samples": samples, "sample_labels": window_starts(ctx, samples), "names": js_names(),
             "cond_labels": labels, "devices": list(cfg.devices), "sparse": sparse,
             "step_minutes": int(cfg.step_s) / 60}  # fmt: skip
+    whatif, wblobs, files = whatif_page(ctx, samples)  # the live graph's film_on switch (whatif_upstream.js)
+    data["whatif"] = whatif
     context = {"m": model_sizes(cfg, cfg.step_s), "sparse": sparse, "notes": []}
     summary = "CondiNILM's FiLM: condition features, the encoder FiLM per layer and the output FiLM before the ReLU."
     return view_page(view, template="upstream_film.html", entry="page_upstream_film.js", data=data,
-                     blobs={"capture": ctx.blob(records(), samples)}, context=context, summary=summary,
+                     blobs={"capture": ctx.blob(records(), samples), **wblobs}, files=files, context=context,
+                     summary=summary,
                      section="", title=upstream_prose.TITLES["film"], lead=upstream_prose.LEADS["film"])  # fmt: skip
