@@ -3,11 +3,13 @@
  * sits in its own lane with its own scale; in between the polygons move and rescale (smoothstep easing).
  *
  *   var v = lanes.create(canvas, {agg: Float32Array, aggName, devices: [{name, pred, truth, color, marks}],
- *                                    step_min, x0_min, xLabel, seams: [idx], centres: [[a, b]], valid});
+ *                                    clock (time_axis.js windowClock: step 0's UTC time, ms per step), xLabel,
+ *                                    seams: [idx], centres: [[a, b]], valid});
  *   v.draw(split); v.hit(px, py) -> {lane, index} ; v.setCursor(index)
  */
 import { FONT_FAMILY, context2d, fmt } from "./core.js";
 import { plot2d } from "./plot2d.js";
+import { stepTicks } from "./time_axis.js";
 
 export const lanes = {};
 var FONT = FONT_FAMILY;
@@ -120,10 +122,12 @@ lanes.create = function (canvas, o) {
     ctx.save(); ctx.translate(14, (L.boxes[0].y + L.boxes[L.boxes.length - 1].y + L.boxes[L.boxes.length - 1].h) / 2);
     ctx.rotate(-Math.PI / 2); ctx.textAlign = "center"; ctx.fillStyle = TEXT; ctx.fillText("power (W), each lane its own scale", 0, 0); ctx.restore();
     // x axis
-    var last = L.boxes[L.boxes.length - 1], yb = last.y + last.h, span = (n - 1) * o.step_min;
-    var xt = plot2d ? plot2d.ticks(0, span, Math.max(2, Math.floor(b0.w / 90))) : [0, span];
+    var last = L.boxes[L.boxes.length - 1], yb = last.y + last.h;
     ctx.fillStyle = AXIS; ctx.textAlign = "center"; ctx.strokeStyle = AXIS;
-    xt.forEach(function (t) { var x = xpx(t / o.step_min); ctx.beginPath(); ctx.moveTo(x, yb); ctx.lineTo(x, yb + 4); ctx.stroke(); ctx.fillText(lanes.fmtTick(t + (o.x0_min || 0)), x, yb + 13); });
+    v.xTicks = stepTicks(o.clock, 0, n - 1, Math.floor(b0.w / 90));
+    v.xTicks.forEach(function (tk) {   // clock time (UTC)
+      var x = xpx(tk.step); ctx.beginPath(); ctx.moveTo(x, yb); ctx.lineTo(x, yb + 4); ctx.stroke(); ctx.fillText(tk.label, x, yb + 13);
+    });
     ctx.fillStyle = TEXT; ctx.fillText(o.xLabel, b0.x + b0.w / 2, yb + 30);
     // legend
     ctx.textAlign = "left"; ctx.font = "12px " + FONT; var lx = b0.x, ly = 11;
