@@ -238,11 +238,20 @@ function drawParams() {   // legends now; the heatmaps when their view is on scr
   pLegends(sc);
   later.params(function () { pUpload(sc); pDraw(); });
 }
-function drawParamLabels(g, hm, k) {
+// text cut with "…" to fit `room` px (a phone's narrow grids), in the context's current font
+function fitText(g, text, room) {
+  if (g.measureText(text).width <= room) return text;
+  while (text.length > 1 && g.measureText(text + "…").width > room) text = text.slice(0, -1);
+  return text + "…";
+}
+function drawParamLabels(g, hm, k) {   // the title, and the record beside it where both fit the grid's width
   var b = params.boxes[k], def = hm.def;
-  g.fillStyle = "#1b1f24"; g.font = kit.BOLD; g.textAlign = "left"; g.fillText(def.label, b.x, b.y - 9);
+  g.fillStyle = "#1b1f24"; g.font = kit.BOLD; g.textAlign = "left";
+  var title = fitText(g, def.label, b.width), room = b.width - g.measureText(title).width - 8;
+  g.fillText(title, b.x, b.y - 9);
   g.font = kit.SMALL; g.fillStyle = "#57606a"; g.textAlign = "right";
-  if (def.kind !== "embed") g.fillText(N.film_enc[def.which] + "[:, :, " + def.layer + ", :]", b.x + b.width, b.y - 9);
+  var rec = N.film_enc[def.which] + "[:, :, " + def.layer + ", :]";
+  if (def.kind !== "embed" && g.measureText(rec).width <= room) g.fillText(rec, b.x + b.width, b.y - 9);
   g.strokeStyle = "#8c959f"; g.lineWidth = 1; g.strokeRect(b.x - 0.5, b.y - 0.5, b.width + 1, b.height + 1);
   if (k % 2 === 0) {
     g.textAlign = "right"; g.font = kit.SMALL;
@@ -260,7 +269,7 @@ function drawParamLabels(g, hm, k) {
     g.fillText("feature", b.x + b.width / 2, b.y + b.height + 22);
   } else {
     g.fillStyle = "#57606a"; g.textAlign = "center";
-    g.fillText(def.name + " (" + hm.rows + " × " + hm.cols + ")", b.x + b.width / 2, b.y + b.height + 10);
+    g.fillText(fitText(g, def.name + " (" + hm.rows + " × " + hm.cols + ")", b.width), b.x + b.width / 2, b.y + b.height + 10);
   }
 }
 function pDraw() {

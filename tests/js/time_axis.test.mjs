@@ -18,6 +18,9 @@ test("stepTicks: whole clock steps at their step, labelled start + offset", () =
   const zoom = stepTicks(c, 200, 240, 4); // a zoomed span: every 10 minutes inside it
   assert.deepEqual(zoom.map((k) => k.label), ["19:30", "19:40", "19:50", "20:00"]);
   assert.deepEqual(zoom.map((k) => k.step), [203, 213, 223, 233]);
+  // a narrow axis asked for 2 ticks of 8 hours from 16:00 would get 6-hourly ones, one of them inside: it gets two
+  const narrow = stepTicks(windowClock("2024-06-09T16:00:00Z", 60), 0, 479, 2);
+  assert.deepEqual(narrow.map((k) => k.label), ["18:00", "21:00"]);
 });
 
 test("stepTime and timeAxis", () => {
