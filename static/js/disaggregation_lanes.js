@@ -3,11 +3,13 @@
  * sits in its own lane with its own scale; in between the polygons move and rescale (smoothstep easing).
  *
  *   var v = lanes.create(canvas, {agg: Float32Array, aggName, devices: [{name, pred, truth, color, marks}],
- *                                    step_min, x0_min, xLabel, seams: [idx], centres: [[a, b]], valid});
+ *                                    clock (time_axis.js windowClock: step 0's UTC time, ms per step), xLabel,
+ *                                    seams: [idx], centres: [[a, b]], valid});
  *   v.draw(split); v.hit(px, py) -> {lane, index} ; v.setCursor(index)
  */
 import { FONT_FAMILY, context2d, fmt } from "./core.js";
 import { plot2d } from "./plot2d.js";
+import { stepTicks } from "./time_axis.js";
 
 export const lanes = {};
 var FONT = FONT_FAMILY;
@@ -21,8 +23,20 @@ function ease(t) { return t * t * (3 - 2 * t); }
 lanes.create = function (canvas, o) {
   var ctx = context2d(canvas), v = { canvas: canvas, opts: o, cursor: null, lane: 0, L: null };
 
+  // the legend's items, wrapped into rows that fit the width, and the x axis label's lines (a phone: more of each)
+  function legendRows(W) {
+    var x0 = W < 600 ? 6 : 70, lx = x0, ly = 11, out = [];   // a phone: rows from the left edge, over the y ticks
+    ctx.font = "12px " + FONT;
+    [["prediction (area)", "#0072B2", false], ["ground truth", "#1b1f24", true], ["sum of predictions (top lane)", "#0072B2", "dot"]].concat(o.legendExtra || []).forEach(function (it) {
+      var w = 18 + ctx.measureText(it[0]).width;
+      if (lx > x0 && lx + w > W - 4) { lx = x0; ly += 16; }
+      out.push({ it: it, x: lx, y: ly }); lx += w + 12;
+    });
+    return out;
+  }
   function layout(W, H) {
-    var left = 70, right = 14, top = 26, bottom = 40, gap = 10, n = o.devices.length;
+    var legend = legendRows(W), xLines = plot2d.wrap(ctx, o.xLabel, W - 8);
+    var left = 70, right = 14, top = legend[legend.length - 1].y + 15, bottom = 26 + 14 * xLines.length, gap = 10, n = o.devices.length;
     var aggH = (H - top - bottom - gap * n) * 0.28, devH = (H - top - bottom - gap * n - aggH) / n;
     var boxes = [{ x: left, y: top, w: W - left - right, h: aggH }];
     for (var i = 0; i < n; i++) boxes.push({ x: left, y: top + aggH + gap + i * (devH + gap), w: W - left - right, h: devH });
@@ -31,7 +45,7 @@ lanes.create = function (canvas, o) {
     v.sum = sum;
     var aggMax = Math.max(1, maxOf(o.agg), maxOf(sum)) * 1.08;
     var maxes = [aggMax].concat(o.devices.map(function (d) { return Math.max(1, maxOf(d.pred), d.truth ? maxOf(d.truth) : 0, d.before ? maxOf(d.before) : 0) * 1.12; }));
-    return { W: W, H: H, boxes: boxes, maxes: maxes, n: o.agg.length };
+    return { W: W, H: H, boxes: boxes, maxes: maxes, n: o.agg.length, legend: legend, xLines: xLines };
   }
   function xpx(i) { var b = v.L.boxes[0]; return b.x + (i / Math.max(1, v.L.n - 1)) * b.w; }
   function ypx(k, w) { var b = v.L.boxes[k]; return b.y + b.h - (w / v.L.maxes[k]) * b.h; }
@@ -120,18 +134,26 @@ lanes.create = function (canvas, o) {
     ctx.save(); ctx.translate(14, (L.boxes[0].y + L.boxes[L.boxes.length - 1].y + L.boxes[L.boxes.length - 1].h) / 2);
     ctx.rotate(-Math.PI / 2); ctx.textAlign = "center"; ctx.fillStyle = TEXT; ctx.fillText("power (W), each lane its own scale", 0, 0); ctx.restore();
     // x axis
-    var last = L.boxes[L.boxes.length - 1], yb = last.y + last.h, span = (n - 1) * o.step_min;
-    var xt = plot2d ? plot2d.ticks(0, span, Math.max(2, Math.floor(b0.w / 90))) : [0, span];
+    var last = L.boxes[L.boxes.length - 1], yb = last.y + last.h;
     ctx.fillStyle = AXIS; ctx.textAlign = "center"; ctx.strokeStyle = AXIS;
-    xt.forEach(function (t) { var x = xpx(t / o.step_min); ctx.beginPath(); ctx.moveTo(x, yb); ctx.lineTo(x, yb + 4); ctx.stroke(); ctx.fillText(lanes.fmtTick(t + (o.x0_min || 0)), x, yb + 13); });
-    ctx.fillStyle = TEXT; ctx.fillText(o.xLabel, b0.x + b0.w / 2, yb + 30);
+    v.xTicks = stepTicks(o.clock, 0, n - 1, Math.floor(b0.w / 90));
+    v.xTicks.forEach(function (tk) {   // clock time (UTC)
+      var x = xpx(tk.step), hw = ctx.measureText(tk.label).width / 2;
+      ctx.beginPath(); ctx.moveTo(x, yb); ctx.lineTo(x, yb + 4); ctx.stroke(); ctx.fillText(tk.label, Math.max(hw + 1, Math.min(W - hw - 1, x)), yb + 13);
+    });
+    ctx.fillStyle = TEXT;
+    L.xLines.forEach(function (line, k) {   // centred under the lanes, kept inside the canvas
+      var hw = ctx.measureText(line).width / 2;
+      ctx.fillText(line, Math.max(hw + 2, Math.min(W - hw - 2, b0.x + b0.w / 2)), yb + 30 + 14 * k);
+    });
     // legend
-    ctx.textAlign = "left"; ctx.font = "12px " + FONT; var lx = b0.x, ly = 11;
-    [["prediction (area)", "#0072B2", false], ["ground truth", "#1b1f24", true], ["sum of predictions (top lane)", "#0072B2", "dot"]].concat(o.legendExtra || []).forEach(function (it) {
+    ctx.textAlign = "left"; ctx.font = "12px " + FONT;
+    L.legend.forEach(function (r) {
+      var it = r.it, lx = r.x, ly = r.y;
       ctx.strokeStyle = it[1]; ctx.fillStyle = it[1]; ctx.lineWidth = 1.5;
       if (it[2] === "box") ctx.fillRect(lx, ly - 3, 14, 6);
       else { ctx.setLineDash(it[2] === "dot" ? [2, 2] : it[2] ? [4, 2] : []); ctx.beginPath(); ctx.moveTo(lx, ly); ctx.lineTo(lx + 14, ly); ctx.stroke(); ctx.setLineDash([]); }
-      ctx.fillStyle = TEXT; ctx.fillText(it[0], lx + 18, ly); lx += 30 + ctx.measureText(it[0]).width;
+      ctx.fillStyle = TEXT; ctx.fillText(it[0], lx + 18, ly);
     });
     // cursor
     if (v.cursor !== null && e >= 1) {

@@ -6,25 +6,17 @@
  *   stripLane({title, unit, values (Float64Array | null), vmax, mark: {lo, hi}, startMs, stepS, message, progress: [done, total] | null,
  *               onDraw})
  *     onDraw(g, box): told where the strip was drawn, so that drawProgress(g, box, done, total) repaints it alone
- *   clockTicks(startMs, stepS, n, maxTicks) -> [{step, label "HH:MM"}] on whole minutes, hours, ... (UTC)
+ *   clockTicks(startMs, stepS, n, maxTicks) -> [{step, label "HH:MM"}] on whole minutes, hours, ... (UTC): the
+ *     site's one clock axis (time_axis.js stepTicks) over steps 0..n-1
  */
 import { colormaps } from "./colormaps.js";
+import { stepTicks } from "./time_axis.js";
 
 export var CMAP = "burd";
-var MINUTES = [1, 2, 5, 10, 15, 30].concat([1, 2, 3, 4, 6, 12, 24].map(function (h) { return h * 60; })); // tick spacings
 var AXIS_H = 16; // px under the strip: the target mark and the clock labels
 
-function two(v) { return (v < 10 ? "0" : "") + v; }
-
 export function clockTicks(startMs, stepS, n, maxTicks) {
-  var span = (n - 1) * stepS / 60, every = MINUTES[MINUTES.length - 1];
-  for (var i = 0; i < MINUTES.length; i++) if (span / MINUTES[i] <= maxTicks) { every = MINUTES[i]; break; }
-  var out = [], m0 = Math.ceil(startMs / 60000 / every) * every;
-  for (var m = m0; (m * 60000 - startMs) / 1000 / stepS <= n - 1; m += every) {
-    var d = new Date(m * 60000);
-    out.push({ step: (m * 60000 - startMs) / 1000 / stepS, label: two(d.getUTCHours()) + ":" + two(d.getUTCMinutes()) });
-  }
-  return out;
+  return stepTicks({ start: startMs, per: stepS * 1000 }, 0, n - 1, maxTicks);
 }
 
 // Cell colour for value v on a scale symmetric about 0 (vmax > 0).

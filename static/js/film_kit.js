@@ -7,11 +7,13 @@
  * kit.storage(cap, name)       encoding of the stored record behind `name` (follows alias / select / permute)
  * kit.layered(canvasGL, canvas2D)  composite for "Save PNG": WebGL pixels + 2D labels in one canvas
  * kit.saveView(section, getCanvas, name)  a "Save PNG" button in a view's header
+ * kit.clock(extra, i), kit.timeAxis(extra, i, n)  sample i's window in clock time (time_axis.js: windowClock, timeAxis)
  */
 import { decode as unpack } from "@msgpack/msgpack";
 import { blob, context2d, controls, fmt, font, onResize, saveButton, setText } from "./core.js";
 import { decode } from "./decode.js";
 import { watts } from "./disaggregation_watts.js";
+import { timeAxis, windowClock } from "./time_axis.js";
 
 export const kit = {};
 var loaded = null;
@@ -25,6 +27,10 @@ kit.sampleLabel = function (extra, i) {
   var t = extra.t0 && extra.t0[i] ? extra.t0[i].replace("T", " ").replace(/:00Z$|Z$/, "") + " UTC" : "";
   return "batch #" + extra.samples[i] + (t ? " · " + t : "");
 };
+
+// sample i's window start and step as a clock (UTC), and a plot2d x axis over its n steps in clock time
+kit.clock = function (extra, i) { return windowClock(extra.t0[i], extra.resample_s); };
+kit.timeAxis = function (extra, i, n) { return timeAxis(extra.t0[i], extra.resample_s, n); };
 
 kit.sampleSelect = function (container, extra, onChange, value) {
   var opts = extra.samples.map(function (s, i) { return { value: String(i), label: kit.sampleLabel(extra, i) }; });

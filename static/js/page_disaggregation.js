@@ -11,6 +11,7 @@ import { animate, blob, controls, fmt, inTasks, ready, saveButton, tooltip } fro
 import { decode } from "./decode.js";
 import { lanes } from "./disaggregation_lanes.js";
 import { deviceColors, watts } from "./disaggregation_watts.js";
+import { stepTime, windowClock } from "./time_axis.js";
 
 var NO_DAY = { shape: [0, 0], post_steps: [], post: {}, aggregate_w: new Uint8Array(4), valid: new Uint8Array(1), devices: [] };
 var STEP_FLAG = { short_w: "short_removed", long_off_w: "off_suppressed" };
@@ -44,8 +45,8 @@ function dayArrays() {   // the day blob's arrays as typed arrays; post-processi
 function windowOpts(b) {
   var agg = watts.inverse("aggregate", cap.get(N.input).subarray(b * C * Lw, b * C * Lw + Lw));
   return {
-    agg: agg, aggName: "aggregate (input, W)", step_min: 1, x0_min: 0,
-    xLabel: "time in window (min) · window #" + samples[b] + (cap.meta.t0 ? " starting " + String(cap.meta.t0[b]).replace("T", " ") : ""),
+    agg: agg, aggName: "aggregate (input, W)", clock: windowClock(cap.meta.t0[b], PG.model.step_minutes * 60),
+    xLabel: "time (UTC) · window #" + samples[b] + " from " + String(cap.meta.t0[b]).slice(0, 16).replace("T", " ") + " UTC",
     devices: devices.map(function (d, i) {
       return { name: laneName(d), color: deviceColors[i % 5],
                pred: watts.inverse(d, watts.row(cap, N.output, b, i)),
@@ -57,8 +58,8 @@ function dayOpts() {
   var key = day.post_steps[st.step].key, P = dayArr.post[key], flag = dayArr.flags[stepFlag[key]];
   var R = st.step > 0 ? dayArr.post[day.post_steps[0].key] : null;   // raw stitched, for before/after
   return {
-    agg: dayArr.agg, aggName: "aggregate (W)", step_min: day.step_s / 60, x0_min: 0,
-    xLabel: "time (min) from " + day.t_start.replace("T", " ") + " · dashed: seq2subseq seams (every " + day.geometry.centre + " samples)",
+    agg: dayArr.agg, aggName: "aggregate (W)", clock: windowClock(day.t_start, day.step_s),
+    xLabel: "time (UTC) from " + day.t_start.replace("T", " ") + " · dashed: seq2subseq seams (every " + day.geometry.centre + " samples)",
     seams: day.seams, centres: day.centres, valid: dayArr.valid, invalid: true,
     marksLabel: key === "final_w" ? "devices scaled down here: their sum exceeded the aggregate" : null,
     legendExtra: (R ? [["raw stitched (before)", "#6e7781", "dot"]] : []).concat(flag ? [[key === "final_w" ? "scaled down: the sum exceeded the aggregate" : "zeroed by this step", "#D55E00", "box"]] : []),
@@ -78,7 +79,7 @@ function remake() {   // lanes keeps opts by closure: recreate it when the data 
   if (cur !== null) showReadout(lane, cur);
 }
 function showReadout(lane, i, clientX, clientY) {
-  var o = view.opts, t = i * o.step_min, lines = ["t = " + fmt(t, 6) + " min", "aggregate: " + fmt(o.agg[i], 5) + " W"];
+  var o = view.opts, lines = ["time = " + stepTime(o.clock, i), "aggregate: " + fmt(o.agg[i], 5) + " W"];
   if (lane > 0) {
     var d = o.devices[lane - 1];
     lines.push(d.name + " predicted: " + fmt(d.pred[i], 5) + " W");

@@ -13,6 +13,7 @@ import { kit } from "./film_kit.js";
 import { fitCanvas, hoverGrid } from "./grid.js";
 import { clear2d, heatmap2d } from "./heatmap2d.js";
 import { plot2d } from "./plot2d.js";
+import { stepTicks, stepTime } from "./time_axis.js";
 
 var ZOOM = 40;   // receptive-field view: steps shown either side of t
 var LM = 150, TOP = 18, GAP = 30;   // feature maps: left margin, top, gap between maps (CSS px)
@@ -24,7 +25,7 @@ function f32(bytes) { var b = bytes.slice(); return new Float32Array(b.buffer, b
 var N, cap, extra, C, L, units, nUnits, resNames, Cemb, rf, state, aggW;
 var ui = {};   // the t slider and channel select
 var el = {};   // canvases: input, rf, maps (WebGL), overlay, stack
-var inputPlot = null, mapDefs = [], hms = [], boxes = [], lastCell = null;
+var inputPlot = null, mapDefs = [], hms = [], boxes = [], lastCell = null, mapTicks = [];
 
 /* ---------------- view 1: input channels ---------------- */
 function channel(a, k) { return a.subarray(k * L, (k + 1) * L); }
@@ -37,7 +38,7 @@ function drawInput() {
   var i = state.sample, x = cap.slice(N.input, i), z = cap.slice(N.instance_norm, i);
   var opts = {
     title: "input (B, " + C + ", " + L + ") and " + N.instance_norm + " · " + kit.sampleLabel(extra, i),
-    x: { label: "time in window", unit: "min", min: 0, max: L - 1 },
+    x: kit.timeAxis(extra, i, L),
     lanes: [
       { title: "channel 0: aggregate", y: { label: "aggregate", unit: aggW.unit },
         series: [{ name: "aggregate", y: kit.mapArray(channel(x, 0), aggW.f), kind: "area", color: palette[0], width: 1 }] },
@@ -151,10 +152,11 @@ function drawRFSignal(g, geo, r, s, rg, taps) {   // one row's signal over the s
 function drawRFAxis(g, geo) {
   var yb = geo.H - geo.m.b, X = geo.X;
   g.strokeStyle = "#57606a"; g.fillStyle = "#57606a"; g.font = kit.FONT; g.textAlign = "center";
-  plot2d.ticks(geo.x0, geo.x1, 8).forEach(function (v) {
-    g.beginPath(); g.moveTo(X(v), yb); g.lineTo(X(v), yb + 4); g.stroke(); g.fillText(String(v), X(v), yb + 13);
+  var clock = kit.clock(extra, state.sample);
+  stepTicks(clock, geo.x0, geo.x1, Math.floor(geo.pw / 70)).forEach(function (tk) {
+    g.beginPath(); g.moveTo(X(tk.step), yb); g.lineTo(X(tk.step), yb + 4); g.stroke(); g.fillText(tk.label, X(tk.step), yb + 13);
   });
-  g.fillStyle = "#1b1f24"; g.fillText("time step (min); output step t = " + state.t, geo.m.l + geo.pw / 2, geo.H - 8);
+  g.fillStyle = "#1b1f24"; g.fillText("time (UTC); output step t at " + stepTime(clock, state.t), geo.m.l + geo.pw / 2, geo.H - 8);
 }
 function drawRF() {
   var c = kit.ctx2d(el.rf), g = c.g, geo = rfGeometry(c.W, c.H);
@@ -235,11 +237,12 @@ function drawMapLabels(g, hm, k) {   // title, record and shape, axis ends, the 
 function drawMapAxis(g) {
   var last = boxes[boxes.length - 1], yb = last.y + last.height;
   g.fillStyle = "#57606a"; g.font = kit.FONT; g.textAlign = "center"; g.strokeStyle = "#57606a";
-  plot2d.ticks(0, L - 1, 8).forEach(function (v) {
-    var x = last.x + ((v + 0.5) / L) * last.width;
-    g.beginPath(); g.moveTo(x, yb); g.lineTo(x, yb + 4); g.stroke(); g.fillText(String(v), x, yb + 13);
+  mapTicks = stepTicks(kit.clock(extra, state.sample), 0, L - 1, Math.floor(last.width / 70));
+  mapTicks.forEach(function (tk) {
+    var x = last.x + ((tk.step + 0.5) / L) * last.width;
+    g.beginPath(); g.moveTo(x, yb); g.lineTo(x, yb + 4); g.stroke(); g.fillText(tk.label, x, yb + 13);
   });
-  g.fillStyle = "#1b1f24"; g.fillText("time step (min)", last.x + last.width / 2, yb + 30);
+  g.fillStyle = "#1b1f24"; g.fillText("time (UTC)", last.x + last.width / 2, yb + 30);
 }
 function drawMaps() {
   boxes = mapLayout();
@@ -257,14 +260,14 @@ function initMaps() {
   drawMaps();
   hoverGrid(el.maps, hms, {
     ariaLabel: "feature maps of the embedding",
-    label: function (hm, r, col, v) { return hm.def.name + "\n" + hm.axes[0] + " " + r + ", time " + col + " min\nvalue " + fmt(v, 6); },
+    label: function (hm, r, col, v) { return hm.def.name + "\n" + hm.axes[0] + " " + r + ", time " + stepTime(kit.clock(extra, state.sample), col) + "\nvalue " + fmt(v, 6); },
     onCell: function (hm, r, col) { lastCell = { hm: hm, r: r, col: col }; readout(); },
   });
 }
 
 /* ---------------- readout, controls, set-up ---------------- */
 function readout() {
-  var i = state.sample, t = state.t, rows = [["time step t", t, t + " min", "t"]];
+  var i = state.sample, t = state.t, rows = [["output step t", t, stepTime(kit.clock(extra, i), t), "t"]];
   var x = cap.slice(N.input, i);
   rows.push(["aggregate", x[t], fmt(aggW.f(x[t]), 5) + " " + aggW.unit, "aggregate"]);
   resNames.forEach(function (n) {
@@ -277,12 +280,13 @@ function readout() {
   }
   kit.setReadout(document.getElementById("emb-readout"), rows);
 }
-function onSample(v) { state.sample = v; drawInput(); drawRF(); sampleMaps(); drawMaps(); readout(); }
+function onSample(v) { state.sample = v; ui.tOut.value = stepTime(kit.clock(extra, v), state.t); drawInput(); drawRF(); sampleMaps(); drawMaps(); readout(); }
 function onT(v) { state.t = v; drawRF(); if (hms.length) drawMaps(); if (inputPlot) inputPlot.setCursor(v); readout(); }
 function buildControls() {
   var controlsEl = document.getElementById("nb-controls");
   kit.sampleSelect(controlsEl, extra, onSample);
-  ui.tSlider = kit.range(controlsEl, "ctl-t", "Output step t", 0, L - 1, 1, state.t, function (v) { return v + " min"; }, onT);
+  ui.tSlider = kit.range(controlsEl, "ctl-t", "Output step t", 0, L - 1, 1, state.t, function (v) { return stepTime(kit.clock(extra, state.sample), v); }, onT);
+  ui.tOut = document.getElementById("ctl-t-value");
   var chOpts = []; for (var c = 0; c < Cemb; c++) chOpts.push({ value: String(c), label: "channel " + c });
   ui.chSel = controls.select(controlsEl, "Channel", chOpts, "0", function (v) { state.ch = Number(v); drawRF(); readout(); });
   ui.chSel.id = "ctl-channel";
@@ -297,7 +301,7 @@ function buildViews() {
   el.rf.addEventListener("keydown", onRFKey);
 }
 function finish() {
-  testHook({ state: state, cap: cap, extra: extra, heatmaps: hms, boxes: function () { return boxes; }, setT: function (v) { ui.tSlider.setValue(v); } });
+  testHook({ state: state, cap: cap, extra: extra, heatmaps: hms, boxes: function () { return boxes; }, mapTicks: function () { return mapTicks; }, setT: function (v) { ui.tSlider.setValue(v); } });
   stateInUrl([["sample", "#ctl-sample"], ["t", ui.tSlider], ["channel", ui.chSel]]);
   ready();
 }

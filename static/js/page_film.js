@@ -16,6 +16,7 @@ import { kit } from "./film_kit.js";
 import { fitCanvas, hoverGrid } from "./grid.js";
 import { clear2d, heatmap2d } from "./heatmap2d.js";
 import { plot2d } from "./plot2d.js";
+import { stepTicks, stepTime } from "./time_axis.js";
 import { filmWhatIf } from "./whatif_film.js";
 
 var fr = Math.fround;
@@ -237,11 +238,20 @@ function drawParams() {   // legends now; the heatmaps when their view is on scr
   pLegends(sc);
   later.params(function () { pUpload(sc); pDraw(); });
 }
-function drawParamLabels(g, hm, k) {
+// text cut with "…" to fit `room` px (a phone's narrow grids), in the context's current font
+function fitText(g, text, room) {
+  if (g.measureText(text).width <= room) return text;
+  while (text.length > 1 && g.measureText(text + "…").width > room) text = text.slice(0, -1);
+  return text + "…";
+}
+function drawParamLabels(g, hm, k) {   // the title, and the record beside it where both fit the grid's width
   var b = params.boxes[k], def = hm.def;
-  g.fillStyle = "#1b1f24"; g.font = kit.BOLD; g.textAlign = "left"; g.fillText(def.label, b.x, b.y - 9);
+  g.fillStyle = "#1b1f24"; g.font = kit.BOLD; g.textAlign = "left";
+  var title = fitText(g, def.label, b.width), room = b.width - g.measureText(title).width - 8;
+  g.fillText(title, b.x, b.y - 9);
   g.font = kit.SMALL; g.fillStyle = "#57606a"; g.textAlign = "right";
-  if (def.kind !== "embed") g.fillText(N.film_enc[def.which] + "[:, :, " + def.layer + ", :]", b.x + b.width, b.y - 9);
+  var rec = N.film_enc[def.which] + "[:, :, " + def.layer + ", :]";
+  if (def.kind !== "embed" && g.measureText(rec).width <= room) g.fillText(rec, b.x + b.width, b.y - 9);
   g.strokeStyle = "#8c959f"; g.lineWidth = 1; g.strokeRect(b.x - 0.5, b.y - 0.5, b.width + 1, b.height + 1);
   if (k % 2 === 0) {
     g.textAlign = "right"; g.font = kit.SMALL;
@@ -259,7 +269,7 @@ function drawParamLabels(g, hm, k) {
     g.fillText("feature", b.x + b.width / 2, b.y + b.height + 22);
   } else {
     g.fillStyle = "#57606a"; g.textAlign = "center";
-    g.fillText(def.name + " (" + hm.rows + " × " + hm.cols + ")", b.x + b.width / 2, b.y + b.height + 10);
+    g.fillText(fitText(g, def.name + " (" + hm.rows + " × " + hm.cols + ")", b.width), b.x + b.width / 2, b.y + b.height + 10);
   }
 }
 function pDraw() {
@@ -345,8 +355,10 @@ function drawLiveLabels(g, hm, k) {
   var cb = hm.cellBox(state.feature, state.t);
   g.strokeStyle = "#000"; g.lineWidth = 1; g.strokeRect(cb.x - 2, cb.y - 2, cb.width + 4, cb.height + 4);
   g.fillStyle = "#57606a"; g.font = kit.SMALL; g.textAlign = "center";
-  [0, Math.round(L / 4), Math.round(L / 2), Math.round(3 * L / 4), L - 1].forEach(function (t) { g.fillText(String(t), b.x + ((t + 0.5) / L) * b.width, b.y + b.height + 9); });
-  g.fillText("time step (min)", b.x + b.width / 2, b.y + b.height + 22);
+  stepTicks(kit.clock(extra, state.sample), 0, L - 1, Math.floor(b.width / 70)).forEach(function (tk) {
+    g.fillText(tk.label, b.x + ((tk.step + 0.5) / L) * b.width, b.y + b.height + 9);
+  });
+  g.fillText("time (UTC)", b.x + b.width / 2, b.y + b.height + 22);
   if (k === 0) { g.textAlign = "right"; g.fillText("feature 0", b.x - 4, b.y + 5); g.fillText(String(F - 1), b.x - 4, b.y + b.height - 5); }
   if (k === 1) { g.textAlign = "left"; g.fillText("0", b.x + b.width + 4, b.y + 5); g.fillText(String(F - 1), b.x + b.width + 4, b.y + b.height - 5); }
 }
@@ -358,7 +370,7 @@ function liveDraw() {
   lv.hms.forEach(function (hm, k) { hm.draw(lv.boxes[k]); });
   // the labels change with the layout, the titles and the selected cell, not with a slider: a redrawn 2D canvas
   // is re-uploaded whole, which cost a dragged γ/β slider a sixth of its frames
-  var key = [W, lv.stack.clientHeight, window.devicePixelRatio, state.feature, state.t].concat(lv.hms.map(function (hm) { return hm.title; })).join("|");
+  var key = [W, lv.stack.clientHeight, window.devicePixelRatio, state.feature, state.t, state.sample].concat(lv.hms.map(function (hm) { return hm.title; })).join("|");
   if (key === lv.labelsKey) return;
   lv.labelsKey = key;
   var g = kit.ctx2d(lv.overlay).g;
@@ -367,7 +379,7 @@ function liveDraw() {
 function livePlot(mod) {
   var f = state.feature, xs = new Float32Array(L), ms = new Float32Array(L), cs = new Float32Array(L);
   for (var t = 0; t < L; t++) { xs[t] = live0.x[t * F + f]; ms[t] = mod[f * L + t]; cs[t] = live0.film[t * F + f]; }
-  var opts = { title: "feature " + f + " of layer " + state.layer + " over time", x: { label: "time step", unit: "min", min: 0, max: L - 1 },
+  var opts = { title: "feature " + f + " of layer " + state.layer + " over time", x: kit.timeAxis(extra, state.sample, L),
     lanes: [{ y: { label: "value" }, series: [
       { name: "ffn_out", y: xs, kind: "line", color: "#8c959f", width: 1.25 },
       { name: "modulated (live)", y: ms, kind: "line", color: palette[3], width: 1.75 },
@@ -380,7 +392,7 @@ function liveReadout() {
   var f = state.feature, t = state.t, x = live0.x[t * F + f], p = state.p;
   var g = live0.g[f] * p.gs + p.go, b = live0.b[f] * p.bs + p.bo, y = filmValue(x, live0.g[f], live0.b[f], p), cpt = live0.film[t * F + f];
   kit.setReadout(document.getElementById("film-readout"), [
-    ["layer, feature, t", f, "L" + state.layer + ", f " + f + ", t " + t + " min", "cell"],
+    ["layer, feature, time", f, "L" + state.layer + ", f " + f + ", " + stepTime(kit.clock(extra, state.sample), t), "cell"],
     ["ffn_out", x, undefined, "ffn"],
     ["γ′ (mean over devices)", g, undefined, "gamma"],
     ["β′", b, undefined, "beta"],
@@ -404,7 +416,7 @@ function onLiveCell(hm, r, col) { state.feature = r; state.t = col; liveDraw(); 
 function bindLiveHover() {
   hoverGrid(lv.canvas, lv.hms, {
     ariaLabel: "FFN output and modulated features",
-    label: function (hm, r, col, v) { return hm.title + "\nfeature " + r + ", t " + col + " min: " + fmt(v, 6); },
+    label: function (hm, r, col, v) { return hm.title + "\nfeature " + r + ", " + stepTime(kit.clock(extra, state.sample), col) + ": " + fmt(v, 6); },
     onCell: onLiveCell,
   });
 }
@@ -424,7 +436,7 @@ function ablationLane(name, d, on, off, tp) {   // one device: truth, FiLM off, 
 function drawAblation() {
   var i = state.sample, on = cap.slice(N.output, i), off = cap.slice(N.output_no_film, i), tp = cap.slice(N.target, i);
   var lanes = devs.map(function (name, d) { return ablationLane(name, d, on, off, tp); });
-  var opts = { title: "final power per device · " + kit.sampleLabel(extra, i), x: { label: "time in window", unit: "min", min: 0, max: L - 1 }, lanes: lanes };
+  var opts = { title: "final power per device · " + kit.sampleLabel(extra, i), x: kit.timeAxis(extra, i, L), lanes: lanes };
   if (!abl.plot) { abl.plot = plot2d.create(abl.canvas, opts); plot2d.hover(abl.plot); } else abl.plot.opts = opts;
   abl.plot.draw();
 }
@@ -463,6 +475,7 @@ function finish() {
   var s = lv.sliders;
   wi = filmWhatIf({ after: document.getElementById("view-live"), cap: cap, state: state, sampleLabel: function (i) { return kit.sampleLabel(extra, i); } });
   testHook({ whatif: wi, state: state, cap: cap, extra: extra, live: live0, setCell: function (f, t) { state.feature = f; state.t = t; live(); },
+             paramHeatmaps: function () { flushDeferred(); return params.hms; }, mlpCells: function () { flushDeferred(); return mlp.cells; },
              sliders: s, liveHeatmaps: lv.hms, liveBoxes: function () { flushDeferred(); return lv.boxes; }, filmValue: filmValue });
   stateInUrl([["sample", "#ctl-sample"], ["device", "#ctl-device"], ["layer", layerSel],
               ["gscale", s.gs], ["goffset", s.go], ["bscale", s.bs], ["boffset", s.bo], ["filmon", "#whatif-film-on"]]);

@@ -13,7 +13,7 @@ import boxVert from "../glsl/forward_box.vert";
 import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
 import { colormaps, setLegends } from "./colormaps.js";
-import { afterReady, animationsOff, blob, controls, fail, fmt, font, inTasks, newTask, onResize, overlay2d, ready, saveButton, tooltip } from "./core.js";
+import { afterReady, animationsOff, blob, controls, fail, fmt, font, inTasks, newTask, onResize, overlay2d, ready, saveButton, setText, tooltip } from "./core.js";
 import { decode, decodeF16 } from "./decode.js";
 import { createForwardAnim } from "./forward_anim.js";
 import { animData } from "./forward_anim_data.js";
@@ -30,7 +30,7 @@ var TINT = [0.74, 0.78, 0.82];
 
 /* ---------- the page's state (one page per document; set by start) ---------- */
 var P, PG, cap, stages, S, urlState = null, anim = null;   // payload data, the whole payload, capture, stages, selection, URL sync, animation
-var canvas, overlay, regl, drawBox, lut, texCache = {}; // the 3D view
+var canvas, overlay, regl, drawBox, lut, texCache = {}, faceK = {}; // the 3D view; faceK: each face's colour scale
 var VP = null, VIEW = null, ROT = null;                  // camera: view-projection (GLSL), row-major view, rotation
 var zc, zo, zhm = {}, ZB = null;                         // the zoom panel: canvas (2D), overlay, heatmaps, plot box
 var stageSel, playBtn;                                   // the controls that code sets
@@ -214,20 +214,30 @@ function faceScale(m) {   // on an even sample of at most 4096 texels: a sort th
   var q = a[Math.min(a.length - 1, Math.floor(FACE_PCT * a.length))];
   return q > 0 ? q : a[a.length - 1] || 1;
 }
-function faceImage(s, v, tr, tc) {   // the averaged face as RGBA8 texels, diverging colours on +-faceScale
+function faceImage(s, v, tr, tc) {   // the averaged face as RGBA8 texels, diverging colours on +-faceScale -> {img, k}
   var m = faceMeans(s, v, tr, tc), k = faceScale(m), img = new Uint8Array(tr * tc * 4);
   for (var i = 0; i < m.length; i++) {
     var t = 0.5 + 0.5 * m[i] / k, idx = Math.round(Math.max(0, Math.min(1, t)) * 255) * 4, o = i * 4;
     img[o] = lut[idx]; img[o + 1] = lut[idx + 1]; img[o + 2] = lut[idx + 2]; img[o + 3] = 255;
   }
-  return img;
+  return { img: img, k: k };
 }
-function faceTexture(si) {
+function faceTexture(si) {   // stage si's face for the selected sample (cached), its scale k in faceK under the same key
   var key = si + "#" + S.sample;
   if (texCache[key]) return texCache[key];
-  var s = stages[si], tr = Math.min(s.rows, MAXTEX), tc = Math.min(s.cols, MAXTEX), img = faceImage(s, s.values(S.sample), tr, tc);
-  return (texCache[key] = regl.texture({ width: tc, height: tr, data: img, min: "linear", mag: tc < 40 || tr < 40 ? "nearest" : "linear",
+  var s = stages[si], tr = Math.min(s.rows, MAXTEX), tc = Math.min(s.cols, MAXTEX), f = faceImage(s, s.values(S.sample), tr, tc);
+  faceK[key] = f.k;
+  return (texCache[key] = regl.texture({ width: tc, height: tr, data: f.img, min: "linear", mag: tc < 40 || tr < 40 ? "nearest" : "linear",
                                           wrapS: "clamp", wrapT: "clamp" }));
+}
+function faceScaleOf(si) { faceTexture(si); return faceK[si + "#" + S.sample]; }
+// What the faces' colours mean: one scale per face, said in place with each face's range (its k) for this sample.
+function drawFaceLegend() {
+  var parts = stages.map(function (s, i) { return s.st.stage + " " + (s.st.short || s.st.title) + " ±" + fmt(faceScaleOf(i), 3); });
+  setText(document.getElementById("fwd-face-text"), "Block faces: each on its own colour scale, blue −k, white 0, red +k, with k the 98th " +
+    "percentile of that face's |averaged values|, so every face's pattern shows but colours do not compare across blocks " +
+    "(the large view below has one scale per stage). k for sample " + P.samples[S.sample] + ": " + parts.join(" · ") + ".");
+  setLegends(document.getElementById("fwd-face-legend"), [[CMAP, -1, 1, "block face colour: value ÷ its face's k", 3]]);
 }
 function frame3d() {
   fitCanvas(canvas);
@@ -393,7 +403,7 @@ function stop() {
   if (S.playing) clearInterval(S.playing);
   S.playing = null; playBtn.textContent = "Play"; playBtn.setAttribute("aria-pressed", "false");
 }
-function onSample(v) { S.sample = Number(v); frame3d(); frameZoom(); drawInfo(); }
+function onSample(v) { S.sample = Number(v); frame3d(); frameZoom(); drawInfo(); drawFaceLegend(); }
 function buildControls() {
   var ctl = document.getElementById("nb-controls");
   controls.select(ctl, "Sample", P.samples.map(function (s, i) { return { value: i, label: "batch sample " + s + " · " + P.sample_labels[i] }; }),
@@ -421,7 +431,8 @@ function onHover(e) {
   canvas.style.cursor = i >= 0 ? "pointer" : "default";
   if (i < 0) { tooltip.hide(); return; }
   var s = stages[i];
-  tooltip.show("stage " + s.st.stage + ": " + s.st.title + "\n" + s.parts.map(function (p) { return p.name + " (" + p.rec.shape.join("×") + ")"; }).join("\n"), e.clientX, e.clientY, function () { onHover(e); });
+  tooltip.show("stage " + s.st.stage + ": " + s.st.title + "\n" + s.parts.map(function (p) { return p.name + " (" + p.rec.shape.join("×") + ")"; }).join("\n") +
+    "\nface colours: ±" + fmt(faceScaleOf(i), 4) + " (this face's own scale)", e.clientX, e.clientY, function () { onHover(e); });
 }
 function listen() {
   canvas.tabIndex = 0;
@@ -472,9 +483,10 @@ function buildAnimation() {
 }
 function finish() {
   select(0);
+  drawFaceLegend();
   urlState = stateInUrl([["sample", "#fwd-sample"], ["stage", stageSel], ["alayer", "#fwd-anim-layer"], ["ahead", "#fwd-anim-head"]]);
   onResize(canvas, function () { frame3d(); frameZoom(); });
-  testHook({ state: S, stages: stages, capture: cap, select: select, screenBox: screenBox, anim: anim,
+  testHook({ state: S, stages: stages, capture: cap, select: select, screenBox: screenBox, anim: anim, faceScale: faceScaleOf,
              zoomBox: function () { return ZB; }, zoomHeatmap: function () { return zhm[S.stage]; } });
   ready();
   // the animation's controls exist before ready (the URL may set them); its WebGL context and first frame come

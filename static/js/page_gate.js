@@ -15,6 +15,7 @@ import { escapeHTML, patchHTML } from "./dom_patch.js";
 import { controls, fmt, inTasks, onScreen, page, ready } from "./core.js";
 import { kit } from "./film_kit.js";
 import { plot2d } from "./plot2d.js";
+import { stepTime } from "./time_axis.js";
 import { gateWhatIf } from "./whatif_gate.js";
 
 var fr = Math.fround;
@@ -162,7 +163,7 @@ function buildPlot() {
   var agg = kit.mapArray(cap.slice(N.input, i).subarray(0, cap.record(N.input).shape[2]), aggW.f);
   var L = cur.p.length, thrLine = new Float32Array(L).fill(state.threshold);
   var opts = {
-    title: kit.devName(name) + " · " + kit.sampleLabel(extra, i), x: { label: "time in window", unit: "min", min: 0, max: L - 1 },
+    title: kit.devName(name) + " · " + kit.sampleLabel(extra, i), x: kit.timeAxis(extra, i, L),
     lanes: [
       { title: "aggregate input", height: 0.7, y: { label: "aggregate", unit: aggW.unit },
         series: [{ name: "aggregate", y: agg, kind: "area", color: palette[0], width: 1 }] },
@@ -190,7 +191,7 @@ function updateReadout() {
   var ref = captured(cap, devs, d, i, state.mode);
   var x = cur.power[t], c = ref.values[t];
   kit.setReadout(readout, [
-    ["time step", t, String(t) + " min", "t"],
+    ["time", t, stepTime(kit.clock(extra, i), t), "t"],
     ["logit", cur.logit[t], undefined, "logit"],
     ["p = sigmoid(logit)", cur.p[t], undefined, "p"],
     ["gate", cur.gate[t], undefined, "gate"],

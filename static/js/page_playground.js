@@ -11,6 +11,7 @@ import { stateInUrl } from "./url_state.js";
 import { createSignal, parseValues } from "./playground_edit.js";
 import { createExplainPanel } from "./playground_explain.js";
 import { drawLanes, pointToLane } from "./playground_plot.js";
+import { windowClock } from "./time_axis.js";
 import { saveSignal } from "./your_signal.js";
 
 var DEBOUNCE_MS = 120;
@@ -72,7 +73,7 @@ function showFirstRun() {
 
 function draw() {
   S.geo = drawLanes($("pg-canvas"), lanes(), W, { label: "time (UTC; one step = " + spec.stepS + " s) from the window start " + startISO() + ": query and key axis of the attention lane",
-                                                  clock: { start: Date.parse(startISO().replace(/Z?$/, "Z")), per: spec.stepS * 1000 } });
+                                                  clock: windowClock(startISO(), spec.stepS) });
   $("pg-undo").disabled = !S.signal.canUndo();
 }
 

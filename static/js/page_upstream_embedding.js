@@ -6,6 +6,7 @@ import { controls, fmt, ready, setText } from "./core.js";
 import { fitCanvas } from "./grid.js";
 import { clear2d, heatmap2d } from "./heatmap2d.js";
 import { plot2d } from "./plot2d.js";
+import { timeAxis } from "./time_axis.js";
 
 // rows of numbers -> {data: Float32Array, rows, cols, m: max |value|}
 function grid(rows) {
@@ -26,7 +27,7 @@ function drawMap(id, rows) {
 function drawSignal(data, w) {
   var win = data.windows[w];
   var p = plot2d.create(document.getElementById("ue-signal"), {
-    title: "Window " + data.labels[w], x: { label: "time step (" + data.step_minutes + " min each)", unit: "step" },
+    title: "Window " + data.labels[w], x: timeAxis(data.labels[w], data.step_minutes * 60, win.aggregate_w.length),
     lanes: [{ title: "aggregate", y: { label: "power", unit: "W" }, series: [{ name: "aggregate", y: Float32Array.from(win.aggregate_w), kind: "area" }] },
             { title: "instance-normalised power", y: { label: "(x − mean) / std", unit: "1" }, series: [{ name: "normalised", y: Float32Array.from(win.normalised), kind: "line" }] }] });
   p.draw();

@@ -6,6 +6,7 @@ import { registerPage, testHook } from "./register.js";
 import { controls, ready } from "./core.js";
 import { deviceColors } from "./disaggregation_watts.js";
 import { plot2d } from "./plot2d.js";
+import { timeAxis } from "./time_axis.js";
 
 var CURVE_LOGITS = 161, CURVE_RANGE = 8;   // the curve's logit axis: -8 .. 8
 
@@ -44,7 +45,7 @@ function drawLanes(data, w) {
   });
   c.style.height = (lanes.length * 95 + 70) + "px";
   var p = plot2d.create(c, {
-    title: "Window " + data.labels[w], x: { label: "time step (" + data.step_minutes + " min each)", unit: "step" }, lanes: lanes });
+    title: "Window " + data.labels[w], x: timeAxis(data.labels[w], data.step_minutes * 60, win[data.lanes[0].series[0].record][0].length), lanes: lanes });
   p.draw();
   return p;
 }

@@ -1,19 +1,38 @@
 /* playground_plot.js: stacked line-plot lanes on a 2D canvas sharing one time axis, and the mapping from a
  * pointer back to (step, value) in a lane (for drawing on the aggregate).
  *   lanes: [{title, unit, min?, max?, series: [{name, values, color}], hlines?: [{y, color}], vline?: step,
- *            negNote?: text drawn in the lane when a value is below 0}]
+ *            negNote?: why a value is below 0, written under the lane's title when one is}]
  *   A lane with draw(g, {x0, x1, top, bot, sx}, n) draws its own box content (explain_strip.js's strip).
- * x: a label, or {label, clock: {start: UTC ms of step 0, per: ms per step}} for clock-time ticks. */
+ * x: a label, or {label, clock: {start: UTC ms of step 0, per: ms per step}} for clock-time ticks (time_axis.js).
+ * Titles, notes and the axis label wrap onto as many lines as the canvas' width needs (a phone: two or three), and
+ * the lanes share the height left; every text's box is recorded (plot2d.put) in the chart's `labels`, which the
+ * browser tests check for overlaps and for text cut at the canvas edge (tests/browser/test_labels.py). */
 import { context2d, sizeBacking } from "./core.js";
 import { plot2d } from "./plot2d.js";
+import { stepTicks } from "./time_axis.js";
 
-var PAD = { left: 64, right: 12, top: 18, bottom: 30, gap: 26 };
+var PAD = { left: 64, right: 12, top: 2, gap: 8, ticks: 19 };
+var LINE = 13, FONT = "11px system-ui, sans-serif";
 
-export function layout(canvas, nLanes) {
-  var w = canvas.clientWidth, h = canvas.clientHeight;
-  var laneH = (h - PAD.top - PAD.bottom - PAD.gap * (nLanes - 1)) / nLanes;
-  return { w: w, h: h, x0: PAD.left, x1: w - PAD.right, laneH: laneH,
-           laneTop: function (i) { return PAD.top + i * (laneH + PAD.gap); } };
+// the lanes' header lines (title, then the note when a value is below 0) and the axis label's, wrapped to the width
+function texts(g, lanes, exts, x, w) {
+  var room = w - PAD.left - PAD.right;
+  var heads = lanes.map(function (lane, i) {
+    var lines = plot2d.wrap(g, lane.title + " (" + lane.unit + ")", room).map(function (t) { return { text: t, note: false }; });
+    if (lane.negNote && exts[i][0] < 0) plot2d.wrap(g, lane.negNote, room).forEach(function (t) { lines.push({ text: t, note: true }); });
+    return lines;
+  });
+  return { heads: heads, xLabel: plot2d.wrap(g, x.label, w - 8) };
+}
+
+export function layout(canvas, t) {
+  var w = canvas.clientWidth, h = canvas.clientHeight, n = t.heads.length, tops = [], y = PAD.top;
+  var headH = t.heads.map(function (lines) { return lines.length * LINE + 5; });
+  var bottom = PAD.ticks + t.xLabel.length * LINE + 2;
+  var laneH = (h - PAD.top - bottom - PAD.gap * (n - 1) - headH.reduce(function (a, b) { return a + b; }, 0)) / n;
+  headH.forEach(function (hh) { y += hh; tops.push(y); y += laneH + PAD.gap; });
+  return { w: w, h: h, x0: PAD.left, x1: w - PAD.right, laneH: laneH, bottom: bottom,
+           laneTop: function (i) { return tops[i]; } };
 }
 
 function extent(lane) {
@@ -27,18 +46,21 @@ function extent(lane) {
   return [lo, hi];
 }
 
-function drawLaneFrame(g, L, lane, geo) {   // the lane's box and its title
+function drawLaneFrame(g, L, lines, geo, labels) {   // the lane's box and its header lines above it
   g.strokeStyle = "#999"; g.lineWidth = 1; g.strokeRect(L.x0, geo.top, L.x1 - L.x0, geo.bot - geo.top);
-  g.fillStyle = "#222"; g.textAlign = "left";
-  g.fillText(lane.title + " (" + lane.unit + ")", L.x0, geo.top - 5);
+  g.textAlign = "left"; g.textBaseline = "middle";
+  lines.forEach(function (ln, k) {
+    g.fillStyle = ln.note ? "#57606a" : "#222";
+    plot2d.put(g, labels, ln.text, L.x0, geo.top - 5 - 6 - (lines.length - 1 - k) * LINE);
+  });
 }
-function drawLaneAxes(g, L, lane, geo, sy) {   // frame, title, >= 2 nice labelled y ticks with grid lines
-  drawLaneFrame(g, L, lane, geo);
-  g.textAlign = "right"; g.textBaseline = "middle";
+function drawLaneAxes(g, L, lines, geo, sy, labels) {   // frame, header, >= 2 nice labelled y ticks with grid lines
+  drawLaneFrame(g, L, lines, geo, labels);
+  g.textAlign = "right"; g.textBaseline = "middle"; g.fillStyle = "#222";
   plot2d.ticks(geo.min, geo.max, Math.max(2, Math.floor((geo.bot - geo.top) / 28))).forEach(function (t) {
     var y = sy(t);
     g.strokeStyle = "#eceff2"; g.beginPath(); g.moveTo(L.x0 + 1, y); g.lineTo(L.x1 - 1, y); g.stroke();
-    g.fillText(fmt(t), L.x0 - 4, y);
+    plot2d.put(g, labels, fmt(t), L.x0 - 4, y);
   });
   g.textBaseline = "alphabetic";
 }
@@ -58,42 +80,55 @@ function drawLaneData(g, L, lane, geo, sx, sy) {
     }
     g.stroke();
   });
-  if (lane.negNote && geo.min < 0) {   // say in place why a trace dips below 0, on a light box over the lane's corner
-    var w = g.measureText(lane.negNote).width;
-    g.fillStyle = "rgba(255,255,255,0.88)"; g.fillRect(L.x1 - w - 10, geo.top + 2, w + 8, 15);
-    g.fillStyle = "#57606a"; g.textAlign = "right"; g.fillText(lane.negNote, L.x1 - 6, geo.top + 13);
-  }
 }
-function drawXAxis(g, L, n, x, sx) {   // clock-time ticks (x.clock) or step numbers, and the axis label
-  var ax = typeof x === "string" ? { label: x } : x, ticks;
-  if (ax.clock) ticks = plot2d.clockTicks(0, n - 1, Math.max(2, Math.floor((L.x1 - L.x0) / 80)), ax.clock);
-  else ticks = plot2d.ticks(0, n - 1, Math.max(2, Math.floor((L.x1 - L.x0) / 80)));
-  g.fillStyle = "#222"; g.textAlign = "center";
-  ticks.forEach(function (t) { g.fillText(ax.clock ? plot2d.clockText(ax.clock, t) : String(t), sx(t), L.h - PAD.bottom + 14); });
-  g.fillText(ax.label, (L.x0 + L.x1) / 2, L.h - 3);
+function drawXAxis(g, L, n, x, xLabel, sx, labels) {   // clock-time ticks (x.clock) or step numbers, and the axis label
+  var most = Math.max(2, Math.floor((L.x1 - L.x0) / 80)), ticks, yb = L.h - L.bottom, prev = -Infinity;
+  if (x.clock) ticks = stepTicks(x.clock, 0, n - 1, most);
+  else ticks = plot2d.ticks(0, n - 1, most).map(function (t) { return { step: t, label: String(t) }; });
+  g.fillStyle = "#222"; g.textAlign = "center"; g.textBaseline = "middle";
+  ticks.forEach(function (tk) {   // kept inside the canvas; one that would touch its left neighbour is left out
+    var w = g.measureText(tk.label).width, cx = Math.max(w / 2 + 1, Math.min(L.w - w / 2 - 1, sx(tk.step)));
+    if (cx - w / 2 < prev + 4) return;
+    plot2d.put(g, labels, tk.label, cx, yb + 12); prev = cx + w / 2;   // clear of the lowest y tick's label
+  });
+  xLabel.forEach(function (line, k) { plot2d.put(g, labels, line, L.w / 2, yb + PAD.ticks + 6 + k * LINE); });
+  g.textBaseline = "alphabetic";
+}
+
+// The chart's record of its label boxes, listed with plot2d's charts for the browser tests (nilmbuild.test.plots2d).
+function chartOf(canvas) {
+  if (!canvas.nbChart) {
+    canvas.nbChart = { canvas: canvas, labels: [] };
+    var nb = window.nilmbuild;
+    if (nb && nb.test) (nb.test.plots2d = nb.test.plots2d || []).push(canvas.nbChart);
+  }
+  return canvas.nbChart;
 }
 
 export function drawLanes(canvas, lanes, n, x) {
-  var dpr = window.devicePixelRatio || 1, L = layout(canvas, lanes.length);
+  var dpr = window.devicePixelRatio || 1, g = context2d(canvas), chart = chartOf(canvas), labels = (chart.labels = []);
+  x = typeof x === "string" ? { label: x } : x;
+  g.font = FONT;
+  var exts = lanes.map(extent), t = texts(g, lanes, exts, x, canvas.clientWidth), L = layout(canvas, t);
   sizeBacking(canvas, Math.round(L.w * dpr), Math.round(L.h * dpr));
-  var g = context2d(canvas);
   g.setTransform(dpr, 0, 0, dpr, 0, 0);
   g.clearRect(0, 0, L.w, L.h);
-  g.font = "11px system-ui, sans-serif";
-  var sx = function (t) { return L.x0 + (L.x1 - L.x0) * t / (n - 1); };
+  g.font = FONT;
+  var sx = function (s) { return L.x0 + (L.x1 - L.x0) * s / (n - 1); };
   var geo = lanes.map(function (lane, i) {
-    var top = L.laneTop(i), ext = extent(lane), gl = { top: top, bot: top + L.laneH, min: ext[0], max: ext[1] };
+    var top = L.laneTop(i), gl = { top: top, bot: top + L.laneH, min: exts[i][0], max: exts[i][1] };
     var sy = function (v) { return gl.bot - (gl.bot - gl.top) * (v - gl.min) / (gl.max - gl.min); };
     if (lane.draw) {
-      drawLaneFrame(g, L, lane, gl);
+      drawLaneFrame(g, L, t.heads[i], gl, labels);
+      g.textBaseline = "alphabetic";
       lane.draw(g, { x0: L.x0, x1: L.x1, top: gl.top, bot: gl.bot, sx: sx }, n);
       return gl;
     }
-    drawLaneAxes(g, L, lane, gl, sy);
+    drawLaneAxes(g, L, t.heads[i], gl, sy, labels);
     drawLaneData(g, L, lane, gl, sx, sy);
     return gl;
   });
-  drawXAxis(g, L, n, x, sx);
+  drawXAxis(g, L, n, x, t.xLabel, sx, labels);
   return { layout: L, lanes: geo, n: n };
 }
 

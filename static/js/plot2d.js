@@ -178,7 +178,10 @@ function drawHeader(ctx, items, labels) {
   ctx.font = FONT;
 }
 
-export const plot2d = { ticks: ticks, clockTicks: clockTicks, clockText: function (clock, x) { return clockText(clock, x, false); } };
+// shared with the charts drawn by hand (playground_plot.js): ticks, clock ticks, text drawn with its box recorded (put),
+// words wrapped to a width (wrap)
+export const plot2d = { ticks: ticks, clockTicks: clockTicks, clockText: function (clock, x) { return clockText(clock, x, false); },
+                        put: put, wrap: wrapWords };
 
 plot2d.create = function (canvas, opts) {
   var ctx = context2d(canvas);

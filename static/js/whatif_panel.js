@@ -21,6 +21,7 @@ import { palette } from "./colormaps.js";
 import { escapeHTML } from "./dom_patch.js";
 import { createLiveModel, modelInputScaled } from "./live_model.js";
 import { plot2d } from "./plot2d.js";
+import { timeAxis } from "./time_axis.js";
 import { watts } from "./disaggregation_watts.js";
 
 var DEBOUNCE_MS = 150;
@@ -74,14 +75,14 @@ function drawTable(table, rows, refLabel) {
   table.innerHTML = html + "</tbody>";
 }
 
-function drawPlot(ui, data, live, captured, title, refLabel) {
-  var W = data.live.window, stepMin = data.live.stepS / 60;
+function drawPlot(ui, data, sample, live, captured, title, refLabel) {
+  var W = data.live.window;
   var lanes = data.live.devices.map(function (d, i) {
     return { title: d.replace(/_/g, " "), y: { label: "power", unit: "W", zero: true }, series: [
       { name: refLabel, y: captured[d], kind: "line", color: "#1b1f24", width: 1, dash: [4, 3] },
       { name: "live, these settings", y: live[d], kind: "line", color: palette[i % palette.length], width: 1.5 }] };
   });
-  var opts = { title: title, x: { label: "time step (" + fmt(stepMin, 3) + " min each)", min: 0, max: W - 1 }, lanes: lanes };
+  var opts = { title: title, x: timeAxis(data.starts[sample], data.live.stepS, W), lanes: lanes };
   if (!ui.plot) { ui.plot = plot2d.create(ui.canvas, opts); plot2d.hover(ui.plot); } else ui.plot.opts = opts;
   ui.plot.draw();
 }
@@ -121,7 +122,7 @@ export function whatIfPanel(opts) {
       var rows = compare(data, w, c, res.outputs.gate_prob.data, thresholdsOf(s.whatIf));
       S.runs++; S.last = { settings: s, reference: ref, watts: w, captured: c, rows: rows, ms: res.ms };
       drawTable(ui.table, rows, ref.label);
-      drawPlot(ui, data, w, c, "Final power per device · " + s.sampleLabel, ref.label);
+      drawPlot(ui, data, s.sample, w, c, "Final power per device · " + s.sampleLabel, ref.label);
       var all = rows.every(function (r) { return r.within; });
       ui.status.textContent = "Live run " + S.runs + " (" + res.ms.toFixed(0) + " ms in the worker), " + s.label + ": " +
         (all ? "equal to the " + ref.label + " run within every device's bound." : "the answer moved away from the " + ref.label + " run.");

@@ -8,6 +8,7 @@
  *                                  // empty(null) brings the chart back
  *   ds.opts()                      // the lanes options (disaggregation_lanes.js) for the last run */
 import { deviceColors } from "./disaggregation_watts.js";
+import { windowClock } from "./time_axis.js";
 import { yourSignal } from "./whatif_signal.js";
 
 export function disaggSignal(spec) {
@@ -21,8 +22,8 @@ export function disaggSignal(spec) {
     },
     opts: function () {
       var sig = last.signal;
-      return { agg: sig.aggregate, aggName: "your aggregate (Playground edit, W)", step_min: spec.stepS / 60, x0_min: 0,
-               xLabel: "time in window (min) · your signal, from " + sig.start.replace("T", " ") + " UTC · live model",
+      return { agg: sig.aggregate, aggName: "your aggregate (Playground edit, W)", clock: windowClock(sig.start, spec.stepS),
+               xLabel: "time (UTC) · your signal, from " + sig.start.replace("T", " ") + " UTC · live model",
                devices: spec.devices.map(function (d, i) { return { name: d, color: deviceColors[i % 5], pred: last.watts[d], truth: null }; }) };
     },
     last: function () { return last; },

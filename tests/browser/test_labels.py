@@ -55,3 +55,25 @@ def test_the_check_sees_an_overlap(nb, page_at, built_site):
         "(() => { const c = document.getElementById('states-plot'); c.style.height = '120px'; nilmbuild.test.plots.states.draw(); })()"
     )
     assert any(b[0] == "states-plot" for b in page.evaluate(CHART_LABELS))
+
+
+def test_playground_lane_titles_wrap_inside_a_phone(nb, page_at, built_site):
+    """At 390 px the Playground's long lane titles (from the view's data) and its below-0 note wrap onto lines inside
+    the canvas: the chart's recorded labels hold each of them whole, and none sticks out of the canvas (the generic
+    check above sees the Playground's chart too)."""
+    page = nb.open_page(page_at, built_site, "playground", viewport=(390, 844))
+    charts = page.evaluate(
+        "(nilmbuild.test.plots2d || []).filter(p => p.canvas.id === 'pg-canvas').map(p => ({W: p.canvas.clientWidth, labels: p.labels}))"
+    )
+    assert len(charts) == 1, "the Playground's chart records its label boxes"
+    W, labels = charts[0]["W"], charts[0]["labels"]
+    drawn = " ".join(a["text"] for a in labels)
+    text = page.evaluate("nilmbuild.test.page().data.text")
+    negative = page.evaluate("nilmbuild.test.playground.geo.lanes.some(l => l.min < 0)")
+    for key in ("power", "gate") + (("neg_note",) if negative else ()):
+        if text.get(key):
+            assert text[key] in drawn, (key, drawn)
+    assert all(-1 <= a["x0"] and a["x1"] <= W + 1 for a in labels), [
+        a for a in labels if a["x0"] < -1 or a["x1"] > W + 1
+    ]
+    assert page.evaluate(CHART_LABELS) == []

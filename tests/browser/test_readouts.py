@@ -187,12 +187,13 @@ def test_gate_readout_follows_the_mode_switch(nb, page_at, built_site):
     t = 301
     tip, shown, xh = _hover_plot(page, "#gate-time", "nilmbuild.test.plot()", t, 2)
     t = _nearest(np.arange(soft.shape[-1]), xh)
-    assert shown and tip["x"] == f"time in window = {t} min"
+    when = f"time = {_clock(extra['t0'][0], t * extra['resample_s'], False)}"  # the window's clock time (UTC)
+    assert shown and tip["x"] == when
     assert any("(hard)" in k for k in tip) and not any("(soft)" in k for k in tip)
     page.select_option("#ctl-mode", "soft")
     page.wait_for_timeout(100)  # one animation frame: the refresh runs after the redraw
     tip, shown = _tip(page)
-    assert shown and tip["x"] == f"time in window = {t} min"
+    assert shown and tip["x"] == when
     assert any("(soft)" in k for k in tip) and not any("(hard)" in k for k in tip), tip
     want = np.float32(np.float32(soft[t]) * np.float32(a) + np.float32(b))
     assert _close(_num(tip["captured soft run"]), float(want), 6e-6), (tip, want)
@@ -268,7 +269,8 @@ def _watts(payload, key):
 def test_film_ablation_readout_is_both_runs_at_the_minute_in_watts(nb, page_at, built_site):
     blobs, payload = _page_blobs(built_site, "film")
     cap, names = decode(blobs["capture"]), payload["data"]["names"]
-    devs = msgpack.unpackb(blobs["extra"])["devices"]
+    extra = msgpack.unpackb(blobs["extra"])
+    devs = extra["devices"]
     page = nb.open_page(page_at, built_site, "film", viewport=(1400, 900))
     nb.flush(page)
     L = cap.record(names["output"])["shape"][-1]
@@ -276,7 +278,7 @@ def test_film_ablation_readout_is_both_runs_at_the_minute_in_watts(nb, page_at, 
         tip, shown, xh = _hover_plot(page, "#film-ablation", _plot_js("film-ablation"), 0.37 * (L - 1), d)
         t = _nearest(np.arange(L), xh)
         w = _watts(payload, devs[d])
-        assert shown and tip["x"] == f"time in window = {t} min", tip
+        assert shown and tip["x"] == f"time = {_clock(extra['t0'][0], t * extra['resample_s'], False)}", tip
         for label, rec in (("FiLM on", "output"), ("FiLM off", "output_no_film"), ("ground truth", "target")):
             want = float(w(cap.get(names[rec])[0, d, t]))
             assert _close(_num(tip[label]), want, 6e-6), (devs[d], label, tip[label], want)
@@ -285,12 +287,13 @@ def test_film_ablation_readout_is_both_runs_at_the_minute_in_watts(nb, page_at, 
 def test_embedding_input_readout_is_the_captured_input(nb, page_at, built_site):
     blobs, payload = _page_blobs(built_site, "embedding")
     cap, names = decode(blobs["capture"]), payload["data"]["names"]
+    extra = msgpack.unpackb(blobs["extra"])
     page = nb.open_page(page_at, built_site, "embedding", viewport=(1400, 900))
     x, z = cap.get(names["input"])[0], cap.get(names["instance_norm"])[0]
     L = x.shape[-1]
     tip, shown, xh = _hover_plot(page, "#emb-input", _plot_js("emb-input"), 0.61 * (L - 1), 0)
     t = _nearest(np.arange(L), xh)
-    assert shown and tip["x"] == f"time in window = {t} min", tip
+    assert shown and tip["x"] == f"time = {_clock(extra['t0'][0], t * extra['resample_s'], False)}", tip
     assert _close(_num(tip["aggregate"]), float(_watts(payload, "aggregate")(x[0, t])), 6e-6)
     tip, shown, xh = _hover_plot(page, "#emb-input", _plot_js("emb-input"), 0.2 * (L - 1), 2)
     t = _nearest(np.arange(L), xh)
