@@ -206,3 +206,8 @@ def test_condinilm_config_helper_is_not_a_training_block(tmp_path):
     ckpt = write_torch(tmp_path / "last.ckpt", lightning_checkpoint(placeholder_weights()))
     result = _import(tmp_path, ckpt, config, "--source", f"ukdale:{write_house(tmp_path / 'u')}")
     _one_line(tmp_path, result, "no `ind_house_train_val`")
+
+
+def test_help_teaches_source():
+    out = CliRunner().invoke(main, ["import", "--help"]).output
+    assert "--source ukdale:PATH refits CondiNILM's scaler" in out and "--source ukdale:data/UKDALE --out" in out
