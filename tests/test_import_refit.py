@@ -177,6 +177,16 @@ def test_bad_source_or_config(tmp_path, over, source, match):
     _one_line(tmp_path, result, match)
 
 
+def test_a_house_shorter_than_a_window(tmp_path):
+    ckpt, config = _condinilm_files(tmp_path)
+    data = tmp_path / "ukdale"
+    write_house(data, blocks=4)
+    for f in (data / "house_1").glob("channel_*.dat"):  # keep 50 minutes: less than one 64-step window
+        f.write_text("".join(f.read_text().splitlines(keepends=True)[: 50 * 6]))
+    result = _import(tmp_path, ckpt, config, "--source", f"ukdale:{data}")
+    _one_line(tmp_path, result, "give no complete window of 64 steps")
+
+
 def test_labels_without_the_device(tmp_path):
     ckpt, config = _condinilm_files(tmp_path)
     data = write_house(tmp_path / "ukdale")
