@@ -22,6 +22,12 @@ power_stat2, appliance_stat1, appliance_stat2, devices); CondiNILM keeps its sca
 which nilmbuild never opens. docs/upstream-models.md shows the few lines that write both files.
 
 \b
+--source ukdale:PATH refits CondiNILM's scaler instead, as its run_experiment.py fits it: PATH is the UK-DALE
+folder it trained on (house_N/labels.dat + channel_N.dat, or its data_path holding UKDALE/). Everything else
+comes from experiment_config.json: the houses (ind_house_train_val), sampling_rate, window_size, overlap, seed
+and the scaling types. UK-DALE runs only; give --scaler or --source, not both.
+
+\b
 Files are read with PyTorch's weights-only loader: nothing in them is ever run. OUT is written only when
 everything fits, and records each input's file name and sha256, the format, the architecture and the whole
 config. The device order is the config's `app`.
@@ -29,6 +35,7 @@ config. The device order is the config's `app`.
 \b
 Examples:
   nilmbuild import last.ckpt --config experiment_config.json --scaler scaler.json --out condinilm.pt
+  nilmbuild import last.ckpt --config experiment_config.json --source ukdale:data/UKDALE --out condinilm.pt
   nilmbuild import result/UKDALE_Kettle_1min/128/NILMFormer_0.pt --config resolved.yaml --out kettle.pt
   nilmbuild site -c condinilm.pt
 """
@@ -43,11 +50,18 @@ Examples:
     default=None,
     help="JSON of the NILMscaler's fields (default: the config's `scaler` block).",
 )
+@click.option(
+    "--source",
+    "-s",
+    default=None,
+    metavar="ukdale:PATH",
+    help="Refit CondiNILM's scaler from the UK-DALE folder it trained on (instead of --scaler).",
+)
 @click.option("--out", "-o", required=True, type=click.Path(dir_okay=False), help="The nilmbuild checkpoint to write.")
-def import_cmd(upstream_ckpt: str, config: str, scaler: str | None, out: str) -> None:
+def import_cmd(upstream_ckpt: str, config: str, scaler: str | None, source: str | None, out: str) -> None:
     from .run import import_upstream
 
-    got = import_upstream(upstream_ckpt, config, scaler, out)
+    got = import_upstream(upstream_ckpt, config, scaler, out, source=source)
     click.echo(f"{got.format} -> architecture {got.architecture}")
     click.echo(f"  devices  {', '.join(got.devices)}")
     click.echo(f"  window   {got.window} steps of {got.step_s} s")

@@ -15,7 +15,14 @@ from .upstream_config import UpstreamConfig
 
 
 def import_provenance(
-    up: Upstream, cfg: UpstreamConfig, *, checkpoint: Path, config: Path, scaler: Path | None, scaler_from: str
+    up: Upstream,
+    cfg: UpstreamConfig,
+    *,
+    checkpoint: Path,
+    config: Path,
+    scaler: Path | None,
+    scaler_from: str,
+    source: str | None = None,
 ) -> dict:
     """The provenance dict of an imported checkpoint (`provenance["upstream"]` holds the upstream's side)."""
     files = {"checkpoint": file_identity(checkpoint), "config": file_identity(config)}
@@ -36,14 +43,16 @@ def import_provenance(
         # the data settings pages prepare their example data with (pipeline.data_settings): the model's step,
         # window and devices, in its output order
         "prep": {"resample_s": cfg.step_s, "window": cfg.window, "devices": list(cfg.devices)},
-        "command": _command(checkpoint, config, scaler),
+        "command": _command(checkpoint, config, scaler, scaler_from if source is not None else None),
         "nilmbuild_version": __version__,
     }
 
 
-def _command(checkpoint: Path, config: Path, scaler: Path | None) -> str:
+def _command(checkpoint: Path, config: Path, scaler: Path | None, refit_from: str | None = None) -> str:
     """The import command line with file names only (what a reader of the pages may see)."""
     parts = ["nilmbuild", "import", checkpoint.name, "--config", config.name]
     if scaler is not None:
         parts += ["--scaler", scaler.name]
+    if refit_from is not None:  # "refit from ukdale:FOLDER": the source with its folder's name only
+        parts += ["--source", refit_from.removeprefix("refit from ")]
     return " ".join(shlex.quote(p) for p in parts)

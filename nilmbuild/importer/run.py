@@ -16,7 +16,7 @@ from nilmbuild.errors import UserError
 from .detect import CONDINILM, NILMFORMER, Upstream, detect
 from .provenance import import_provenance
 from .reading import read_torch_file
-from .scaler_fields import read_scaler
+from .scaler_fields import check_fields, check_types, read_scaler
 from .upstream_config import UpstreamConfig, read_config
 
 
@@ -30,22 +30,45 @@ class Imported:
     step_s: int
 
 
-def import_upstream(checkpoint, config, scaler=None, out="imported.pt") -> Imported:
-    """Read, check and convert; write `out` only when every check passed."""
+def import_upstream(checkpoint, config, scaler=None, out="imported.pt", source=None) -> Imported:
+    """Read, check and convert; write `out` only when every check passed. The scaler is `scaler` (a JSON of the
+    NILMscaler's fields), or refitted from `source` (ukdale:PATH) as CondiNILM fits it, or the config's block."""
     checkpoint, config, out = Path(checkpoint), Path(config), Path(out)
     scaler = Path(scaler) if scaler is not None else None
+    if scaler is not None and source is not None:
+        raise UserError(
+            "pass --scaler or --source, not both: --scaler reads the fitted scaler, --source refits it from the data"
+        )
     _check_out(out, [checkpoint, config, scaler])
     cfg = read_config(config)
-    fields, scaler_from = read_scaler(scaler, cfg)
-    cross_check(fields, cfg)
+    fields, scaler_from = read_scaler(scaler, cfg) if source is None else ({}, "")
     up = detect(read_torch_file(checkpoint), checkpoint.name)
     check_fits(up, cfg, checkpoint.name)
+    if source is not None:
+        fields, scaler_from = refit(source, cfg, up)
+    check_types(fields, up.architecture, scaler_from)
+    cross_check(fields, cfg, refitted=source is not None)
     model, scalers = _build(up, cfg, fields)
-    prov = import_provenance(up, cfg, checkpoint=checkpoint, config=config, scaler=scaler, scaler_from=scaler_from)
+    prov = import_provenance(
+        up, cfg, checkpoint=checkpoint, config=config, scaler=scaler, scaler_from=scaler_from, source=source
+    )
     from nilmbuild.model.checkpoint import save_checkpoint
 
     save_checkpoint(out, model, scalers=scalers, provenance=prov)
     return Imported(out, up.format, up.architecture, list(cfg.devices), cfg.window, cfg.step_s)
+
+
+def refit(source: str, cfg: UpstreamConfig, up: Upstream) -> tuple[dict, str]:
+    """(the NILMscaler fields refitted from `source`, where they came from: the source's folder name, no path)."""
+    if up.format == NILMFORMER:
+        raise UserError(
+            "--source refits CondiNILM's scaler only; the original NILMFormer's --config carries its fitted scaler "
+            "in a `scaler` block (docs/upstream-models.md shows the lines that save it): drop --source"
+        )
+    from .scaler_refit import refit_scaler, source_root
+
+    where = f"refit from ukdale:{source_root(source).name}"
+    return check_fields(refit_scaler(source, cfg), cfg, where), where
 
 
 def _build(up: Upstream, cfg: UpstreamConfig, fields: dict):
@@ -100,9 +123,15 @@ def check_fits(up: Upstream, cfg: UpstreamConfig, name: str) -> None:
                 )
 
 
-def cross_check(fields: dict, cfg: UpstreamConfig) -> None:
+def cross_check(fields: dict, cfg: UpstreamConfig, refitted: bool = False) -> None:
     """The scaler against what the config recorded of the same fit: its scaling types and `cutoff`, which both
-    upstreams set to appliance_stat2[0] right after fitting. A mismatch means a scaler from another run."""
+    upstreams set to appliance_stat2[0] right after fitting. A mismatch means a scaler from another run (or, when
+    refitted from --source, other data than the run trained on)."""
+    what = (
+        "check --source: it is not the data this run trained on"
+        if refitted
+        else "pass the scaler of the run that trained this model"
+    )
     for key in ("power_scaling_type", "appliance_scaling_type"):
         if key in cfg.raw and cfg.raw[key] != fields[key]:
             raise UserError(
@@ -113,5 +142,5 @@ def cross_check(fields: dict, cfg: UpstreamConfig) -> None:
     if isinstance(cutoff, (int, float)) and abs(cutoff - first) > 1e-6 * max(abs(cutoff), 1.0):
         raise UserError(
             f"the scaler's appliance_stat2 for {cfg.devices[0]} is {first:g} but --config {cfg.name} recorded "
-            f"cutoff {cutoff:g} from the same fit: pass the scaler of the run that trained this model"
+            f"cutoff {cutoff:g} from the same fit: {what}"
         )

@@ -23,9 +23,24 @@ from nilmbuild.errors import UserError
 
 from .upstream_config import UpstreamConfig
 
-#: The scaling types NILMscaler accepts (an int is accepted too: a fixed divisor). The original NILMFormer's
-#: fit() spells MinMax "MinMaxScaling".
+#: The scaling type names check_fields reads (an int is accepted too: a fixed divisor); check_types then keeps the
+#: ones each upstream really scales with. The original NILMFormer's fit() spells MinMax "MinMaxScaling".
 SCALING_TYPES = {"StandardScaling", "MinMax", "MinMaxScaling", "MeanScaling", "MeanMaxScaling", "MaxScaling"}
+#: The types each upstream's NILMscaler fits *and* scales with (tests/test_import_scaling.py runs every pair through
+#: the upstream's own fit/transform/inverse). Left out: appliance "MeanScaling" in both (accepted, but fit() stores
+#: no statistic for it, so transform() fails); power "MinMax" in the original (accepted, but its fit() tests for
+#: "MinMaxScaling" and stores nothing, so its transform divides by 0); "MinMaxScaling" (both constructors refuse
+#: it): the original NILMFormer has no working min-max power scaling.
+WORKING_TYPES = {
+    "condinilm": (
+        {"StandardScaling", "MinMax", "MeanScaling", "MeanMaxScaling", "MaxScaling"},
+        {"StandardScaling", "MinMax", "MeanMaxScaling", "MaxScaling", "SameAsPower"},
+    ),
+    "nilmformer": (
+        {"StandardScaling", "MeanScaling", "MeanMaxScaling", "MaxScaling"},
+        {"StandardScaling", "MinMax", "MeanMaxScaling", "MaxScaling", "SameAsPower"},
+    ),
+}
 FIELDS = ("power_scaling_type", "appliance_scaling_type", "power_stat1", "power_stat2")
 _HOW = "write it from the NILMscaler as docs/upstream-models.md shows"
 
@@ -119,3 +134,29 @@ def _numbers(v, n: int, where: str, key: str) -> list[float]:
     if len(values) != n:
         raise UserError(f"{where}: {key} has {len(values)} values for {n} devices: {_HOW}")
     return [_number(x, where, key) for x in values]
+
+
+def check_types(fields: dict, architecture: str, where: str) -> None:
+    """A one-line UserError for a scaling type the upstream's NILMscaler accepts but cannot scale with (see
+    WORKING_TYPES), or a device scale of 0: CondiNILM then divides by 1 but multiplies back by 0 (a device that
+    never ran in the training block always reads its stat1), which no invertible scaler expresses."""
+    power_ok, appliance_ok = WORKING_TYPES[architecture]
+    for key, ok in (("power_scaling_type", power_ok), ("appliance_scaling_type", appliance_ok)):
+        v = fields[key]
+        if not _is_divisor(v) and v not in ok:
+            raise UserError(
+                f"{where}: the {architecture} NILMscaler never scales with {key} {v!r} (see docs/upstream-models.md); "
+                f"it scales with {', '.join(sorted(ok))} or an int divisor: pass the scaler of your run"
+            )
+    kind = fields["power_scaling_type"] if fields["appliance_scaling_type"] == "SameAsPower" else None
+    kind = kind or fields["appliance_scaling_type"]
+    for d, s1, s2 in zip(fields["devices"], fields["appliance_stat1"], fields["appliance_stat2"], strict=True):
+        if (s2 - s1 if kind == "MinMax" else s2) == 0:
+            raise UserError(
+                f"{where}: {d}'s scale is 0 (it never drew power in the training block), so the upstream's evaluation "
+                f"reads it as a constant {s1:g} W: drop {d} from the run, or train on data where it runs"
+            )
+
+
+def _is_divisor(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)

@@ -147,13 +147,14 @@ def scaler_fields(scaler, devices) -> dict:
     }
 
 
-def run_condinilm(args: argparse.Namespace) -> None:
-    """CondiNILM's run_experiment.main, with its scaler written to WORK/scaler.json before training."""
-    os.chdir(args.work)  # CondiNILM reads configs/ and writes data_cache/ relative to the working directory
-    sys.path.insert(0, str(args.upstream.resolve()))
+def condinilm_entry(work: Path, upstream: Path):
+    """CondiNILM's scripts/run_experiment.py module, runnable from WORK (which holds its configs/): the three
+    shims of the module doc, nothing of CondiNILM changed."""
+    os.chdir(work)  # CondiNILM reads configs/ and writes data_cache/ relative to the working directory
+    if str(upstream) not in sys.path:
+        sys.path.insert(0, str(upstream))
     import scripts.run_experiment as rx  # CondiNILM's own entry point
 
-    launch = rx.launch_models_training
     # CondiNILM's training.py calls helpers that live in experiment.py without importing them.
     import src.helpers.experiment as experiment
     import src.helpers.training as training
@@ -161,18 +162,22 @@ def run_condinilm(args: argparse.Namespace) -> None:
     for name in MISSING_IN_TRAINING:
         if not hasattr(training, name):
             setattr(training, name, getattr(experiment, name))
-
-    def launch_and_record_scaler(tuple_data, scaler, expes_config):
-        fields = scaler_fields(scaler, list(expes_config.app))
-        (args.work / "scaler.json").write_text(json.dumps(fields, indent=2))
-        return launch(tuple_data, scaler, expes_config)
-
-    rx.launch_models_training = launch_and_record_scaler
     # pandas 3 hands out read-only arrays, which NILMscaler.transform scales in place: give it a copy.
-    transform = rx.NILMscaler.transform
-    rx.NILMscaler.transform = lambda self, data: transform(self, np.array(data, copy=True))
+    if not getattr(rx.NILMscaler.transform, "copies_its_input", False):
+        transform = rx.NILMscaler.transform
+
+        def transform_a_copy(self, data):
+            return transform(self, np.array(data, copy=True))
+
+        transform_a_copy.copies_its_input = True
+        rx.NILMscaler.transform = transform_a_copy
     rx.args = argparse.Namespace(hpo_override=None)  # run_experiment.main reads its CLI namespace
-    rx.main(
+    return rx
+
+
+def main_kwargs(args: argparse.Namespace) -> dict:
+    """The arguments of CondiNILM's run_experiment.main for this run."""
+    return dict(
         dataset="UKDALE",
         sampling_rate="1min",
         window_size=str(args.window),
@@ -186,6 +191,20 @@ def run_condinilm(args: argparse.Namespace) -> None:
         ind_house_test=[TEST_HOUSE],
         experiment_tag="demo",
     )
+
+
+def run_condinilm(args: argparse.Namespace) -> None:
+    """CondiNILM's run_experiment.main, with its scaler written to WORK/scaler.json before training."""
+    rx = condinilm_entry(args.work, args.upstream.resolve())
+    launch = rx.launch_models_training
+
+    def launch_and_record_scaler(tuple_data, scaler, expes_config):
+        fields = scaler_fields(scaler, list(expes_config.app))
+        (args.work / "scaler.json").write_text(json.dumps(fields, indent=2))
+        return launch(tuple_data, scaler, expes_config)
+
+    rx.launch_models_training = launch_and_record_scaler
+    rx.main(**main_kwargs(args))
 
 
 def main() -> None:

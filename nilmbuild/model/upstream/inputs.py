@@ -56,10 +56,15 @@ def affine(offset: float, scale: float) -> dict:
     return {"kind": "affine", "offset": float(offset), "scale": float(scale) if scale != 0 else 1.0}
 
 
-def _channel(kind: str, stat1: float, stat2: float) -> dict:
-    """NILMscaler's transform of one channel: MinMax (x - s1) / (s2 - s1), every other kind (x - s1) / s2."""
-    minmax = kind in ("MinMax", "MinMaxScaling")
-    return affine(stat1, stat2 - stat1 if minmax else stat2)
+def _channel(kind, stat1: float, stat2: float) -> dict:
+    """NILMscaler's transform of one channel: MinMax (x - s1) / (s2 - s1), every other kind (x - s1) / s2 (its
+    transform() and inverse test for the name "MinMax" only; tests/test_import_scaling.py checks every type)."""
+    return affine(stat1, stat2 - stat1 if kind == "MinMax" else stat2)
+
+
+def _divisor(kind) -> bool:
+    """An int scaling type: NILMscaler's fixed divisor (stat1 0, stat2 the int)."""
+    return isinstance(kind, int) and not isinstance(kind, bool)
 
 
 def _stats(fields: dict, key: str, n: int) -> list[float]:
@@ -78,9 +83,9 @@ def scalers_from_nilmscaler(fields: dict) -> dict:
     missing = [k for k in NILMSCALER_FIELDS if k not in fields]
     if missing:
         raise UserError(f"the scaler JSON lacks {missing}: export every NILMscaler field (docs/upstream-models.md)")
-    ptype, atype = str(fields["power_scaling_type"]), str(fields["appliance_scaling_type"])
-    if ptype not in POWER_TYPES:
-        raise UserError(f"unknown power_scaling_type {ptype!r}: use one of {POWER_TYPES}")
+    ptype, atype = fields["power_scaling_type"], fields["appliance_scaling_type"]
+    if not _divisor(ptype) and ptype not in POWER_TYPES:
+        raise UserError(f"unknown power_scaling_type {ptype!r}: use one of {POWER_TYPES} or an int divisor")
     devices = [str(d) for d in fields["devices"]]
     s1, s2 = _stats(fields, "appliance_stat1", len(devices)), _stats(fields, "appliance_stat2", len(devices))
     app_kind = ptype if atype == "SameAsPower" else atype
