@@ -60,3 +60,28 @@ def test_explain_bench_times_every_method_against_a_forward_backward():
     assert [r["name"] for r in rows] == ["forward + backward (reference)"] + [f"explain --method {m}" for m in METHODS]
     assert all(r["s"] > 0 for r in rows) and rows[0]["x_ref"] == 1.0
     assert rows[1]["x_ref"] > rows[3]["x_ref"]  # IG (56 gradient passes) costs more than saliency (one)
+
+
+def test_upstream_build_figures_are_printed_beside_the_default_sites():
+    from nilmbuild.bench.upstream import build_rows, default_build
+
+    site_rows = [{"name": "build_s", "now": 8.0}, {"name": "peak_rss_mb", "now": 1000.0}]
+    default, source = default_build(site_rows)
+    assert (default, source) == ({"build_s": 8.0, "peak_rss_mb": 1000.0}, "this run")
+    rows = build_rows({"build_s": 6.0, "peak_rss_mb": 1500.0, "site_mb": 9.0}, default, source)
+    by = {r["name"]: r for r in rows}
+    assert by["build_s"]["default_site"] == 8.0 and by["build_s"]["ratio"] == 0.75
+    assert by["peak_rss_mb"]["ratio"] == 1.5
+    assert by["site_mb"]["default_site"] is None and by["site_mb"]["ratio"] is None
+    assert default_build(None)[1] == "bench/baseline.json"  # no "site" section in this run: the baseline's
+
+
+def test_upstream_bench_imports_the_condinilm_fixture(tmp_path):
+    import nilmbuild
+    from nilmbuild.bench.upstream import FIXTURE, import_fixture
+
+    out = import_fixture(tmp_path)
+    model = nilmbuild.load_model(out)
+    assert model.architecture == "condinilm"
+    assert model.devices == ["kettle", "fridge", "washing_machine"]  # the fixture config's `app`
+    assert FIXTURE.is_dir() and out.parent == tmp_path

@@ -2,12 +2,13 @@
 
 Every speed is reported as a ratio against a reference measured in the same run on the same machine,
 because absolute times on shared machines are noise. Options: --quick (fewer repeats, no torch.compile),
---skip model,train,infer,explain,disaggregate,site,build,pages,animation,live. The "disaggregate" section
+--skip model,train,infer,explain,disaggregate,site,build,pages,upstream,animation,live. The "disaggregate" section
 (bench/disaggregate_memory.py) gives `nilmbuild disaggregate`'s peak RSS at 1x and 4x the series length. The
 "site" section runs `nilmbuild site` cold and from the capture cache in fresh processes, and the "pages" section (bench/pages.py; builds a site when "build" is
 skipped) times every page in Chromium; both print each figure beside bench/baseline.json's as a ratio
-(--write-baseline records a new baseline, stamped with the machine). Pages alone, on a built site:
-`python -m nilmbuild.bench.pages --site site`.
+(--write-baseline records a new baseline, stamped with the machine). The "upstream" section (bench/upstream.py)
+imports a committed CondiNILM fixture checkpoint, builds its site cold and times its pages, beside the default
+site's figures. Pages alone, on a built site: `python -m nilmbuild.bench.pages --site site`.
 """
 
 from __future__ import annotations
@@ -84,12 +85,14 @@ def main(argv=None) -> int:
     from nilmbuild.bench.build_runs import bench_build_runs
     from nilmbuild.bench.pages import bench_pages
     from nilmbuild.bench.site import bench_build
+    from nilmbuild.bench.upstream import bench_upstream
 
-    section("site", lambda: bench_build_runs(repeats=1 if a.quick else 2, write_baseline=a.write_baseline))
+    site_rows = section("site", lambda: bench_build_runs(repeats=1 if a.quick else 2, write_baseline=a.write_baseline))
 
     built = section("build", bench_build)
     site_dir = built[2] if built is not None else None
     section("pages", lambda: bench_pages(site_dir, repeats=3 if a.quick else 5, write=a.write_baseline))
+    section("upstream", lambda: bench_upstream(3 if a.quick else 5, site_rows=site_rows, default_site=site_dir))
     if built is not None:
         from nilmbuild.bench.forward_anim import bench_forward_anim
 
