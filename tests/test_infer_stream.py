@@ -64,6 +64,23 @@ def test_streamed_csv_equals_the_whole_series_run(loaded, monkeypatch, chunk_bin
     assert ",,," in got  # the 30-minute gap is left empty, as the whole run leaves it
 
 
+def test_an_imported_condinilm_checkpoint_streams_as_its_whole_series_run(tmp_path, monkeypatch):
+    """An upstream model (its own 1 + 8 time features in the padding, its evaluation's soft gate) streams too:
+    `nilmbuild disaggregate -c imported.pt` once failed on it (the spec's gate_mode argument)."""
+    from nilmbuild.bench.upstream import import_fixture
+
+    up = load_checkpoint(import_fixture(tmp_path))  # tests/fixtures/upstream/condinilm_small, window 64
+    assert up.architecture == "condinilm"
+    hh = gappy_household(days=2)
+    want = whole_series_csv(up, hh, 8)
+    monkeypatch.setattr(stream, "CHUNK_BINS", 500)
+    src = HouseholdRange(hh)
+    cfg, pc = stream_setup(up, src)
+    got = "".join(stream_rows(up, src, cfg, pc, batch_size=8))
+    assert got.count("\n") == want.count("\n") == 2 * 1440 + 1
+    assert got == want
+
+
 def test_post_processing_is_cut_only_where_every_device_is_off(loaded):
     """A PostStream fed in small pieces gives the whole series' post-processing: ON segments of 35 samples (the
     washing machine and dishwasher need 30) cross the pieces' ends, so a cut inside one would drop it."""

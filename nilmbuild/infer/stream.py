@@ -33,7 +33,7 @@ from nilmbuild.errors import UserError
 from nilmbuild.memory import release_freed_memory
 
 from .postprocess import postprocess
-from .seq2subseq import geometry, pad_series
+from .seq2subseq import _outputs, geometry, pad_series
 
 #: Grid bins per chunk of stage 1 (a week at the 1-min default).
 CHUNK_BINS = 10_080
@@ -116,6 +116,7 @@ class ModelStream:
     def __init__(self, model, n_total: int, step_s: int, batch_size: int, progress=None):
         self.model, self.step_s, self.B = model, int(step_s), max(1, int(batch_size))
         self.W = int(getattr(getattr(model, "cfg", None), "window", 480))
+        self.exo = getattr(getattr(model, "cfg", None), "exo_variables", None)  # an upstream model's time features
         self.g = geometry(n_total, self.W)
         self.T = n_total
         self.buf: np.ndarray | None = None  # padded-coordinate samples [buf_start, buf_start + width)
@@ -129,10 +130,10 @@ class ModelStream:
         g = self.g
         parts = [] if self.buf is None else [self.buf]
         if self.buf is None:
-            parts.append(pad_series(x[:, :1], g.pad_left, 0, ts[:1], self.step_s)[:, : g.pad_left])
+            parts.append(pad_series(x[:, :1], g.pad_left, 0, ts[:1], self.step_s, self.exo)[:, : g.pad_left])
         parts.append(x)
         if last:
-            parts.append(pad_series(x[:, -1:], 0, g.pad_right, ts[-1:], self.step_s)[:, 1:])
+            parts.append(pad_series(x[:, -1:], 0, g.pad_right, ts[-1:], self.step_s, self.exo)[:, 1:])
         self.buf = np.concatenate(parts, axis=1)
         return self._run(last)
 
@@ -155,9 +156,9 @@ class ModelStream:
         g = self.g
         starts = np.arange(k0, k1, dtype=np.int64) * g.centre - self.buf_start
         xb = torch.from_numpy(np.stack([self.buf[:, a : a + self.W] for a in starts]))
-        out = self.model(xb, gate_mode="hard")
+        out = _outputs(self.model, xb, "hard")  # an upstream model runs as its own evaluation does
         for k in outs:
-            outs[k].append(getattr(out, k)[:, :, g.margin : g.margin + g.centre].float().cpu().numpy())
+            outs[k].append(out[k][:, :, g.margin : g.margin + g.centre].float().cpu().numpy())
         if self.progress is not None:
             self.progress(k1, g.n_windows)
 
