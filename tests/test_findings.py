@@ -126,3 +126,33 @@ def test_peak_owner_and_top_energy():
     assert p == {"sample": 0, "t": 1, "aggregate_w": 900.0, "device": 1, "device_w": 500.0}
     e = F.top_energy(np.array([[[1000.0, 1000.0], [0.0, -50.0]], [[0.0, 0.0], [3000.0, 0.0]]]), step_h=0.5)
     assert (e["sample"], e["device"]) == (1, 1) and e["kwh"] == pytest.approx(1.5)  # 3000 W x 0.5 h
+
+
+def test_busiest_window_counts_each_device_against_its_own_largest():
+    from nilmbuild.site.findings import busiest_window
+
+    # window 0: device 0 at its largest (1.0); window 1: both devices at half of their largest (0.5 + 0.5 = 1.0,
+    # a tie: the first wins); window 2: device 1 at its largest and device 0 at 0.4 (1.4)
+    energy = np.array([[10.0, 0.0], [5.0, 1.0], [4.0, 2.0]])
+    assert busiest_window(energy) == 2
+    assert busiest_window(np.zeros((3, 2))) == 0  # nothing predicted anywhere: the first window
+
+
+def test_removed_share_reads_the_nearest_fraction():
+    from nilmbuild.site.findings import removed_share
+
+    assert removed_share([0, 0.1, 0.2], [1.0, 0.25, 0.0], 0.1) == {"fraction": 0.1, "removed": 0.75}
+    assert removed_share([0, 0.5, 1.0], [1.0, 0.6, 0.0], 0.1) == {"fraction": 0.0, "removed": 0.0}
+
+
+def test_most_faithful_is_the_lowest_finite_deletion_area():
+    from nilmbuild.site.findings import most_faithful
+
+    rows = [
+        {"device": "kettle", "method": "ig", "deletion_area": 0.3, "random_deletion_area": 0.5},
+        {"device": "kettle", "method": "occlusion", "deletion_area": 0.1, "random_deletion_area": 0.5},
+        {"device": "kettle", "method": "saliency", "deletion_area": float("nan"), "random_deletion_area": 0.5},
+        {"device": "fridge", "method": "ig", "deletion_area": None, "random_deletion_area": 0.4},
+    ]
+    assert most_faithful(rows, "kettle") == {"method": "occlusion", "area": 0.1, "random": 0.5}
+    assert most_faithful(rows, "fridge") is None

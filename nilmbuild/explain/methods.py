@@ -41,31 +41,37 @@ class Settings:
 DEFAULT = Settings()
 
 
-def attribute(target, x: torch.Tensor, baseline: torch.Tensor, method: str, settings: Settings = DEFAULT, bar=None):
-    """(N, L) attributions of `target` at x (N, L) watts against baseline (N, L) watts."""
+def attribute(
+    target, x: torch.Tensor, baseline: torch.Tensor, method: str, settings: Settings = DEFAULT, bar=None, column=None
+):
+    """(N, L) attributions of `target` at x (N, L) watts against baseline (N, L) watts. column: None when `target`
+    gives one number per row; else Captum's `target`, the output column explained for each row (N,) when it gives
+    several (N, K) (the Why page explains every device at once: nilmbuild/explain/served.py)."""
     if method == "ig":
-        return integrated_gradients(target, x, baseline, settings, bar)
+        return integrated_gradients(target, x, baseline, settings, bar, column)
     if method == "occlusion":
-        return occlusion(target, x, baseline, settings)
+        return occlusion(target, x, baseline, settings, column)
     if method == "saliency":
-        return gradient_times_delta(target, x, baseline)
+        return gradient_times_delta(target, x, baseline, column)
     raise ValueError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
 
 
-def integrated_gradients(target, x, baseline, settings: Settings = DEFAULT, bar=None) -> torch.Tensor:
+def integrated_gradients(target, x, baseline, settings: Settings = DEFAULT, bar=None, column=None) -> torch.Tensor:
     """IG over the path baseline -> x, summed over the segments of IG_EDGES (Captum IntegratedGradients each)."""
     from captum.attr import IntegratedGradients
 
     ig, total = IntegratedGradients(target), torch.zeros_like(x)
     for a0, a1 in zip(IG_EDGES[:-1], IG_EDGES[1:]):
         lo, hi = baseline + a0 * (x - baseline), baseline + a1 * (x - baseline)
-        total += ig.attribute(hi, lo, n_steps=settings.ig_steps, internal_batch_size=settings.batch * x.shape[0])
+        total += ig.attribute(
+            hi, lo, target=column, n_steps=settings.ig_steps, internal_batch_size=settings.batch * x.shape[0]
+        )
         if bar is not None:
             bar.update()
     return total.detach()
 
 
-def occlusion(target, x, baseline, settings: Settings = DEFAULT) -> torch.Tensor:
+def occlusion(target, x, baseline, settings: Settings = DEFAULT, column=None) -> torch.Tensor:
     """Captum Occlusion: each window of steps replaced by the baseline; a step's value is the mean drop of the
     target over the windows that cover it."""
     from captum.attr import Occlusion
@@ -77,17 +83,18 @@ def occlusion(target, x, baseline, settings: Settings = DEFAULT) -> torch.Tensor
             sliding_window_shapes=(settings.occlusion_window,),
             strides=(settings.occlusion_stride,),
             baselines=baseline,
+            target=column,
             perturbations_per_eval=settings.batch,
         )
         .detach()
     )
 
 
-def gradient_times_delta(target, x, baseline) -> torch.Tensor:
+def gradient_times_delta(target, x, baseline, column=None) -> torch.Tensor:
     """Captum Saliency (signed gradient at x) times (x - baseline)."""
     from captum.attr import Saliency
 
-    return (Saliency(target).attribute(x, abs=False) * (x - baseline)).detach()
+    return (Saliency(target).attribute(x, target=column, abs=False) * (x - baseline)).detach()
 
 
 def steps_for(method: str, settings: Settings = DEFAULT) -> int:

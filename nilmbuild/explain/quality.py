@@ -28,11 +28,15 @@ SENSITIVITY_SAMPLES = 3
 MASS = 0.9
 
 
-def ranked_curves(target, x: torch.Tensor, baseline: torch.Tensor, order: np.ndarray) -> dict:
+def ranked_curves(
+    target, x: torch.Tensor, baseline: torch.Tensor, order: np.ndarray, fractions=FRACTIONS, insertion: bool = True
+) -> dict:
     """Deletion and insertion curves for one input x (L,) with the steps ranked by `order` (most important
-    first) -> {"fractions", "deletion", "insertion", "deletion_area", "insertion_area"}."""
+    first) at `fractions` of the steps -> {"fractions", "deletion", "insertion", "deletion_area", "insertion_area"}
+    (insertion False: its curve and area are None, and its forward passes are not run)."""
     L = x.shape[-1]
-    counts = np.round(FRACTIONS * L).astype(int)
+    fractions = np.asarray(fractions, dtype=np.float64)
+    counts = np.round(fractions * L).astype(int)
     keep_top = torch.zeros((len(counts), L), dtype=torch.bool)
     for i, k in enumerate(counts):
         keep_top[i, torch.as_tensor(order[:k], dtype=torch.long)] = True
@@ -40,28 +44,30 @@ def ranked_curves(target, x: torch.Tensor, baseline: torch.Tensor, order: np.nda
     inserted = torch.where(keep_top, x, baseline)  # only the top-k steps of x
     with torch.no_grad():
         ends = target(torch.stack([x, baseline])).double().numpy()
-        dele, ins = target(deleted).double().numpy(), target(inserted).double().numpy()
+        dele = target(deleted).double().numpy()
+        ins = target(inserted).double().numpy() if insertion else None
     span = ends[0] - ends[1]
     span = span if abs(span) > 1e-9 else np.nan
-    dele, ins = (dele - ends[1]) / span, (ins - ends[1]) / span
+    dele = (dele - ends[1]) / span
+    ins = None if ins is None else (ins - ends[1]) / span
     return {
-        "fractions": FRACTIONS.tolist(),
+        "fractions": fractions.tolist(),
         "deletion": dele.tolist(),
-        "insertion": ins.tolist(),
-        "deletion_area": float(np.trapezoid(dele, FRACTIONS)),
-        "insertion_area": float(np.trapezoid(ins, FRACTIONS)),
+        "insertion": None if ins is None else ins.tolist(),
+        "deletion_area": float(np.trapezoid(dele, fractions)),
+        "insertion_area": None if ins is None else float(np.trapezoid(ins, fractions)),
     }
 
 
-def deletion_insertion(target, x, baseline, attribution) -> dict:
+def deletion_insertion(target, x, baseline, attribution, fractions=FRACTIONS, insertion: bool = True) -> dict:
     """Curves for the ranking by attribution (largest positive first), x, baseline, attribution (L,)."""
     order = np.argsort(-np.asarray(attribution, dtype=np.float64), kind="stable")
-    return ranked_curves(target, x, baseline, order)
+    return ranked_curves(target, x, baseline, order, fractions, insertion)
 
 
-def random_order(target, x, baseline, seed: int = 0) -> dict:
+def random_order(target, x, baseline, seed: int = 0, fractions=FRACTIONS) -> dict:
     """Curves for a random ranking: the reference area an attribution has to beat."""
-    return ranked_curves(target, x, baseline, np.random.default_rng(seed).permutation(x.shape[-1]))
+    return ranked_curves(target, x, baseline, np.random.default_rng(seed).permutation(x.shape[-1]), fractions)
 
 
 def effective_steps(attribution, mass: float = MASS) -> int:
@@ -78,19 +84,37 @@ def max_sensitivity(
 ) -> float:
     """Captum sensitivity_max of explain_fn (x (N, L) -> attributions (N, L)) at x (1, L): perturbations uniform
     in [-radius, radius] watts per step, seeded."""
+    return float(max_sensitivities(explain_fn, x, radius, samples, seed)[0])
+
+
+def max_sensitivities(
+    explain_fn,
+    x: torch.Tensor,
+    radius: float = SENSITIVITY_RADIUS_W,
+    samples: int = SENSITIVITY_SAMPLES,
+    seed: int = 0,
+    **kwargs,
+) -> np.ndarray:
+    """max_sensitivity for every row of x (N, L) -> (N,): each row gets the perturbations max_sensitivity of that
+    row alone would (the same seeded noise), so rows that repeat one window (one per explained device) stay equal
+    and a memoised forward runs them once. kwargs go to explain_fn, expanded by Captum per perturbation (e.g.
+    `target`: the output column each row explains)."""
     from captum.metrics import sensitivity_max
 
     gen = torch.Generator().manual_seed(seed)
 
-    def perturb(inputs, perturb_radius=radius):
-        noise = (torch.rand(inputs.shape, generator=gen, dtype=inputs.dtype) * 2 - 1) * perturb_radius
-        return inputs + noise
+    def perturb(inputs, perturb_radius=radius):  # (N * samples, L), each row of x repeated `samples` times
+        shape = (samples, *inputs.shape[1:])
+        noise = (torch.rand(shape, generator=gen, dtype=inputs.dtype) * 2 - 1) * perturb_radius
+        return inputs + noise.repeat(inputs.shape[0] // samples, *([1] * (inputs.dim() - 1)))
 
-    def explain(inputs):  # Captum passes (and expects back) a tuple of tensors
-        return (explain_fn(inputs[0] if isinstance(inputs, tuple) else inputs),)
+    def explain(inputs, **kw):  # Captum passes (and expects back) a tuple of tensors
+        return (explain_fn(inputs[0] if isinstance(inputs, tuple) else inputs, **kw),)
 
-    value = sensitivity_max(explain, x, perturb_func=perturb, perturb_radius=radius, n_perturb_samples=samples)
-    return float(value.reshape(-1)[0])
+    value = sensitivity_max(
+        explain, x, perturb_func=perturb, perturb_radius=radius, n_perturb_samples=samples, **kwargs
+    )
+    return value.reshape(-1).double().numpy()
 
 
 def spearman(a, b) -> float:

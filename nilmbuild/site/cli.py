@@ -33,8 +33,8 @@ from nilmbuild.cli_options import checkpoint_option, house_option, source_option
 @click.option(
     "--no-cache",
     is_flag=True,
-    help="Build afresh: neither read nor write the capture and site caches ($XDG_CACHE_HOME/nilmbuild/captures "
-    "and .../sites, default ~/.cache/nilmbuild/).",
+    help="Build afresh: neither read nor write the capture, site and explanation caches ($XDG_CACHE_HOME/nilmbuild/"
+    "captures, .../sites and .../explanations, default ~/.cache/nilmbuild/).",
 )
 @click.option("--clear-cache", is_flag=True, help="Empty the capture and site caches first (only their *.pkl entries).")
 @unit_option
@@ -72,8 +72,10 @@ def site(checkpoint, source, house, start, end, seed, out, pages_opt, quiet, no_
     t0 = time.perf_counter()
     if clear_cache:
         from nilmbuild.capture.cache import clear
+        from nilmbuild.explain.served_cache import clear as clear_explanations
 
-        say(f"removed {clear() + site_cache.clear()} cached capture(s) and site(s)")
+        n = clear() + site_cache.clear() + clear_explanations()
+        say(f"removed {n} cached capture(s), site(s) and Why-page explanation(s)")
     span = [start, end]  # --start/--end choose the data too
     args = {"source": source, "house": house, "span": span, "seed": seed, "unit": unit, "pages": only}
     key = None if no_cache else site_cache.site_key(checkpoint, args)

@@ -33,6 +33,7 @@ class SiteContext:
     capture: object  # nilmbuild.capture.Capture of the example batch
     seed: int = 0
     notes: list = field(default_factory=spec_notes)
+    cache: bool = False  # read and write the build caches (capture, the Why page's explanations)
 
     def blob(self, names, samples=None) -> bytes:
         """msgpack blob with only `names` (names or glob patterns) for `samples` (batch indices; None = all)."""
@@ -175,6 +176,7 @@ def make_context(
         t0=t0,
         capture=cap,
         seed=seed,
+        cache=cache,
     )
     cap.meta = ctx.public(cap.meta)  # provenance and command lines go into every page's blob
     return ctx

@@ -195,3 +195,36 @@ def best_epoch(epochs: list[dict]) -> dict | None:
         return None
     loss, epoch = min(vals)
     return {"epoch": epoch, "loss": loss}
+
+
+def busiest_window(energy: np.ndarray) -> int:
+    """energy: (S, D) each device's predicted energy per window. The window whose answer holds the most devices:
+    the largest sum over devices of the window's energy as a share of that device's largest (a device predicted
+    nowhere counts 0); the first such window on ties."""
+    e = np.clip(np.asarray(energy, np.float64), 0, None)
+    top = e.max(axis=0)
+    share = np.divide(e, top, out=np.zeros_like(e), where=top > 0)
+    return int(np.argmax(share.sum(axis=1)))
+
+
+def removed_share(fractions, deletion, at: float) -> dict:
+    """Deletion curve (normalised output after replacing the top `fractions` of steps by the baseline) -> the share
+    of the explained output gone once the top `at` of the steps are replaced (1 - curve at the nearest fraction)."""
+    fr = np.asarray(fractions, np.float64)
+    i = int(np.argmin(np.abs(fr - at)))
+    return {"fraction": float(fr[i]), "removed": float(1.0 - np.asarray(deletion, np.float64)[i])}
+
+
+def most_faithful(rows: list[dict], device: str) -> dict | None:
+    """Quality rows (explain.served) -> the method with the lowest deletion area for `device`, with its area and
+    the random ranking's; None when no method has a finite area."""
+    mine = [r for r in rows if r["device"] == device and r.get("deletion_area") is not None]
+    mine = [r for r in mine if np.isfinite(r["deletion_area"])]
+    if not mine:
+        return None
+    best = min(mine, key=lambda r: r["deletion_area"])
+    return {
+        "method": best["method"],
+        "area": float(best["deletion_area"]),
+        "random": float(best["random_deletion_area"]),
+    }

@@ -46,6 +46,12 @@ READING_ORDER = (
         "switch the view to the full day to see the answer stitched together window by window.",
     ),
     Stop(
+        "why",
+        "Why this answer",
+        "Each colour strip under the meter's line says which minutes made the model predict that device: red minutes "
+        "raise its answer, blue ones lower it. Pick a method, then click a minute to explain the power there.",
+    ),
+    Stop(
         "forward",
         "Forward pass",
         "Each block is one stage's real tensor for the chosen window, from the meter's signal on the left to watts "

@@ -298,6 +298,80 @@ def gate_story(ctx, samples: list[int]) -> dict:
     return story([finding("#gate-time", text, go)], [go, preset("Soft gate", sample=g["sample"], mode="soft")])
 
 
+def why_story(ctx, sample: int, res: dict) -> dict:
+    """The Why page (explain.served's result `res` for batch window `sample`): for the predicted device with the most
+    energy, how much of it goes at the first deletion step of the most faithful method's ranking (against a random
+    one), and how well attention at that device's peak step follows the occlusion attribution there."""
+    devs, D = _devices(ctx), len(_devices(ctx))
+    energy = np.asarray(res["passes"][0], np.float64).sum(axis=-1) * step_hours(ctx)
+    if not any(res["active"]):
+        return story()
+    d = int(np.argmax(np.where(res["active"], energy, -np.inf)))
+    name = device_label(devs[d])
+    best = F.most_faithful(res["quality"], devs[d]) or {
+        "method": "occlusion",
+        "area": float("nan"),
+        "random": float("nan"),
+    }
+    m = best["method"]
+    first = res["fractions"][1]  # the first share of the steps deleted
+    drop = F.removed_share(res["fractions"], res["curves"][m][d]["deletion"], first)
+    rand = F.removed_share(res["fractions"], res["random_curves"][devs[d]], first)
+    go = preset(f"The {name} by {m}", device=devs[d], method=m, target="window")
+    out = [
+        finding(
+            "#why-fig",
+            f"The model gives the {name} {energy[d]:.0f} Wh in {window_label(ctx, sample)}. Replacing the "
+            f"{pct(drop['fraction'])} of the steps that {m} ranks highest (the most faithful method for it here: "
+            f"deletion area {best['area']:.2f}, a random ranking {best['random']:.2f}) by the baseline removes "
+            f"{pct(drop['removed'])} of it; a random {pct(rand['fraction'])} removes {pct(rand['removed'])}.",
+            go,
+        )
+    ]
+    peak = res["targets"][D + d]["lo"]
+    at_peak = preset(
+        f"The {name} at {clock(ctx, sample, peak)}", device=devs[d], method="occlusion", target="step", step=peak
+    )
+    out.append(_attention_finding(ctx, sample, res, d, at_peak))
+    ig = preset(f"The {name} by integrated gradients", device=devs[d], method="ig", target="window")
+    return story(out, [go, at_peak, ig])
+
+
+def _attention_finding(ctx, sample: int, res: dict, d: int, go: dict) -> dict | None:
+    """Spearman of each layer's mean attention row at device d's peak step with |occlusion attribution| there."""
+    from nilmbuild.explain.quality import spearman
+
+    D = len(_devices(ctx))
+    peak = res["targets"][D + d]["lo"]
+    rho = [
+        spearman(layer.mean(axis=0), res["attributions"]["occlusion"][D + d])
+        for layer in _attention_rows(ctx, sample, peak)
+    ]
+    if not rho or not np.isfinite(rho).any():
+        return None
+    l = int(np.nanargmax(rho))
+    return finding(
+        "#why-attn-fig",
+        f"At the {device_label(_devices(ctx)[d])}'s peak ({clock(ctx, sample, peak)} UTC), layer {l}'s mean attention "
+        f"row has rank correlation {rho[l]:.2f} with |occlusion attribution|, the most of the {len(rho)} layers "
+        f"(lowest {np.nanmin(rho):.2f}): where that layer attends {_follows(rho[l])} what moved the answer.",
+        go,
+    )
+
+
+def _follows(rho: float) -> str:
+    """Words for a rank correlation: how closely one ranking follows another."""
+    return "closely follows" if rho >= 0.7 else "partly follows" if rho >= 0.3 else "hardly follows"
+
+
+def _attention_rows(ctx, sample: int, step: int) -> list[np.ndarray]:
+    """Each layer's (H, L) attention rows of query `step` in batch window `sample`, from the capture."""
+    n_layers = int(ctx.loaded.cfg.n_encoder_layers)
+    names = [attn(l, "weights") for l in range(n_layers)]
+    r = _read(ctx, names, [sample])
+    return [np.asarray(r[n])[0, :, step, :] for n in names]
+
+
 def playground_story(ctx, samples: list[int]) -> dict:
     """The start window where the model gives one device the most energy: a good window to edit."""
     r = _read(ctx, [OUTPUT_POWER], samples)

@@ -1,0 +1,57 @@
+/* why_attention.js: attention against attribution at one query step (nilmbuild/explain/attention.py's
+ * comparison, in the page). The attention rows come from the capture's q, k and lse of the window
+ * (decode.js attentionRow: one row rebuilt exactly as the reader rebuilds the whole matrix).
+ *
+ *   rows(cap, names, sample, query)  -> per layer: {heads: [Float32Array L], mean: Float64Array L}
+ *   spearman(a, b)                   -> Spearman rank correlation of |a| and |b| (average ranks for ties;
+ *                                       NaN when either is constant), as quality.spearman
+ *   compare(layers, attribution)     -> per layer {mean: rho of the head mean, heads: [rho per head]}
+ */
+
+export function rows(cap, names, sample, query) {
+  return names.map(function (name) {
+    var H = cap.record(name).shape[1], heads = [], mean = null;
+    for (var h = 0; h < H; h++) {
+      var r = cap.attentionRow(name, sample, h, query);
+      heads.push(r);
+      if (!mean) mean = new Float64Array(r.length);
+      for (var s = 0; s < r.length; s++) mean[s] += r[s] / H;
+    }
+    return { heads: heads, mean: mean };
+  });
+}
+
+function ranks(v) {
+  var n = v.length, order = Array.from({ length: n }, function (_, i) { return i; });
+  order.sort(function (a, b) { return v[a] - v[b] || a - b; });
+  var out = new Float64Array(n);
+  for (var i = 0; i < n;) {
+    var j = i;
+    while (j + 1 < n && v[order[j + 1]] === v[order[i]]) j++;
+    var r = (i + j) / 2 + 1;
+    for (var k = i; k <= j; k++) out[order[k]] = r;
+    i = j + 1;
+  }
+  return out;
+}
+
+function corr(a, b) {
+  var n = a.length, ma = 0, mb = 0, sab = 0, saa = 0, sbb = 0;
+  for (var i = 0; i < n; i++) { ma += a[i] / n; mb += b[i] / n; }
+  for (var k = 0; k < n; k++) {
+    var x = a[k] - ma, y = b[k] - mb;
+    sab += x * y; saa += x * x; sbb += y * y;
+  }
+  return saa === 0 || sbb === 0 ? NaN : sab / Math.sqrt(saa * sbb);
+}
+
+export function spearman(a, b) {
+  var abs = function (v) { return Float64Array.from(v, Math.abs); };
+  return corr(ranks(abs(a)), ranks(abs(b)));
+}
+
+export function compare(layers, attribution) {
+  return layers.map(function (l) {
+    return { mean: spearman(l.mean, attribution), heads: l.heads.map(function (h) { return spearman(h, attribution); }) };
+  });
+}

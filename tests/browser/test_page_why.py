@@ -1,0 +1,108 @@
+"""The Why page (issue 32 item 3) against Python: an attribution value at a known step equals nilmbuild explain's
+(explain_window, Captum on the PyTorch model) for the same window, method, device and target, and the page's
+attention-against-attribution rank correlation equals explain/attention.py's.
+
+Bounds. The page stores float16: a stored attribution (ig, saliency, occlusion of a stored target) is within
+half a float16 ulp (2^-11 relative) of the build's float32 value; the build explains every device in one batch,
+whose float32 rounding differs from explain_window's single window by ~1e-5 relative. Occlusion of another target
+is derived in the page from the stored float16 watts of every pass: a mean of differences f(x) - f(copy), so within
+2 x 2^-11 x the largest watts of that step over the passes of Python's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nilmbuild.explain import Interval, explain_window
+from nilmbuild.explain.attention import attention_rows, attention_vs_attribution
+from nilmbuild.explain.served import SITE
+from nilmbuild.site import story
+
+F16 = 2.0**-11
+
+
+@pytest.fixture(scope="module")
+def why(built_site, site_context):
+    from nilmbuild.site.views.why import window_sample
+
+    ctx = site_context
+    b = window_sample(ctx)
+    agg = story.aggregate_watts(ctx, np.asarray(ctx.x)[b, 0]).astype(np.float32)
+    return {"site": built_site, "ctx": ctx, "agg": agg, "t0": np.datetime64(ctx.t0[b], "s")}
+
+
+def page_values(nb, page_at, why, fragment, device):
+    page = page_at(why["site"] / f"why.html#{fragment}", viewport=(1400, 900))
+    nb.wait_ready(page)
+    d = why["ctx"].loaded.devices.index(device)
+    vals = page.evaluate(f"Array.from(nilmbuild.test.why.explanation({d}).values || [])")
+    return page, np.asarray(vals, np.float64)
+
+
+def test_ig_whole_window_value_at_its_largest_step_equals_python(nb, page_at, why):
+    ctx = why["ctx"]
+    dev = ctx.loaded.devices[0]
+    _, got = page_values(nb, page_at, why, f"method=ig&device={dev}&target=window", dev)
+    e = explain_window(ctx.loaded, why["agg"], why["t0"], dev, method="ig", settings=SITE.methods)
+    t = int(np.argmax(np.abs(e.attribution)))
+    assert got.shape == e.attribution.shape
+    scale = np.abs(e.attribution).max()
+    assert abs(got[t] - e.attribution[t]) <= F16 * abs(e.attribution[t]) + 1e-4 * scale, (t, got[t], e.attribution[t])
+    np.testing.assert_allclose(got, e.attribution, atol=F16 * scale + 1e-4 * scale)
+
+
+def test_occlusion_at_a_clicked_step_equals_python_and_attention_rho_too(nb, page_at, why):
+    ctx = why["ctx"]
+    dev = ctx.loaded.devices[0]
+    page, _ = page_values(nb, page_at, why, f"method=occlusion&device={dev}&target=window", dev)
+    peak = page.evaluate("nilmbuild.test.why.W.targets.filter(t => t.point)[0].lo")
+    step = (peak + 37) % len(why["agg"])  # not a stored target: derived from the passes in the page
+    box = page.locator("#why-lanes").bounding_box()
+    g = page.evaluate("(() => { const g = nilmbuild.test.why.geo(); return [g.layout.x0, g.layout.x1, g.n]; })()")
+    x = box["x"] + g[0] + (g[1] - g[0]) * step / (g[2] - 1)
+    page.mouse.click(x, box["y"] + box["height"] / 2)
+    t = page.evaluate("nilmbuild.test.why.targetOf()")
+    assert t["point"] and t["lo"] == step, t
+    got = np.asarray(page.evaluate("Array.from(nilmbuild.test.why.explanation(0).values)"), np.float64)
+    e = explain_window(ctx.loaded, why["agg"], why["t0"], dev, Interval(step, step + 1, point=True), method="occlusion")
+    watts = np.abs(
+        np.asarray(
+            page.evaluate(
+                f"(() => {{ const W = nilmbuild.test.why.W; const out = []; for (let p = 0; p <= W.P; p++) "
+                f"out.push(W.passes[(p * W.D + 0) * W.L + {step}]); return out; }})()"
+            )
+        )
+    ).max()
+    bound = 2 * F16 * watts + 1e-4 * np.abs(e.attribution).max() + 1e-6
+    k = int(np.argmax(np.abs(e.attribution)))
+    assert abs(got[k] - e.attribution[k]) <= bound, (k, got[k], e.attribution[k], bound)
+    np.testing.assert_allclose(got, e.attribution, atol=bound)
+    # attention against attribution at the same query step: the page's rho against explain/attention.py's
+    rho_page = page.evaluate("nilmbuild.test.why.S.attention.map(l => l.mean)")
+    want = attention_vs_attribution(attention_rows(ctx.loaded, why["agg"], why["t0"], step), got)["layers"]
+    np.testing.assert_allclose(rho_page, want, atol=0.02)
+
+
+def test_every_control_redraws_and_keeps_its_state_in_the_url(nb, page_at, why):
+    ctx = why["ctx"]
+    page, _ = page_values(nb, page_at, why, "", ctx.loaded.devices[0])
+    for method in ("ig", "saliency", "occlusion"):
+        page.select_option("#why-method", method)
+        for dev in ctx.loaded.devices:
+            page.select_option("#why-device", dev)
+            assert page.evaluate("nilmbuild.test.why.explanation(nilmbuild.test.why.S.device).values !== undefined")
+    page.select_option("#why-target", "interval")
+    page.fill("#why-from", "10")
+    page.fill("#why-to", "50")
+    page.dispatch_event("#why-to", "change")
+    assert page.evaluate("nilmbuild.test.why.targetOf()")["hi"] == 51
+    page.focus("#why-lanes")
+    page.keyboard.press("End")
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("Enter")
+    t = page.evaluate("nilmbuild.test.why.targetOf()")
+    assert t["point"] and t["lo"] == len(why["agg"]) - 2
+    page.wait_for_function("location.hash.includes('target=step')")
+    assert f"step={t['lo']}" in page.evaluate("location.hash")
+    assert page.locator("#why-quality-table tbody tr").count() == 3 * len(ctx.loaded.devices)
