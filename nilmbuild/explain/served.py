@@ -199,7 +199,7 @@ def _attribute(models, loaded, targets, x, base, method, settings: SiteSettings,
     """(K, L) attributions of the K targets by `method` (the model whose output its gradients follow)."""
     gate = gradient_output(method, loaded) or "hard"
     K = len(targets)
-    xs, bs = x.expand(K, -1).contiguous(), base.expand(K, -1).contiguous()
+    xs, bs = x.expand(K, -1).clone().requires_grad_(method == "saliency"), base.expand(K, -1).contiguous()
     tgt = Targets(models[gate], targets, step_s)
     return attribute(tgt, xs, bs, method, per_rows(settings, K, method), column=torch.arange(K)).double().numpy()
 

@@ -73,9 +73,10 @@ function readout() {
 // ---- the deletion curve of the shown explanation (stored targets only) ----
 function drawDeletion() {
   var ex = last[S.device], k = ex.k, dev = P.devices[S.device], x = W.fractions.map(function (f) { return 100 * f; });
-  var show = k >= 0;
+  var show = k >= 0 && P.methods.some(function (m) { return W.curves[m][k]; });
   $("why-del").style.display = show ? "" : "none";
-  $("why-del-note").textContent = show ? "" : "Deletion curves are computed at build time for each device's whole window and its peak step; pick one of those targets (or a preset) to see this one's.";
+  $("why-del-note").textContent = show ? "" : W.active[S.device] ? "Deletion curves are computed at build time for each device's whole window and its peak step; pick one of those targets (or a preset) to see this one's."
+    : "The model does not predict the " + pretty(dev) + " in this window: its output at the input is not above the baseline's, so a curve normalised by their difference would mean nothing.";
   if (!show) return;
   var series = [];
   P.methods.forEach(function (m, i) {
@@ -98,7 +99,8 @@ function drawAttention() {
   fig.style.display = on ? "" : "none";
   S.attention = on ? compare(attention(t.lo), ex.values) : null;
   attentionTable($("why-attn-table"), S.attention);
-  if (!on) { $("why-attn-table").innerHTML = "<caption>Choose a step (point level) with an explanation to compare.</caption>"; return; }
+  $("why-attn-note").textContent = on ? "" : "Choose a step (point level) with an explanation to compare attention with it.";
+  if (!on) return;
   var layers = attention(t.lo), series = [{ name: "|attribution|", y: scaled(ex.values), kind: "line", color: "#000000", width: 2 }];
   layers.forEach(function (l, i) { series.push({ name: "layer " + i + " attention", y: scaled(l.mean), kind: "line", color: COLORS[i % COLORS.length], width: 1.2 }); });
   var o = { title: "query " + clockAt(t.lo) + ": attention rows and |attribution| (" + S.method + ")",
@@ -120,7 +122,7 @@ function named(el, id) { el.previousSibling.htmlFor = id; el.id = id; }   // the
 function buildControls() {
   var bar = $("why-bar");
   named(controls.select(bar, "Method", P.methods, "occlusion", function (v) { S.method = v; draw(); }), "why-method");
-  named(controls.select(bar, "Device", P.devices.map(function (d) { return { value: d, label: pretty(d) }; }), P.devices[0], function (v) {
+  named(controls.select(bar, "Device", P.devices.map(function (d) { return { value: d, label: pretty(d) }; }), P.default_device, function (v) {
     S.device = P.devices.indexOf(v); draw();
   }), "why-device");
   named(controls.select(bar, "Explain", [{ value: "window", label: "energy, whole window" }, { value: "interval", label: "energy, an interval" },
@@ -130,8 +132,8 @@ function buildControls() {
     $(id).addEventListener("change", draw);
   });
   $("why-to").value = String(W.L - 1);
-  $("why-step").value = String(peaks(W)[0]);
-  S.method = "occlusion"; S.device = 0;
+  S.method = "occlusion"; S.device = P.devices.indexOf(P.default_device);
+  $("why-step").value = String(peaks(W)[S.device]);
   saveButton($("why-save"), $("why-lanes"), "why.png", drawMain);
   enable();
 }

@@ -13,6 +13,7 @@ var COLS = [
 
 export function num(v) {
   if (v === null || v === undefined || v !== v) return "–";
+  if (Number.isInteger(v)) return String(v);
   var a = Math.abs(v);
   return a >= 100 ? v.toFixed(0) : a >= 1 ? v.toFixed(2) : a >= 0.001 ? v.toFixed(3) : a === 0 ? "0" : v.toExponential(1);
 }

@@ -11,6 +11,9 @@ is derived in the page from the stored float16 watts of every pass: a mean of di
 
 from __future__ import annotations
 
+import json
+import re
+
 import numpy as np
 import pytest
 
@@ -29,20 +32,30 @@ def why(built_site, site_context):
     ctx = site_context
     b = window_sample(ctx)
     agg = story.aggregate_watts(ctx, np.asarray(ctx.x)[b, 0]).astype(np.float32)
-    return {"site": built_site, "ctx": ctx, "agg": agg, "t0": np.datetime64(ctx.t0[b], "s")}
+    html = (built_site / "why.html").read_text(encoding="utf-8")
+    payload = json.loads(re.search(r'<script type="application/json" id="nb-page">(.*?)</script>', html, re.S).group(1))
+    device = payload["data"]["default_device"]  # a device the model predicts in the window
+    assert payload["data"]["active"][ctx.loaded.devices.index(device)]
+    return {
+        "site": built_site,
+        "ctx": ctx,
+        "agg": agg,
+        "t0": np.datetime64(ctx.t0[b], "s"),
+        "device": device,
+        "active": payload["data"]["active"],
+    }
 
 
 def page_values(nb, page_at, why, fragment, device):
-    page = page_at(why["site"] / f"why.html#{fragment}", viewport=(1400, 900))
+    page = page_at((why["site"] / "why.html").resolve().as_uri() + f"#{fragment}", viewport=(1400, 900))
     nb.wait_ready(page)
-    d = why["ctx"].loaded.devices.index(device)
+    d = why["ctx"].loaded.devices.index(device or why["device"])
     vals = page.evaluate(f"Array.from(nilmbuild.test.why.explanation({d}).values || [])")
     return page, np.asarray(vals, np.float64)
 
 
 def test_ig_whole_window_value_at_its_largest_step_equals_python(nb, page_at, why):
-    ctx = why["ctx"]
-    dev = ctx.loaded.devices[0]
+    ctx, dev = why["ctx"], why["device"]
     _, got = page_values(nb, page_at, why, f"method=ig&device={dev}&target=window", dev)
     e = explain_window(ctx.loaded, why["agg"], why["t0"], dev, method="ig", settings=SITE.methods)
     t = int(np.argmax(np.abs(e.attribution)))
@@ -53,10 +66,10 @@ def test_ig_whole_window_value_at_its_largest_step_equals_python(nb, page_at, wh
 
 
 def test_occlusion_at_a_clicked_step_equals_python_and_attention_rho_too(nb, page_at, why):
-    ctx = why["ctx"]
-    dev = ctx.loaded.devices[0]
+    ctx, dev = why["ctx"], why["device"]
+    d = ctx.loaded.devices.index(dev)
     page, _ = page_values(nb, page_at, why, f"method=occlusion&device={dev}&target=window", dev)
-    peak = page.evaluate("nilmbuild.test.why.W.targets.filter(t => t.point)[0].lo")
+    peak = page.evaluate(f"nilmbuild.test.why.W.targets.filter(t => t.point)[{d}].lo")
     step = (peak + 37) % len(why["agg"])  # not a stored target: derived from the passes in the page
     box = page.locator("#why-lanes").bounding_box()
     g = page.evaluate("(() => { const g = nilmbuild.test.why.geo(); return [g.layout.x0, g.layout.x1, g.n]; })()")
@@ -64,13 +77,13 @@ def test_occlusion_at_a_clicked_step_equals_python_and_attention_rho_too(nb, pag
     page.mouse.click(x, box["y"] + box["height"] / 2)
     t = page.evaluate("nilmbuild.test.why.targetOf()")
     assert t["point"] and t["lo"] == step, t
-    got = np.asarray(page.evaluate("Array.from(nilmbuild.test.why.explanation(0).values)"), np.float64)
+    got = np.asarray(page.evaluate(f"Array.from(nilmbuild.test.why.explanation({d}).values)"), np.float64)
     e = explain_window(ctx.loaded, why["agg"], why["t0"], dev, Interval(step, step + 1, point=True), method="occlusion")
     watts = np.abs(
         np.asarray(
             page.evaluate(
                 f"(() => {{ const W = nilmbuild.test.why.W; const out = []; for (let p = 0; p <= W.P; p++) "
-                f"out.push(W.passes[(p * W.D + 0) * W.L + {step}]); return out; }})()"
+                f"out.push(W.passes[(p * W.D + {d}) * W.L + {step}]); return out; }})()"
             )
         )
     ).max()
@@ -86,12 +99,18 @@ def test_occlusion_at_a_clicked_step_equals_python_and_attention_rho_too(nb, pag
 
 def test_every_control_redraws_and_keeps_its_state_in_the_url(nb, page_at, why):
     ctx = why["ctx"]
-    page, _ = page_values(nb, page_at, why, "", ctx.loaded.devices[0])
+    page, _ = page_values(nb, page_at, why, "", None)
     for method in ("ig", "saliency", "occlusion"):
         page.select_option("#why-method", method)
         for dev in ctx.loaded.devices:
             page.select_option("#why-device", dev)
-            assert page.evaluate("nilmbuild.test.why.explanation(nilmbuild.test.why.S.device).values !== undefined")
+            has, message = page.evaluate(
+                "(() => { const w = nilmbuild.test.why, e = w.explanation(w.S.device); return [!!e.values, e.message || '']; })()"
+            )
+            if method == "occlusion" or why["active"][ctx.loaded.devices.index(dev)]:
+                assert has, (method, dev, message)
+            else:  # a device the model does not predict here: the gradient methods say so instead of drawing
+                assert not has and "does not predict" in message, (method, dev)
     page.select_option("#why-target", "interval")
     page.fill("#why-from", "10")
     page.fill("#why-to", "50")

@@ -84,6 +84,15 @@ def explanations(ctx, sample: int) -> dict:
     return cached_explain(ctx.loaded, agg, np.datetime64(ctx.t0[sample], "s"), cache=ctx.cache)
 
 
+def default_device(ctx, res: dict) -> str:
+    """The device the page opens on: the one the model predicts with the most energy in the window (the first
+    finding's), or the first device when it predicts none."""
+    energy = np.asarray(res["passes"][0], np.float64).sum(axis=-1)
+    if not any(res["active"]):
+        return ctx.loaded.devices[0]
+    return ctx.loaded.devices[int(np.argmax(np.where(res["active"], energy, -np.inf)))]
+
+
 def nav_spec() -> PageSpec:
     """What the navigation needs when this page is not being built (no Captum run)."""
     return view_page(__name__, entry=None)
@@ -108,6 +117,8 @@ def build(ctx) -> PageSpec:
         "radius_w": SENSITIVITY_RADIUS_W,
         "mass": MASS,
         "step_s": int(ctx.prepared.resample_s),
+        "default_device": default_device(ctx, res),
+        "active": list(res["active"]),
         "story": story.why_story(ctx, sample, res),
     }
     return view_page(
