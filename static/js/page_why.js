@@ -129,7 +129,10 @@ function buildControls() {
     { value: "step", label: "power at a step" }], "window", function () { enable(); draw(); }), "why-target");
   ["why-from", "why-to", "why-step"].forEach(function (id) {
     $(id).max = String(W.L - 1);
-    $(id).addEventListener("change", draw);
+    $(id).addEventListener("change", function () {
+      if (id === "why-step") S.cursor = clampStep($(id).value);   // the readout follows the explained step
+      draw();
+    });
   });
   $("why-to").value = String(W.L - 1);
   S.method = "occlusion"; S.device = P.devices.indexOf(P.default_device);
