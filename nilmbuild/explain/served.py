@@ -223,7 +223,7 @@ def _quality(loaded, start, models, seq_targets, active, x, base, attr, curves, 
     mine = [seq_targets[d] for d in on]
     twin = q.randomised_model(loaded.model)
     twins = {g: AllDevices(loaded, start, g, model=twin, chunk=settings.chunk) for g in ("hard", "soft")}
-    gaps = _gap_ends(models, mine, x, base, step_s)
+    gaps = _gap_ends(models, mine, x, base, step_s) if on else {}
     rows = []
     for m in METHODS:
         rnd = _attribute(twins, loaded, mine, x, base, m, settings, step_s) if on else []

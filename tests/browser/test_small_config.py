@@ -36,7 +36,19 @@ def small_site(tmp_path_factory):
     return tmp / "site"
 
 
-PAGES = ["index", "data", "forward", "embedding", "encoder", "attention", "film", "gate", "disaggregation", "training"]
+PAGES = [
+    "index",
+    "data",
+    "why",
+    "forward",
+    "embedding",
+    "encoder",
+    "attention",
+    "film",
+    "gate",
+    "disaggregation",
+    "training",
+]
 
 
 @pytest.mark.parametrize("slug", PAGES)
@@ -53,6 +65,15 @@ def test_attention_shows_two_heads_of_96_steps(nb, page_at, small_site):
     assert page.evaluate("nilmbuild.test.heatmaps[0].rows") == SMALL["window"]
     text = page.locator(".nb-explanation").text_content()
     assert "2 heads of 16 dimensions" in text and "96×96 weights" in text
+
+
+def test_why_strips_span_the_small_window(nb, page_at, small_site):
+    page = nb.open_page(page_at, small_site, "why")
+    assert page.evaluate("nilmbuild.test.why.W.L") == SMALL["window"]
+    assert page.evaluate("nilmbuild.test.why.geo().n") == SMALL["window"]
+    assert (
+        page.evaluate("nilmbuild.test.why.explanation(0).values.length") == SMALL["window"]
+    )  # occlusion: every device
 
 
 def test_encoder_text_follows_the_config(nb, page_at, small_site):
