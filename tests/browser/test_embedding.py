@@ -114,6 +114,12 @@ def test_no_message_outside_embed_mode(page_at, nb, built_site, tmp_path):
 #: slug -> (fragment, JS expression over the page's test hooks / DOM, expected value)
 DEEP_LINKS = {
     "index": ("sample=1", "nilmbuild.test.state.sample", 1),
+    "why": (
+        "method=saliency&device=fridge&target=step&step=100",
+        "[nilmbuild.test.why.S.method, nilmbuild.test.why.S.device, nilmbuild.test.why.targetOf().lo, "
+        "nilmbuild.test.why.targetOf().point]",
+        ["saliency", 2, 100, True],
+    ),
     "playground": (
         "start=1&layer=1&head=2&t=100",
         "[nilmbuild.test.playground.startIdx, nilmbuild.test.playground.layer, nilmbuild.test.playground.head, "
