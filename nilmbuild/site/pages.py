@@ -166,9 +166,14 @@ def page_specs(ctx, progress: bool = False, only=None) -> list[PageSpec]:
     return specs
 
 
+#: The pages that take longest to build, longest first: the Why page (Captum on the model, when its explanations
+#: are not cached) and the forward page (its animation derives every sample's FFN).
+COSTLIEST = ("why", "forward")
+
+
 def _costliest_first(slugs) -> list[str]:
-    """The forward page (its animation derives every sample's FFN) first, so the others fill the second thread."""
-    return sorted(slugs, key=lambda s: s != "forward")
+    """The costliest pages first, one per thread, so the others fill the threads around them."""
+    return sorted(slugs, key=lambda s: COSTLIEST.index(s) if s in COSTLIEST else len(COSTLIEST))
 
 
 def site_context_vars(ctx) -> dict:
