@@ -366,8 +366,9 @@ def moments(a: np.ndarray, work: np.ndarray | None = None) -> tuple[int, float, 
         return (0, math.nan, math.nan, math.nan, 0.0)
     mn, mx = a32.min(), a32.max()  # the float64 copy's, at half the bytes
     mean = float(a.mean())
-    d = np.subtract(a, mean, out=a)  # a is our own float64 copy: square the deviations in place
-    return (int(a.size), float(mn), float(mx), mean, float(np.square(d, out=d).sum()))
+    with np.errstate(invalid="ignore"):  # a record holding +-inf (a logit floor of "none") has no finite moments
+        d = np.subtract(a, mean, out=a)  # a is our own float64 copy: square the deviations in place
+        return (int(a.size), float(mn), float(mx), mean, float(np.square(d, out=d).sum()))
 
 
 def merge_moments(parts) -> tuple[int, float, float, float, float]:
