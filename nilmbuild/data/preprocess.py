@@ -486,6 +486,7 @@ def prepare(hh: Household, cfg: PrepConfig | None = None, scalers: dict | None =
 
 def checked_config(cfg: PrepConfig | None) -> PrepConfig:
     cfg = cfg or PrepConfig()
+    check_devices(cfg.devices)
     if cfg.resample_s < 1 or cfg.window < 2 or cfg.stride < 1:
         raise UserError("resample, window and stride must be positive (window >= 2)")
     return cfg
@@ -539,6 +540,17 @@ def prepared_from(part: dict, cfg: PrepConfig, splits: dict, agg_scaler, app_sca
         meta=json.loads(json.dumps(meta, default=_json_default)),
         stats=stats,
     )
+
+
+def check_devices(devices, where: str = "") -> None:
+    """A one-line UserError naming the allowed devices when `devices` holds a name outside DEVICE_NAMES (the
+    data side has labels, thresholds and durations for those only)."""
+    unknown = [str(d) for d in devices if d not in DEVICE_NAMES]
+    if unknown:
+        raise UserError(
+            f"{where}unknown device(s) {', '.join(map(repr, unknown))}: nilmbuild's data side knows "
+            f"{', '.join(DEVICE_NAMES)}; use those names"
+        )
 
 
 def _to_steps(seconds: float, step: int) -> int:
