@@ -15,7 +15,7 @@ PYTEST_ARGS ?=
 TORCH_INDEX ?=
 FAST_TESTS  := not browser and not slow and not realdata
 
-.PHONY: setup site-deps python-deps js-deps node chromium site test test-fast lint format bench serve goldens mutate clean help
+.PHONY: setup site-deps python-deps js-deps node chromium site test test-fast lint format bench serve goldens mutate mutmut clean help
 
 help:
 	@echo "make site    install what is missing, then build the site into site/"
@@ -25,7 +25,8 @@ help:
 	@echo "make bench   speed and size benchmarks (table + bench/results.json)"
 	@echo "make serve   preview site/ on http://127.0.0.1:8000"
 	@echo "make goldens re-record the screenshot goldens after an intended visual change"
-	@echo "make mutate  mutation testing (mutmut) of the small numeric modules; slow, not part of make test"
+	@echo "make mutate  deliberate mutants of the numeric modules and file loaders (scripts/mutants.py); ~1 h, not part of make test"
+	@echo "make mutmut  mutmut over whole files; hours"
 
 site-deps: python-deps js-deps
 setup: site-deps chromium
@@ -83,22 +84,27 @@ serve: site
 goldens: setup
 	NILMBUILD_UPDATE_GOLDENS=1 NILMBUILD_CHROMIUM=$(CHROMIUM) $(PY) -m pytest -q tests/browser
 
-# Mutation testing: mutmut changes one thing at a time in MUTATE_PATHS (in place, restored afterwards: do not
-# edit those files meanwhile) and runs MUTATE_TESTS; a mutant the tests still pass "survives". Hours on 2 cores
-# for everything; narrow it, e.g. make mutate MUTATE_PATHS=nilmbuild/infer/metrics.py MUTATE_TESTS=tests/test_infer_metrics.py
-# Results: .mutmut-cache, `mutmut results`, `mutmut show ID`. Record the survivors in docs/testing.md.
-# Covered: the model (what-ifs, checkpoint loading), metrics, post-processing, seq2subseq, the scalers
-# (data/preprocess.py), the live model's affines (live/export.py), the cache unpickler, pcgrad, the capture format.
-# Not mutmut's: static/js/url_state.js and the other JS (mutmut mutates Python only; tests/js/*.test.mjs and the
-# browser tests cover them). The issue-18 checkpoint importer and the issue-21 NILMTK loader: add their modules and
-# tests here when they land.
+# Mutation testing (docs/testing.md, "Mutation testing").
+# make mutate: scripts/mutants.py applies the standard mutations (comparison and boundary, arithmetic, boolean,
+# constants, min/max swaps, removed statements and raises) one at a time to each module in MUTANTS and runs only
+# that module's tests with -x, in a child forked from a parent that imported torch once, against a scratch copy
+# in /tmp (the checkout is never touched). All eight modules (metrics, postprocess, seq2subseq, scalers,
+# checkpoint, importer, nilmtk, pickle_store) take about an hour at nice 19 on 2 shared cores; narrow it, e.g.
+# make mutate MUTANTS="postprocess scalers". Survivors are listed at the end and in /tmp/nilmbuild-mutants/NAME.json.
+# make mutmut: mutmut over whole files (MUTATE_PATHS, in place, restored afterwards: do not edit those files
+# meanwhile) with every test file in MUTATE_TESTS per mutant: hours on 2 cores. Neither mutates JS
+# (static/js/url_state.js and the rest: tests/js/*.test.mjs and the browser tests cover them).
+MUTANTS ?=
 MUTATE_PATHS ?= nilmbuild/model/,nilmbuild/infer/postprocess.py,nilmbuild/infer/metrics.py,nilmbuild/infer/seq2subseq.py,nilmbuild/data/preprocess.py,nilmbuild/live/export.py,nilmbuild/pickle_store.py,nilmbuild/train/pcgrad.py,nilmbuild/capture/format.py
 MUTATE_TESTS ?= tests/test_model.py tests/test_infer_postprocess.py tests/test_infer_metrics.py tests/test_infer_values.py \
                 tests/test_reference_values.py tests/test_whatif_reference.py tests/test_infer_seq2subseq.py \
                 tests/test_data_preprocess.py tests/test_security_loaders.py \
                 tests/test_train_pcgrad.py tests/test_format.py tests/test_fuzz_readers.py tests/test_gate_calibration.py
 
-mutate: setup
+mutate: python-deps
+	OMP_NUM_THREADS=1 nice -n 19 $(PY) scripts/mutants.py $(MUTANTS)
+
+mutmut: setup
 	$(BIN)/mutmut run --paths-to-mutate "$(MUTATE_PATHS)" --tests-dir tests --no-progress \
 	  --runner "$(PY) -m pytest -x -q -p no:cacheprovider $(MUTATE_TESTS)" || true
 	$(BIN)/mutmut results
