@@ -44,6 +44,20 @@ def test_plain_values_round_trip_and_pytz_becomes_its_name():
     assert loads_plain(b"(dp0\nS'name'\np1\nS'UK-DALE'\np2\ns.") == {"name": "UK-DALE"}  # Python 2 str
 
 
+def test_every_allowed_name_stands_for_its_value():
+    """What old NILMTK stores pickle besides plain values: pytz zones (by `_p`, `timezone` and `_UTC`) and
+    Python 2's set/frozenset; each must read back as the zone's name or the set, never be refused."""
+    assert loads_plain(b"cpytz\ntimezone\n(S'Europe/London'\ntR.") == "Europe/London"
+    assert loads_plain(b"cpytz\n_UTC\n(tR.") == "UTC"
+    assert loads_plain(b"c__builtin__\nset\n((lp0\nI1\naI2\natR.") == {1, 2}
+    assert loads_plain(b"c__builtin__\nfrozenset\n((lp0\nI3\natR.") == frozenset({3})
+    for proto in (2, 3):  # Python 3 names them builtins.set / builtins.frozenset from protocol 3
+        assert loads_plain(pickle.dumps([{5}, frozenset({4})], protocol=proto)) == [{5}, frozenset({4})]
+    assert b"cbuiltins\nfrozenset" in pickle.dumps(frozenset({4}), protocol=3)
+    with pytest.raises(RefusedPickle, match="not text"):
+        loads_plain(b"cpytz\ntimezone\n(I5\ntR.")
+
+
 class _RunsCode:
     def __init__(self, marker: Path):
         self.marker = marker
@@ -256,3 +270,34 @@ def test_data_train_and_evaluate_run_on_the_fixture(tmp_path):
     r = CliRunner().invoke(main, ["evaluate", "-c", str(ck), "--json"])
     assert r.exit_code == 0, r.output
     assert '"samples"' in r.output and "kettle" in r.output
+
+
+def test_read_attr_native_values_broken_pickles_and_persistent_ids(tmp_path):
+    """Native attributes come back as they are (bytes decoded as UTF-8, bad bytes replaced), a pickle-looking
+    attribute that does not unpickle is a one-line error, and a persistent id is refused, not read as None."""
+    import tables
+
+    path = tmp_path / "attrs.h5"
+    with tables.open_file(str(path), "w") as f:
+        a = f.root._v_attrs
+        a.text, a.n, a.raw, a.bad, a.broken = (
+            "plain text.",
+            7,
+            np.bytes_(b"UK-DALE"),
+            np.bytes_(b"\xffx"),
+            np.bytes_(b"no."),
+        )
+    with nilmtk_store.open_store(path) as f:
+        assert nilmtk_store.read_attr(path, f.root, "text") == "plain text."
+        assert nilmtk_store.read_attr(path, f.root, "n") == 7
+        assert nilmtk_store.read_attr(path, f.root, "raw") == "UK-DALE"
+        assert nilmtk_store.read_attr(path, f.root, "bad") == "\ufffdx"
+        assert nilmtk_store.read_attr(path, f.root, "absent", default=3) == 3
+        with pytest.raises(UserError, match="unreadable 'broken' attribute"):
+            nilmtk_store.read_attr(path, f.root, "broken")
+    assert str(path) not in tables.file._open_files.filenames  # closed again
+    with pytest.raises(RefusedPickle, match="persistent id"):
+        loads_plain(b"Pabc\n.")
+    with pytest.raises(UserError, match="not a file"):
+        with nilmtk_store.open_store(tmp_path):
+            pass

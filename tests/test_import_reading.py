@@ -138,3 +138,35 @@ def test_file_identity_is_name_and_sha256(tmp_path):
     ident = file_identity(path)
     assert ident == {"name": "last.ckpt", "sha256": hashlib.sha256(b"abc").hexdigest(), "bytes": 3}
     assert ident["sha256"] == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"  # FIPS 180-2 "abc"
+
+
+@pytest.mark.parametrize(
+    "dtype",
+    [np.float16, np.float32, np.float64, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32]
+    + [np.uint64, np.bool_, np.longlong, np.ulonglong],
+)
+def test_every_numeric_numpy_dtype_of_a_log_is_read(tmp_path, dtype):
+    """A log's metrics may be arrays and scalars of any numeric dtype: each reads back, weights-only."""
+    path = write_torch(tmp_path / "log.pt", {"a": np.arange(3).astype(dtype), "s": np.arange(2).astype(dtype)[1]})
+    got = read_torch_file(path)
+    assert got["a"].dtype == np.dtype(dtype) and got["a"].tolist() == np.arange(3).astype(dtype).tolist()
+    assert got["s"] == np.arange(2).astype(dtype)[1]
+
+
+def test_an_object_array_is_refused(tmp_path):
+    path = write_torch(tmp_path / "log.pt", {"a": np.array([{"x": 1}], dtype=object)})
+    with pytest.raises(UserError, match="refused to read it"):
+        read_torch_file(path)
+
+
+def test_a_plain_pickle_of_a_newer_protocol_is_refused_without_torchs_warning(tmp_path):
+    import warnings
+
+    marker = tmp_path / "MARKER"
+    path = tmp_path / "last.ckpt"
+    path.write_bytes(pickle.dumps({"state_dict": {}, "epoch": _Touch(marker)}, protocol=4))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(UserError, match="last.ckpt"):
+            read_torch_file(path)
+    assert not [w for w in caught if "pickle protocol" in str(w.message)] and not marker.exists()
