@@ -111,7 +111,11 @@ MODULES = {
         None,
         ["tests/test_data_nilmtk.py", *NILMTK_SLOW],
     ),
-    "pickle_store": (["nilmbuild/pickle_store.py"], None, ["tests/test_security_loaders.py"]),
+    "pickle_store": (
+        ["nilmbuild/pickle_store.py"],
+        None,
+        ["tests/test_pickle_store.py", "tests/test_security_loaders.py"],
+    ),
 }
 
 COMPARE_SWAP = {

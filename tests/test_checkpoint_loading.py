@@ -106,3 +106,61 @@ def test_a_plain_pickle_is_refused_without_running(tmp_path):
     with pytest.raises(UserError, match="corrupt or truncated"):
         load_checkpoint(path)
     assert not marker.exists()
+
+
+def test_an_unknown_architecture_is_refused_even_with_a_valid_upstream_config(tmp_path):
+    from pathlib import Path
+
+    from nilmbuild.importer.run import import_upstream
+
+    fx = Path(__file__).resolve().parent / "fixtures" / "upstream" / "nilmformer_small"
+    out = tmp_path / "imported.pt"
+    import_upstream(fx / "NILMFormer_0.pt", fx / "config.json", None, out)
+    assert load_checkpoint(out).architecture == "nilmformer"
+    payload = torch.load(out, weights_only=True)
+    payload["architecture"] = "toaster"
+    torch.save(payload, out)
+    with pytest.raises(UserError, match="do not match its config"):
+        load_checkpoint(out)
+
+
+def test_a_failed_write_raises_and_leaves_the_old_file_and_no_temp_file(tmp_path):
+    from nilmbuild.model.checkpoint import atomic_write_bytes
+
+    path = tmp_path / "m.pt"
+    path.write_bytes(b"old")
+
+    def fail(f):
+        f.write(b"half")
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        atomic_write_bytes(path, fail)
+    assert path.read_bytes() == b"old" and [p.name for p in tmp_path.iterdir()] == ["m.pt"]
+
+
+def test_update_extras_own_read_is_weights_only_too(tmp_path, monkeypatch):
+    """update_extra checks the file with load_checkpoint, then reads it again to rewrite it. A file swapped in
+    between (simulated: the check passes) must still not run code on that second read."""
+    import nilmbuild.model.checkpoint as ck
+
+    marker = tmp_path / "ran"
+    path = tmp_path / "evil.pt"
+    torch.save({"format": "nilmbuild-checkpoint", "format_version": 1, "extra": _Payload(marker)}, path)
+    monkeypatch.setattr(ck, "load_checkpoint", lambda p: None)
+    with pytest.raises(pickle.UnpicklingError):
+        ck.update_extra(path, "k", 1)
+    assert not marker.exists()
+
+
+def test_a_file_without_architecture_is_a_spec_model_and_missing_weights_are_refused(saved, tmp_path):
+    path, model, _ = saved
+    payload = torch.load(path, weights_only=True)
+    del payload["architecture"]  # files written before upstream models existed
+    torch.save(payload, tmp_path / "old.pt")
+    assert load_checkpoint(tmp_path / "old.pt").architecture == "spec"
+    first = next(iter(payload["state_dict"]))
+    del payload["state_dict"][first]
+    torch.save(payload, tmp_path / "short.pt")
+    with pytest.raises(UserError, match="do not match its config"):
+        load_checkpoint(tmp_path / "short.pt")

@@ -64,6 +64,7 @@ def test_original_log_with_numpy_values_read_weights_only(tmp_path):
     )
     assert sorted(up.state_dict) == sorted(w)  # DataParallel's `module.` gone
     assert up.meta["value_best_loss"] == 0.21 and up.meta["epoch_best_loss"] == 1
+    assert (CONDINILM, NILMFORMER) == ("condinilm-lightning", "nilmformer-log")  # the names provenance records
 
 
 def test_log_saved_before_training_ended_uses_model_state_dict(tmp_path):
@@ -170,3 +171,16 @@ def test_a_plain_pickle_of_a_newer_protocol_is_refused_without_torchs_warning(tm
         with pytest.raises(UserError, match="last.ckpt"):
             read_torch_file(path)
     assert not [w for w in caught if "pickle protocol" in str(w.message)] and not marker.exists()
+
+
+def test_bookkeeping_values_become_plain_numbers():
+    """numpy and one-element tensor scalars in the log become int/float in the provenance (never their repr)."""
+    payload = {
+        "best_model_state_dict": {"w": torch.zeros(1)},
+        "epoch_best_loss": np.int64(3),
+        "value_best_loss": torch.tensor(0.5),
+        "training_time": np.float32(25.5),
+    }
+    meta = detect(payload, "NILMFormer_0.pt").meta
+    assert meta == {"epoch_best_loss": 3, "value_best_loss": 0.5, "training_time": 25.5}
+    assert type(meta["epoch_best_loss"]) is int and type(meta["value_best_loss"]) is float

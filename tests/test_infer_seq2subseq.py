@@ -81,3 +81,67 @@ def test_pad_edge_and_time_features():
     ext = ts[0] + np.arange(-3, 14) * np.timedelta64(60, "s")
     np.testing.assert_allclose(q[1:], exogenous(ext), atol=1e-6)
     np.testing.assert_array_equal(q[0], p[0])
+
+
+def test_a_model_left_in_train_mode_still_predicts_in_eval_mode(model):
+    """Dropout (0.2) is on in train mode: seq2subseq must switch it off, or every prediction changes."""
+    x = np.random.default_rng(5).normal(size=(7, 100)).astype(np.float32)
+    ref = loop_reference(model, x)  # the fixture's model is in eval mode
+    model.train()
+    try:
+        res = seq2subseq(model, x, batch_size=2)
+    finally:
+        model.eval()
+    np.testing.assert_allclose(res.power, ref["power"], atol=1e-6, rtol=0)
+
+
+def test_default_geometry_by_hand_and_bad_arguments():
+    g = geometry(1000)  # W = 480: centre 240, margin 120, ceil(1000 / 240) = 5 windows
+    assert (g.window, g.centre, g.margin, g.n_windows, g.pad_left, g.pad_right) == (480, 240, 120, 5, 120, 320)
+    for w in (0, 2, 6, 482):
+        with pytest.raises(ValueError, match="multiple of 4"):
+            geometry(10, w)
+    with pytest.raises(ValueError, match="at least one sample"):
+        geometry(0, 48)
+
+
+def test_a_series_without_a_channel_axis_is_a_value_error(model):
+    with pytest.raises(ValueError, match=r"\(channels, T\)"):
+        seq2subseq(model, np.zeros(100, np.float32))
+
+
+def test_the_smallest_window_and_an_inferred_time_step():
+    g = geometry(5, 4)  # W = 4: centre 2, margin 1, 3 windows
+    assert (g.centre, g.margin, g.n_windows, g.pad_right) == (2, 1, 3, 2)
+    ts = np.datetime64("2024-03-01T23:50", "s") + np.arange(10) * np.timedelta64(60, "s")
+    x = np.concatenate([np.arange(10, dtype=np.float32)[None], exogenous(ts)])
+    q = pad_series(x, 3, 4, timestamps=ts)  # the step comes from the timestamps: 60 s
+    ext = ts[0] + np.arange(-3, 14) * np.timedelta64(60, "s")
+    np.testing.assert_allclose(q[1:], exogenous(ext), atol=1e-6)
+
+
+class _UpstreamStub(torch.nn.Module):
+    """What seq2subseq reads of an upstream model (model/upstream): `cfg.arch`, and an output with `power`,
+    `power_ungated` and `gate` None (the original NILMFormer has no gate). Power = 2 x the input's power channel,
+    ungated power = 3 x."""
+
+    def __init__(self):
+        super().__init__()
+        from types import SimpleNamespace
+
+        self.cfg = SimpleNamespace(arch="nilmformer", window=8, exo_variables=None)
+
+    def forward(self, xb):
+        from types import SimpleNamespace
+
+        p = xb[:, :1]
+        return SimpleNamespace(power=2 * p, power_ungated=3 * p, gate=None)
+
+
+def test_an_upstream_model_without_a_gate_gets_gate_one():
+    x = np.zeros((7, 20), np.float32)
+    x[0] = np.arange(20)
+    res = seq2subseq(_UpstreamStub(), x)
+    np.testing.assert_allclose(res.power, 2 * x[:1])
+    np.testing.assert_allclose(res.power_raw, 3 * x[:1])
+    np.testing.assert_allclose(res.gate, np.ones((1, 20)))
