@@ -184,3 +184,10 @@ def test_bookkeeping_values_become_plain_numbers():
     meta = detect(payload, "NILMFormer_0.pt").meta
     assert meta == {"epoch_best_loss": 3, "value_best_loss": 0.5, "training_time": 25.5}
     assert type(meta["epoch_best_loss"]) is int and type(meta["value_best_loss"]) is float
+
+
+def test_other_bookkeeping_values_are_kept_as_short_text():
+    payload = {"state_dict": {"model.w": torch.zeros(1)}, "epoch": None, "global_step": list(range(100))}
+    meta = detect(payload, "last.ckpt").meta
+    assert meta["epoch"] is None
+    assert meta["global_step"] == str(list(range(100)))[:200] and len(meta["global_step"]) == 200

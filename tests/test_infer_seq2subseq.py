@@ -145,3 +145,41 @@ def test_an_upstream_model_without_a_gate_gets_gate_one():
     np.testing.assert_allclose(res.power, 2 * x[:1])
     np.testing.assert_allclose(res.power_raw, 3 * x[:1])
     np.testing.assert_allclose(res.gate, np.ones((1, 20)))
+
+
+class _WindowMeanStub(_UpstreamStub):
+    """An upstream model with its own time features (hour only: 1 + 2 channels) whose power is the mean of its
+    window's first time channel: padding shows in every window that has some."""
+
+    def __init__(self):
+        super().__init__()
+        self.cfg.exo_variables = ["hour"]
+
+    def forward(self, xb):
+        from types import SimpleNamespace
+
+        p = xb[:, 1:2].mean(dim=2, keepdim=True).expand(-1, 1, xb.shape[2])
+        return SimpleNamespace(power=p, power_ungated=p, gate=None)
+
+
+def test_an_upstream_models_padding_gets_its_own_time_features():
+    from nilmbuild.model.upstream.inputs import time_features
+
+    T, W, C = 10, 8, 4
+    ts = np.datetime64("2024-01-01T00:00", "s") + np.arange(T) * np.timedelta64(3600, "s")
+    x = np.concatenate([np.zeros((1, T), np.float32), time_features(ts, ["hour"])])
+    res = seq2subseq(_WindowMeanStub(), x, timestamps=ts)
+    ext = ts[0] + np.arange(-2, T + 4) * np.timedelta64(3600, "s")  # M = 2 before, n C + M - T = 4 after
+    hour_sin = time_features(ext, ["hour"])[0]
+    want = [hour_sin[(t // C) * C : (t // C) * C + W].mean() for t in range(T)]
+    np.testing.assert_allclose(res.power[0], want, atol=1e-6)
+
+
+def test_batch_size_zero_means_one_and_a_one_sample_series_with_timestamps(model):
+    x = np.random.default_rng(9).normal(size=(7, 100)).astype(np.float32)
+    np.testing.assert_array_equal(seq2subseq(model, x, batch_size=0).power, seq2subseq(model, x, batch_size=1).power)
+    ts = np.array(["2024-03-01T23:59"], dtype="datetime64[s]")
+    x1 = np.concatenate([np.ones((1, 1), np.float32), exogenous(ts)])
+    q = pad_series(x1, 2, 3, timestamps=ts)  # one stamp: no step to read, 60 s is assumed
+    ext = ts[0] + np.arange(-2, 4) * np.timedelta64(60, "s")
+    np.testing.assert_allclose(q[1:], exogenous(ext), atol=1e-6)

@@ -39,3 +39,14 @@ def test_clear_removes_only_its_own_files(tmp_path):
     assert pickle_store.clear(folder) == 2
     assert sorted(p.name for p in folder.iterdir()) == ["link.pkl", "notes.txt"]
     assert (tmp_path / "elsewhere.pkl").read_bytes() == b"not ours"
+
+
+def test_a_failed_save_leaves_no_temporary_file(tmp_path):
+    import pickle
+
+    import pytest
+
+    pickle_store.save(tmp_path, "ok", 1)
+    with pytest.raises((pickle.PicklingError, AttributeError, TypeError)):
+        pickle_store.save(tmp_path, "bad", lambda: 0)  # a lambda cannot be pickled
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ok.pkl"]

@@ -29,12 +29,12 @@ def test_the_imported_affine_scaler():
         s.fit(np.ones(3))
 
 
-#: per kind: a training series whose divisor (max, std, range, mean) is exactly 1e-6 W, and one where it is 3e-6 W
+#: per kind: a training series whose divisor (max, std, range, mean) is exactly 1e-6 W, and one where it is 1.5e-6 W
 EDGE = {
-    "max": (np.full(4, 1e-6), np.full(4, 3e-6)),
-    "mean": (np.full(4, 1e-6), np.full(4, 3e-6)),
-    "minmax": (np.array([0.0, 1e-6]), np.array([0.0, 3e-6])),
-    "standard": (None, np.array([0.0, 6e-6] * 2)),  # a std of exactly 1e-6 W is not representable
+    "max": (np.full(4, 1e-6), np.full(4, 1.5e-6)),
+    "mean": (np.full(4, 1e-6), np.full(4, 1.5e-6)),
+    "minmax": (np.array([0.0, 1e-6]), np.array([0.0, 1.5e-6])),
+    "standard": (None, np.array([0.0, 3e-6] * 2)),  # a std of exactly 1e-6 W is not representable
 }
 
 
@@ -45,7 +45,7 @@ def test_a_constant_training_series_scales_by_one(kind):
     flat, ok = EDGE[kind]
     if flat is not None:
         assert SCALERS[kind]().fit(flat).affine()[0] == 1.0  # exactly 1e-6 is still "constant"
-    assert SCALERS[kind]().fit(ok).affine()[0] == pytest.approx(3e-6, rel=1e-9)
+    assert SCALERS[kind]().fit(ok).affine()[0] == pytest.approx(1.5e-6, rel=1e-9)
 
 
 def test_nan_in_the_training_values_is_ignored():
