@@ -296,6 +296,9 @@ def test_read_attr_native_values_broken_pickles_and_persistent_ids(tmp_path):
         with pytest.raises(UserError, match="unreadable 'broken' attribute"):
             nilmtk_store.read_attr(path, f.root, "broken")
     assert str(path) not in tables.file._open_files.filenames  # closed again
+    with pytest.raises(UserError, match="could not read the store"):  # an error while reading, one line
+        with nilmtk_store.open_store(path) as f:
+            f.get_node("/building9/elec/meter1/table")
     with pytest.raises(RefusedPickle, match="persistent id"):
         loads_plain(b"Pabc\n.")
     with pytest.raises(UserError, match="not a file"):
