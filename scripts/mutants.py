@@ -68,7 +68,7 @@ MODULES = {
             "scaler_affines",
             "make_scaler",
             "scaler_from_dict",
-            "_scalers",
+            "fit_scalers",
         },
         ["tests/test_reference_values.py", "tests/test_scalers.py", "tests/test_data_preprocess.py"],
     ),
@@ -83,17 +83,22 @@ MODULES = {
         None,
         ["tests/test_import_reading.py", "tests/test_import_fixtures.py", "tests/test_import_cli.py"],
     ),
-    # the upstream scaler's fields, the config, the checks before writing, provenance
+    # the upstream scaler's fields (given or refitted from UK-DALE), the config, the checks before writing, provenance
     "importer-config": (
         [
             "nilmbuild/importer/scaler_fields.py",
             "nilmbuild/importer/upstream_config.py",
             "nilmbuild/importer/run.py",
             "nilmbuild/importer/provenance.py",
+            "nilmbuild/importer/scaler_refit.py",
+            "nilmbuild/importer/refit_block.py",
+            "nilmbuild/importer/ukdale_house.py",
         ],
         None,
         [
+            "tests/test_import_scaling.py",
             "tests/test_import_config.py",
+            "tests/test_import_refit.py",
             "tests/test_import_provenance.py",
             "tests/test_import_fixtures.py",
             "tests/test_import_cli.py",
