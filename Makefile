@@ -25,7 +25,7 @@ help:
 	@echo "make bench   speed and size benchmarks (table + bench/results.json)"
 	@echo "make serve   preview site/ on http://127.0.0.1:8000"
 	@echo "make goldens re-record the screenshot goldens after an intended visual change"
-	@echo "make mutate  deliberate mutants of the numeric modules and file loaders (scripts/mutants.py); ~2 h, not part of make test"
+	@echo "make mutate  deliberate mutants of the numeric modules and file loaders (scripts/mutants.py); ~3 h, not part of make test"
 	@echo "make mutmut  mutmut over whole files; hours"
 
 site-deps: python-deps js-deps
@@ -89,8 +89,8 @@ goldens: setup
 # constants, min/max swaps, removed statements and raises) one at a time to each module in MUTANTS and runs only
 # that module's tests with -x, in a child forked from a parent that imported torch once, against a scratch copy
 # in /tmp (the checkout is never touched). Ten modules (metrics, postprocess, seq2subseq, scalers, checkpoint,
-# importer, importer-config, nilmtk-safety, nilmtk, pickle_store: ~1200 mutants without the `= None` ones) take about
-# 2 h on 2 shared cores under load (the seven run on 2026-11-27, 581 mutants, took 65 min); narrow it, e.g.
+# importer, importer-config, nilmtk-safety, nilmtk, pickle_store: ~1550 mutants without the `= None` ones) take about
+# 3 h on 2 shared cores under load (the seven run on 2026-11-27, 581 mutants, took 65 min); narrow it, e.g.
 # make mutate MUTANTS="postprocess scalers". Survivors are listed at the end and in /tmp/nilmbuild-mutants/NAME.json.
 # make mutmut: mutmut over whole files (MUTATE_PATHS, in place, restored afterwards: do not edit those files
 # meanwhile) with every test file in MUTATE_TESTS per mutant: hours on 2 cores. Neither mutates JS
