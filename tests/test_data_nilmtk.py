@@ -304,3 +304,44 @@ def test_read_attr_native_values_broken_pickles_and_persistent_ids(tmp_path):
     with pytest.raises(UserError, match="not a file"):
         with nilmtk_store.open_store(tmp_path):
             pass
+
+
+def test_a_device_on_two_meters_is_summed_and_gaps_stay_gaps(tmp_path):
+    """Mains: rows 4 and 5 missing (those bins are left out); kettle = meter 2 (100 W) + meter 3 (20 W), which also
+    misses row 7: that bin's kettle is missing (NaN), the rest 120 W, and the device is kept."""
+    t = T0 + 6 * np.arange(10)
+    mains_rows, m3_rows = np.r_[0:4, 6:10], np.r_[0:4, 6, 8, 9]
+    meters = {
+        1: (t[mains_rows], {ACTIVE: np.full(8, 500.0)}),
+        2: (t, {ACTIVE: np.full(10, 100.0)}),
+        3: (t[m3_rows], {ACTIVE: np.full(7, 20.0)}),
+    }
+    meta = building_meta(1, [1], [("kettle", [2, 3])])
+    hh = load(write_store(tmp_path / "sum.h5", {1: {"metadata": meta, "meters": meters}}))
+    assert len(hh) == 8 and hh.aggregate.tolist() == [500.0] * 8
+    kettle = hh.appliances["kettle"]
+    assert np.isnan(kettle[5]) and np.delete(kettle, 5).tolist() == [120.0] * 7
+
+
+def test_nilmtk_notes_by_hand():
+    from nilmbuild.data.nilmtk_source import nilmtk_notes
+
+    meta = {
+        "building": "building 1",
+        "site_meters": {1: "active", 2: "apparent"},
+        "periods_s": {1: 1, 3: 6},
+        "channels": {"kettle": ["meter 3"]},
+        "declared_periods_s": {3: 2},
+        "unknown_appliances": ["laptop computer"],
+    }
+    assert nilmtk_notes(meta) == [
+        "store         building 1; aggregate = meter 1 active power, meter 2 apparent power"
+        " (no active power values in this span)",
+        "periods       from the index: meter 1 1 s, meter 3 6 s",
+        "appliances    kettle = meter 3",
+        "              metadata declares meter 3 2 s (ignored: the index wins)",
+        "ignored       appliances no device maps to: laptop computer",
+    ]
+    quiet = {**meta, "site_meters": {1: "active"}, "declared_periods_s": {}, "unknown_appliances": []}
+    assert nilmtk_notes(quiet)[0] == "store         building 1; aggregate = meter 1 active power"
+    assert len(nilmtk_notes(quiet)) == 3
