@@ -345,3 +345,19 @@ def test_nilmtk_notes_by_hand():
     quiet = {**meta, "site_meters": {1: "active"}, "declared_periods_s": {}, "unknown_appliances": []}
     assert nilmtk_notes(quiet)[0] == "store         building 1; aggregate = meter 1 active power"
     assert len(nilmtk_notes(quiet)) == 3
+
+
+def test_bins_that_span_chunks_and_a_chunk_of_nan_keep_their_means(tmp_path, monkeypatch):
+    """Mains at 1 s (value = its second, rows 14..20 NaN), a kettle at 6 s: the grid is 6 s, each bin the mean of its
+    finite 1 s samples. With 7-row chunks most bins span two chunks, and rows 14..20 are one whole chunk of NaN."""
+    t = T0 + np.arange(48)
+    v = np.arange(48.0)
+    v[14:21] = np.nan
+    meters = {1: (t, {ACTIVE: v}), 2: (T0 + 6 * np.arange(8), {ACTIVE: np.full(8, 5.0)})}
+    path = write_store(
+        tmp_path / "chunks.h5", {1: {"metadata": building_meta(1, [1], [("kettle", [2])]), "meters": meters}}
+    )
+    monkeypatch.setattr(nilmtk_store, "CHUNK_ROWS", 7)
+    hh = load(path)
+    want = [np.nanmean(v[6 * b : 6 * b + 6]) for b in range(8)]  # bin 2 = rows 12, 13 only; bin 3 = 21..23
+    np.testing.assert_allclose(hh.aggregate, want)
