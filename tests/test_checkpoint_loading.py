@@ -14,16 +14,9 @@ from nilmbuild import __version__
 from nilmbuild.errors import UserError
 from nilmbuild.model import NILMFormer, NILMFormerConfig
 from nilmbuild.model.checkpoint import load_checkpoint, save_checkpoint, update_extra
+from tests.hostile import ExecsCode
 
 SMALL = {"d_model": 16, "n_head": 2, "head_dim": 8, "window": 48, "n_encoder_layers": 1}
-
-
-class _Payload:
-    def __init__(self, marker):
-        self.marker = str(marker)
-
-    def __reduce__(self):
-        return exec, (f"open({self.marker!r}, 'w').close()",)
 
 
 @pytest.fixture
@@ -72,7 +65,7 @@ def test_update_extra_keeps_the_weights_and_the_other_entries(saved):
 def test_update_extra_never_unpickles_a_file_freely(tmp_path):
     marker = tmp_path / "ran"
     path = tmp_path / "evil.pt"
-    torch.save({"format": "nilmbuild-checkpoint", "format_version": 1, "extra": _Payload(marker)}, path)
+    torch.save({"format": "nilmbuild-checkpoint", "format_version": 1, "extra": ExecsCode(marker)}, path)
     with pytest.raises(UserError):
         update_extra(path, "k", 1)
     assert not marker.exists()
@@ -102,7 +95,7 @@ def test_refusals_are_one_line(tmp_path, payload, match):
 def test_a_plain_pickle_is_refused_without_running(tmp_path):
     marker = tmp_path / "ran"
     path = tmp_path / "plain.pt"
-    path.write_bytes(pickle.dumps({"format": "nilmbuild-checkpoint", "x": _Payload(marker)}))
+    path.write_bytes(pickle.dumps({"format": "nilmbuild-checkpoint", "x": ExecsCode(marker)}))
     with pytest.raises(UserError, match="corrupt or truncated"):
         load_checkpoint(path)
     assert not marker.exists()
@@ -146,7 +139,7 @@ def test_update_extras_own_read_is_weights_only_too(tmp_path, monkeypatch):
 
     marker = tmp_path / "ran"
     path = tmp_path / "evil.pt"
-    torch.save({"format": "nilmbuild-checkpoint", "format_version": 1, "extra": _Payload(marker)}, path)
+    torch.save({"format": "nilmbuild-checkpoint", "format_version": 1, "extra": ExecsCode(marker)}, path)
     monkeypatch.setattr(ck, "load_checkpoint", lambda p: None)
     with pytest.raises(pickle.UnpicklingError):
         ck.update_extra(path, "k", 1)

@@ -7,7 +7,6 @@ and is checked against the same days read from the CSV source.
 
 from __future__ import annotations
 
-import os
 import pickle
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from nilmbuild.cli import main
 from nilmbuild.data import load_source, nilmtk_store
 from nilmbuild.data.safe_pickle import RefusedPickle, TimezoneName, loads_plain
 from nilmbuild.errors import DataWarning, UserError
+from tests.hostile import RunsCode
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "nilmtk" / "ukdale_house2_7d.h5"
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"  # = conftest.SHARED_DATA
@@ -58,18 +58,10 @@ def test_every_allowed_name_stands_for_its_value():
         loads_plain(b"cpytz\ntimezone\n(I5\ntR.")
 
 
-class _RunsCode:
-    def __init__(self, marker: Path):
-        self.marker = marker
-
-    def __reduce__(self):
-        return (os.system, (f"touch {self.marker}",))
-
-
 def test_a_pickle_that_would_run_code_is_refused(tmp_path):
     marker = tmp_path / "ran"
     with pytest.raises(RefusedPickle, match="system"):
-        loads_plain(pickle.dumps({"ok": [_RunsCode(marker)]}))
+        loads_plain(pickle.dumps({"ok": [RunsCode(marker)]}))
     with pytest.raises(RefusedPickle):
         loads_plain(b"cbuiltins\neval\n(S'1'\ntR.")
     assert not marker.exists()
@@ -194,7 +186,7 @@ def test_a_planted_pickle_is_refused_and_never_runs(tmp_path, where):
     with tables.open_file(str(path), "a") as f:
         node = {"root": f.root, "building": f.root.building1, "kind": f.root.building1.elec.meter1.table}[where]
         name = "values_block_0_kind" if where == "kind" else "metadata"
-        node._v_attrs[name] = [_RunsCode(marker)]  # PyTables pickles it
+        node._v_attrs[name] = [RunsCode(marker)]  # PyTables pickles it
     assert not marker.exists()
     r = CliRunner().invoke(main, ["data", "-s", f"nilmtk:{path}"])
     assert r.exit_code == 2 and "not plain data (refused to load posix.system)" in r.output

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
 import torch
 from click.testing import CliRunner
 
 from nilmbuild.cli import main
+from tests.hostile import RunsCode
 from tests.upstream_files import (
     condinilm_config,
     lightning_checkpoint,
@@ -19,14 +18,6 @@ from tests.upstream_files import (
     write_json,
     write_torch,
 )
-
-
-class _Touch:
-    def __init__(self, marker):
-        self.marker = str(marker)
-
-    def __reduce__(self):
-        return (os.system, (f"touch {self.marker}",))
 
 
 def _run(tmp_path, ckpt, config, scaler=None, out="out.pt"):
@@ -57,7 +48,7 @@ def _one_line_error(tmp_path, result, match: str):
 def test_malicious_checkpoint(tmp_path):
     marker = tmp_path / "MARKER"
     bad = lightning_checkpoint(placeholder_weights())
-    bad["loops"] = _Touch(marker)
+    bad["loops"] = RunsCode(marker)
     _one_line_error(tmp_path, _run(tmp_path, *_files(tmp_path, ckpt=bad)), "refused to read it")
     assert not marker.exists()
 

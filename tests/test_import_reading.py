@@ -5,7 +5,6 @@ layout is recognised with its prefixes stripped."""
 from __future__ import annotations
 
 import hashlib
-import os
 import pickle
 
 import numpy as np
@@ -15,6 +14,7 @@ import torch
 from nilmbuild.errors import UserError
 from nilmbuild.importer.detect import CONDINILM, NILMFORMER, detect
 from nilmbuild.importer.reading import file_identity, read_torch_file
+from tests.hostile import RunsCode
 from tests.upstream_files import (
     as_saved_on_gpu,
     lightning_checkpoint,
@@ -23,16 +23,6 @@ from tests.upstream_files import (
     rewrite_pickle,
     write_torch,
 )
-
-
-class _Touch:
-    """Unpickling this object would create a marker file (what a malicious checkpoint does to run code)."""
-
-    def __init__(self, marker):
-        self.marker = str(marker)
-
-    def __reduce__(self):
-        return (os.system, (f"touch {self.marker}",))
 
 
 def test_lightning_checkpoint_detected_with_prefixes_stripped(tmp_path):
@@ -94,7 +84,7 @@ def test_gpu_tensors_map_to_cpu(tmp_path):
 def test_malicious_pickle_refused_before_it_runs(tmp_path, how):
     marker = tmp_path / "MARKER"
     path = tmp_path / "last.ckpt"
-    payload = {"state_dict": {"model.x": torch.zeros(1)}, "epoch": _Touch(marker)}
+    payload = {"state_dict": {"model.x": torch.zeros(1)}, "epoch": RunsCode(marker)}
     if how == "torch.save":
         torch.save(payload, path)
     else:
@@ -103,7 +93,7 @@ def test_malicious_pickle_refused_before_it_runs(tmp_path, how):
         read_torch_file(path)
     assert "\n" not in str(e.value)
     assert not marker.exists()
-    pickle.loads(pickle.dumps(_Touch(tmp_path / "CONTROL")))  # the same object, freely unpickled, does run
+    pickle.loads(pickle.dumps(RunsCode(tmp_path / "CONTROL")))  # the same object, freely unpickled, does run
     assert (tmp_path / "CONTROL").exists()
 
 
@@ -165,7 +155,7 @@ def test_a_plain_pickle_of_a_newer_protocol_is_refused_without_torchs_warning(tm
 
     marker = tmp_path / "MARKER"
     path = tmp_path / "last.ckpt"
-    path.write_bytes(pickle.dumps({"state_dict": {}, "epoch": _Touch(marker)}, protocol=4))
+    path.write_bytes(pickle.dumps({"state_dict": {}, "epoch": RunsCode(marker)}, protocol=4))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with pytest.raises(UserError, match="last.ckpt"):

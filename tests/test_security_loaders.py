@@ -17,16 +17,7 @@ from click.testing import CliRunner
 
 from nilmbuild.cli import main
 from nilmbuild.errors import UserError
-
-
-class Payload:
-    """Unpickled freely, this calls exec(...), which creates `marker`."""
-
-    def __init__(self, marker):
-        self.marker = str(marker)
-
-    def __reduce__(self):
-        return exec, (f"open({self.marker!r}, 'w').close()",)
+from tests.hostile import ExecsCode
 
 
 @pytest.fixture
@@ -43,8 +34,8 @@ def one_line(err: BaseException | str) -> str:
 
 
 def evil_checkpoint(path, marker):
-    """A torch file shaped like a nilmbuild checkpoint whose pickle calls exec."""
-    payload = {"format": "nilmbuild-checkpoint", "format_version": 1, "config": Payload(marker), "state_dict": {}}
+    """A torch file shaped like a nilmbuild checkpoint whose pickle calls exec (tests.hostile.ExecsCode)."""
+    payload = {"format": "nilmbuild-checkpoint", "format_version": 1, "config": ExecsCode(marker), "state_dict": {}}
     torch.save(payload, path)
     return path
 
@@ -52,7 +43,7 @@ def evil_checkpoint(path, marker):
 def test_free_unpickling_would_run_the_payload(tmp_path):
     """The payload works: without the loaders' guards the marker appears (so the tests below can fail)."""
     m = tmp_path / "ran"
-    pickle.loads(pickle.dumps(Payload(m)))
+    pickle.loads(pickle.dumps(ExecsCode(m)))
     assert m.exists()
     m.unlink()
     torch.load(evil_checkpoint(tmp_path / "c.pt", m), weights_only=False)
@@ -81,7 +72,7 @@ def test_trajectory(tmp_path, marker):
     from nilmbuild.train.trajectory import load_trajectory
 
     path = tmp_path / "run.trajectory.pt"
-    torch.save({"format": "x", "states": [Payload(marker)]}, path)
+    torch.save({"format": "x", "states": [ExecsCode(marker)]}, path)
     with pytest.raises(UserError) as e:
         load_trajectory(path)
     assert "run.trajectory.pt" in one_line(e.value)
@@ -89,7 +80,7 @@ def test_trajectory(tmp_path, marker):
 
 @pytest.mark.parametrize("wrap", ["pickle", "zip"])
 def test_capture_blob_inspect(tmp_path, marker, wrap):
-    data = pickle.dumps(Payload(marker))
+    data = pickle.dumps(ExecsCode(marker))
     path = tmp_path / "cap.msgpack"
     if wrap == "zip":  # a torch-style zip with the pickle inside
         buf = io.BytesIO()
@@ -105,7 +96,7 @@ def test_prepared_data(tmp_path, marker):
     from nilmbuild.data.preprocess import Prepared
 
     path = tmp_path / "prep.npz"
-    np.savez(path, info_json=np.array([Payload(marker)], dtype=object))
+    np.savez(path, info_json=np.array([ExecsCode(marker)], dtype=object))
     with pytest.raises(UserError) as e:
         Prepared.from_npz(path)
     assert "prep.npz" in one_line(e.value)
@@ -114,7 +105,7 @@ def test_prepared_data(tmp_path, marker):
 def test_capture_cache_entry(tmp_path, marker, capsys):
     from nilmbuild.capture import cache
 
-    (tmp_path / "k.pkl").write_bytes(pickle.dumps(Payload(marker)))
+    (tmp_path / "k.pkl").write_bytes(pickle.dumps(ExecsCode(marker)))
     assert cache.load("k", tmp_path) is None
     assert "k.pkl" in one_line(capsys.readouterr().err)
 
@@ -124,7 +115,7 @@ def test_capture_cache_entry_hidden_in_a_record(tmp_path, marker, capsys):
     from nilmbuild.capture import cache
     from nilmbuild.capture.records import Capture
 
-    (tmp_path / "k.pkl").write_bytes(pickle.dumps(Capture(records={}, meta={"x": Payload(marker)})))
+    (tmp_path / "k.pkl").write_bytes(pickle.dumps(Capture(records={}, meta={"x": ExecsCode(marker)})))
     assert cache.load("k", tmp_path) is None
     assert "builtins.exec" in one_line(capsys.readouterr().err)
 
@@ -144,7 +135,9 @@ def test_capture_cache_reads_its_own_entries(tmp_path):
 def test_site_cache_entry(tmp_path, marker, capsys):
     from nilmbuild.site import site_cache
 
-    (tmp_path / "k.pkl").write_bytes(pickle.dumps({"files": {"a.html": b"x"}, "data": ["synthetic", Payload(marker)]}))
+    (tmp_path / "k.pkl").write_bytes(
+        pickle.dumps({"files": {"a.html": b"x"}, "data": ["synthetic", ExecsCode(marker)]})
+    )
     assert site_cache.load("k", tmp_path) is None
     assert "k.pkl" in one_line(capsys.readouterr().err)
     site_cache.save("k", {"a.html": b"<p>"}, "synthetic", tmp_path)
