@@ -67,3 +67,19 @@ def built_site(tmp_path_factory, site_context) -> Path:
     out = tmp_path_factory.mktemp("site")
     build_all(site_context, out, progress=False)
     return out
+
+
+@pytest.fixture
+def prepared_runs(monkeypatch):
+    """Every Prepared a training run loads, in order (trainer.load_prepared spied on)."""
+    from nilmbuild.train import trainer
+
+    seen = []
+    real = trainer.load_prepared
+
+    def spy(tc, window):
+        seen.append(real(tc, window))
+        return seen[-1]
+
+    monkeypatch.setattr(trainer, "load_prepared", spy)
+    return seen

@@ -21,7 +21,6 @@ from nilmbuild.data import load_source
 from nilmbuild.data.buildings import prepare_buildings
 from nilmbuild.data.preprocess import PrepConfig, prepare
 from nilmbuild.errors import DataWarning
-from nilmbuild.train import trainer
 from nilmbuild.train.trainer import TrainConfig, train
 from nilmbuild.train.windows import TrainSeries
 from tests.test_data_nilmtk import FIXTURE
@@ -134,19 +133,6 @@ def test_a_bad_building_list_names_the_buildings_the_store_has(store, tmp_path):
     assert r.exit_code == 2 and "synthetic has no buildings" in r.output, r.output
     r = CliRunner().invoke(main, [*args, "--building", "1,1"])
     assert r.exit_code == 2 and "names a building twice" in r.output, r.output
-
-
-@pytest.fixture
-def prepared_runs(monkeypatch):
-    seen = []
-    real = trainer.load_prepared
-
-    def spy(tc, window):
-        seen.append(real(tc, window))
-        return seen[-1]
-
-    monkeypatch.setattr(trainer, "load_prepared", spy)
-    return seen
 
 
 def test_a_model_over_three_buildings_records_them_and_runs_on_the_held_out_one(store, tmp_path, prepared_runs):

@@ -14,7 +14,7 @@ from nilmbuild.data import loaders
 from nilmbuild.errors import UserError
 from nilmbuild.model.checkpoint import load_checkpoint
 from nilmbuild.train.trainer import TrainConfig, resume_path, train
-from tests.test_train_resume_unit import TINY, _kw_csv, prepared_runs  # noqa: F401 (a fixture)
+from tests.test_train_resume_unit import TINY, _kw_csv
 
 START = "2024-03-01T06:00"
 
@@ -28,7 +28,7 @@ def _run(tmp_path, **kw):
     return out
 
 
-def test_resume_without_start_reads_the_recorded_span(tmp_path, prepared_runs):  # noqa: F811
+def test_resume_without_start_reads_the_recorded_span(tmp_path, prepared_runs):
     out = _run(tmp_path, span=(START, None))
     first = prepared_runs[0]
     assert str(first.train.timestamps[0]) == "2024-03-01T06:00:00"  # the CSV starts at midnight: --start applied

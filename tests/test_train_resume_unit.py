@@ -5,13 +5,11 @@ context variable that `train --resume` never saw, so kilowatts came back as watt
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from click.testing import CliRunner
 
 from nilmbuild.cli import main
 from nilmbuild.model.checkpoint import load_checkpoint
 from nilmbuild.pipeline import load_data_for
-from nilmbuild.train import trainer
 from nilmbuild.train.trainer import TrainConfig, resume_path, train
 
 TINY = {"d_model": 16, "n_head": 2, "head_dim": 8, "n_encoder_layers": 1, "window": 96, "film_hidden_dim": 8}
@@ -29,20 +27,6 @@ def _kw_csv(path):
     rows += [f"{str(ts).replace('T', ' ')},{a:g},{k:g},{f:g}" for ts, a, k, f in zip(t, agg, kettle, fridge)]
     path.write_text("\n".join(rows) + "\n")
     return agg
-
-
-@pytest.fixture
-def prepared_runs(monkeypatch):
-    """Every Prepared a training run loads, in order."""
-    seen = []
-    real = trainer.load_prepared
-
-    def spy(tc, window):
-        seen.append(real(tc, window))
-        return seen[-1]
-
-    monkeypatch.setattr(trainer, "load_prepared", spy)
-    return seen
 
 
 def test_resume_without_unit_reads_kilowatts_again(tmp_path, prepared_runs):
