@@ -187,35 +187,22 @@ def _prep_config(prep: dict, **override):
     return PrepConfig(**kw)
 
 
-def load_data_for(
-    loaded,
-    source: str | None = None,
-    house: int | None = None,
-    *,
-    days: int | None = None,
-    seed: int | None = None,
-    date_from: str | None = None,
-    date_to: str | None = None,
-    whole: bool = False,
-    unit: str | None = None,
-    span: tuple | None = None,
-):
+def load_data_for(loaded, source: str | None = None, house: int | None = None, *, whole: bool = False, **request):
     """Load and prepare the data a checkpoint is evaluated / run on -> Prepared.
 
-    source/house/unit/span default to the checkpoint's provenance; the split settings always come from it.
+    request: load_household_for's keywords (days, seed, date_from, date_to, unit, span); source/house/unit/span
+    default to the checkpoint's provenance; the split settings always come from it.
     whole=True puts the entire (date-filtered) series into the "train" split (for `disaggregate`).
     A checkpoint trained on several buildings, run on its own source without --building, gets them all again
     (`nilmbuild calibrate`, or `evaluate` over the test parts of all of them): _buildings_again.
     """
     s = data_settings(getattr(loaded, "provenance", {}))
     if house is None and (source is None or source == s["source"]) and _several(s["house"]):
-        if whole or date_from or date_to:
+        if whole or request.get("date_from") or request.get("date_to"):
             raise UserError(_pick_one(s))
-        return _buildings_again(loaded, s, unit=unit, span=span, days=days, seed=seed)
-    hh = load_household_for(
-        loaded, source, house, days=days, seed=seed, date_from=date_from, date_to=date_to, unit=unit, span=span
-    )
-    return prepare_for(loaded, hh, whole=whole)
+        again = {k: request.get(k) for k in ("unit", "span", "days", "seed")}
+        return _buildings_again(loaded, s, **again)
+    return prepare_for(loaded, load_household_for(loaded, source, house, **request), whole=whole)
 
 
 def _several(house) -> bool:
