@@ -1,5 +1,5 @@
 """One UK-DALE house on the grid CondiNILM's UKDALE_DataBuilder puts it on, re-implemented with nilmbuild's own
-readers of UK-DALE's raw files (nilmbuild.data.loaders.read_labels / read_channel).
+readers of UK-DALE's raw files (nilmbuild.data.raw_channels.read_labels / read_channel).
 
 What the builder computes (src/helpers/preprocessing.py, UKDALE_DataBuilder._get_dataframe), step by step:
 1. each channel on its own: the mean of its samples in each 10 s bin (6 s when the run's rate is 6 s), from its
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nilmbuild.data.loaders import read_channel, read_labels
+from nilmbuild.data.raw_channels import read_channel, read_labels
 from nilmbuild.errors import UserError
 
 from .refit_block import UKDALE_ALIASES, TrainingBlock
