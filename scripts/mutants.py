@@ -55,9 +55,9 @@ MODULES = {
     ),
     "seq2subseq": (["nilmbuild/infer/seq2subseq.py"], None, ["tests/test_infer_seq2subseq.py"]),
     "scalers": (
-        ["nilmbuild/data/preprocess.py"],
+        ["nilmbuild/data/scalers.py", "nilmbuild/data/preprocess.py"],
         {
-            "_Scaler",
+            "Scaler",
             "_safe",
             "MaxScaling",
             "StandardScaling",
