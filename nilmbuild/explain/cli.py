@@ -132,10 +132,11 @@ def _explain(loaded, source, house, unit, device, start, end, at, method, output
     interval = interval_for(loaded, t0, end, at)
     agg = load_window(loaded, source, t0, house, unit)
     e = explain_window(loaded, agg, t0, device, interval, method, output, settings, progress=True)
-    if interval.point and loaded.architecture == "spec":
-        from .attention import attention_rows, attention_vs_attribution
+    if interval.point:  # an upstream model's stats token is reported apart (attention.py)
+        from .attention import attention_rows, attention_vs_attribution, stats_index
 
-        e.attention = attention_vs_attribution(attention_rows(loaded, agg, t0, interval.lo), e.attribution)
+        rows = attention_rows(loaded, agg, t0, interval.lo)
+        e.attention = attention_vs_attribution(rows, e.attribution, stats_index(loaded))
     return e
 
 
