@@ -31,7 +31,8 @@ from .methods import METHODS, Settings
     type=click.Choice(["hard", "soft"]),
     default="hard",
     show_default=True,
-    help="Explained output: hard gate (the pages') or soft gate.",
+    help="Explained output: hard gate (the pages') or soft gate. An imported CondiNILM / NILMFormer checkpoint has "
+    "one output, its evaluation's: leave this out.",
 )
 @click.option(
     "--ig-steps",

@@ -92,7 +92,12 @@ function drawDeletion() {
 
 // ---- attention against attribution at a point-level target ----
 function statsIndex() { return P.tokens ? P.tokens.stats_index : undefined; }   // an upstream model's stats token
-function attention(q) { return attnCache[q] || (attnCache[q] = attentionRows(cap, P.names.weights, 0, q, statsIndex())); }
+function attention(q) {
+  if (attnCache[q]) return attnCache[q];
+  var layers = attentionRows(cap, P.names.weights, 0, q, statsIndex());
+  if (layers.length && layers[0].mean.length !== W.L) throw new Error("why: attention over " + layers[0].mean.length + " time steps, the attribution over " + W.L);
+  return (attnCache[q] = layers);
+}
 function statsNote(cmp) {   // what the comparison left out: the query's weight on the stats token, per layer
   if (!P.tokens) return "";
   var shares = cmp.map(function (c, l) { return "layer " + l + " " + fmt(100 * c.stats, 3) + " %"; }).join(", ");

@@ -24,7 +24,7 @@ def test_every_page_is_ready_without_console_errors(nb, page_at, upstream_site):
         nb.open_page(page_at, site, slug)  # page_at asserts no console errors and no requests at teardown
 
 
-@pytest.mark.parametrize("slug", ["attention", "forward", "film"])
+@pytest.mark.parametrize("slug", ["attention", "forward", "film", "why"])
 def test_new_pages_are_ready_without_error_on_a_phone(nb, page_at, upstream_site, slug):
     """The pages redraw on a width change and size their own canvases: at 390 px too, no error reaches the page."""
     site, _, _ = upstream_site

@@ -81,7 +81,7 @@ def _outputs(ctx, arch: str) -> str:
     return (
         "This is CondiNILM, and the explained output is the one its own evaluation computes: the power after its soft "
         f"gate, which the evaluation applies outside the model with each device's stored parameters ({gates}), "
-        "clamped at 0 W. That gate is smooth, so there is no hard or soft version to choose: ig and saliency take the "
+        "then clamped at 0 W. That gate is smooth, so there is no hard or soft version to choose: ig and saliency take the "
         "gradients of this output, and occlusion and every curve run it, the output the Disaggregation page draws."
     )
 
