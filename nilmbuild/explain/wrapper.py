@@ -35,7 +35,7 @@ import torch
 from torch import nn
 
 GATES = ("hard", "soft")
-#: What each output is, per architecture (`output_label`): the words the CLI's text and the Why page use.
+#: What each output is, per architecture (`output_label`): the words of `nilmbuild explain`'s text and figure.
 LABELS = {
     "spec": {"hard": "hard-gate output", "soft": "soft-gate output"},
     "condinilm": {"hard": "evaluation output (CondiNILM's external soft gate)"},
