@@ -195,3 +195,7 @@ def test_explain_cli_on_an_imported_checkpoint(imported):
     assert text.exit_code == 0 and "query's weight on the stats token" in text.output
     soft = CliRunner().invoke(main, [*args, "--output", "soft"])
     assert soft.exit_code != 0 and "has one output" in soft.output and "Traceback" not in soft.output
+    q = CliRunner().invoke(main, ["explain", "-c", str(path), "--quality", "-d", device, "-m", "saliency", "--json"])
+    assert q.exit_code == 0, q.output
+    (row,) = json.loads(q.stdout)["rows"]  # measured on the site's windows: one output, one gap
+    assert np.isfinite(row["completeness_hard"]) and row["completeness_soft"] is None
