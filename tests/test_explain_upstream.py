@@ -199,3 +199,15 @@ def test_explain_cli_on_an_imported_checkpoint(imported):
     assert q.exit_code == 0, q.output
     (row,) = json.loads(q.stdout)["rows"]  # measured on the site's windows: one output, one gap
     assert np.isfinite(row["completeness_hard"]) and row["completeness_soft"] is None
+
+
+def test_quality_text_has_one_gap_for_one_output():
+    from nilmbuild.explain.batch import COLUMNS
+    from nilmbuild.explain.report import quality_text
+
+    row = {"device": "kettle", "method": "ig", **{k: 0.5 for k, _ in COLUMNS}, "completeness_soft": float("nan")}
+    one = quality_text([row], ("hard",))
+    assert "gap_soft" not in one and "gap_hard: sum(attr) - (f(x) - f(baseline)), the model's one output, Wh" in one
+    assert one.splitlines()[1].split()[-2:] == ["0.5", "0.5"]  # gap_hard, then seconds: no column for soft
+    spec = quality_text([row])  # the spec's model: both gaps, as before
+    assert "gap_soft" in spec and spec.splitlines()[1].split()[-3:] == ["0.5", "-", "0.5"]

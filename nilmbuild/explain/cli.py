@@ -169,6 +169,7 @@ def _quality(loaded, source, house, unit, device, method, windows, settings, as_
 
     from .batch import captured_windows, quality_table
     from .report import quality_text
+    from .wrapper import outputs_of
 
     if device is not None and device not in loaded.devices:
         raise UserError(f"unknown device {device!r}; this checkpoint has {', '.join(loaded.devices)}")
@@ -179,4 +180,4 @@ def _quality(loaded, source, house, unit, device, method, windows, settings, as_
     if as_json:
         click.echo(json.dumps(json_safe({"settings": settings.__dict__, "rows": rows}), indent=1))
     else:
-        click.echo(quality_text(rows))
+        click.echo(quality_text(rows, outputs_of(loaded)))

@@ -100,16 +100,25 @@ SHORT = {
 }
 
 
-def quality_text(rows: list[dict]) -> str:
-    """The quality table, one line per (device, method), and a legend of the columns."""
-    keys = [k for k, _ in COLUMNS]
+def quality_text(rows: list[dict], outputs=("hard", "soft")) -> str:
+    """The quality table, one line per (device, method), and a legend of the columns. outputs: the model's
+    (wrapper.outputs_of): an imported upstream model has one, so its table has one completeness gap."""
+    gaps = {f"completeness_{g}" for g in outputs}
+    keys = [k for k, _ in COLUMNS if not k.startswith("completeness_") or k in gaps]
     head = f"{'device':<16}{'method':<10}" + "".join(f"{SHORT[k]:>10}" for k in keys)
     out = [head]
     for r in rows:
         out.append(f"{r['device']:<16}{r['method']:<10}" + "".join(f"{_num(r[k]):>10}" for k in keys))
     out.append("")
-    out += [f"{SHORT[k]:>9}: {label}" for k, label in COLUMNS]
+    out += [f"{SHORT[k]:>9}: {_label(k, label, outputs)}" for k, label in COLUMNS if k in keys]
     return "\n".join(out)
+
+
+def _label(key: str, label: str, outputs) -> str:
+    """A column's legend; the one gap of a model with one output (not a "hard" one) says so."""
+    if key == "completeness_hard" and tuple(outputs) == ("hard",):
+        return "sum(attr) - (f(x) - f(baseline)), the model's one output, Wh"
+    return label
 
 
 def _num(v) -> str:
