@@ -10,6 +10,9 @@ gradient methods (ig, saliency) take their gradients from the same weights with 
 (`gradients_of` = "soft"); `completeness` reports how far the attributions' sum is from f(x) - f(baseline)
 for both outputs, so the cost of that choice is measured for each explanation. output="soft" explains the
 soft-gate output with every method.
+
+An imported upstream checkpoint has one, differentiable output (wrapper.py's module doc): every method explains
+it and follows its gradients, `completeness` has that one output ("hard"), and output="soft" is a UserError.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import torch
 from nilmbuild.errors import UserError
 
 from .methods import DEFAULT, METHODS, Settings, attribute, steps_for
-from .wrapper import Interval, Target, WattsToDevice, window_baseline
+from .wrapper import Interval, Target, WattsToDevice, architecture_of, output_label, outputs_of, window_baseline
 
 
 @dataclass
@@ -41,6 +44,11 @@ class Explanation:
     baseline_value: float  # the target at the baseline
     completeness: dict = field(default_factory=dict)  # {output: sum(attribution) - (f(x) - f(baseline))}
     attention: dict | None = None  # point level: attention.attention_vs_attribution at the explained step
+    architecture: str = "spec"  # the checkpoint's ("spec", "condinilm", "nilmformer"): what `output` means
+
+    @property
+    def output_label(self) -> str:
+        return output_label(self, self.output)
 
 
 def gradient_output(method: str, loaded=None) -> str | None:
@@ -73,7 +81,7 @@ def explain_window(
     progress: bool = False,
 ) -> Explanation:
     """Explain one window (see module docstring); interval None: the device's energy over the whole window."""
-    agg = _window(loaded, aggregate_w, device, method)
+    agg = _window(loaded, aggregate_w, device, method, output)
     interval = interval or Interval(0, agg.shape[0])
     x, base = torch.from_numpy(agg)[None], torch.from_numpy(window_baseline(agg))[None]
     grad_gate = gradient_output(method, loaded)
@@ -98,24 +106,31 @@ def explain_window(
         value=float(ends[0]),
         baseline_value=float(ends[1]),
         completeness=completeness(loaded, start, device, interval, x, base, attr, method),
+        architecture=architecture_of(loaded),
     )
 
 
 def completeness(loaded, start, device, interval, x, base, attr, method: str) -> dict:
-    """{gate: sum(attribution) - (f(x) - f(baseline))} for the hard and the soft output; {} for occlusion, whose
-    values are means over overlapping windows and are not meant to add up to the output."""
+    """{gate: sum(attribution) - (f(x) - f(baseline))} for each output of the model (outputs_of: hard and soft for
+    the spec's, the one output of an upstream model); {} for occlusion, whose values are means over overlapping
+    windows and are not meant to add up to the output."""
     out = {}
     if method == "occlusion":
         return out
-    for gate in ("hard", "soft"):
+    for gate in outputs_of(loaded):
         with torch.no_grad():
             v = make_target(loaded, start, device, interval, gate)(torch.cat([x, base])).double().numpy()
         out[gate] = float(attr.sum() - (v[0] - v[1]))
     return out
 
 
-def _window(loaded, aggregate_w, device: str, method: str) -> np.ndarray:
+def _window(loaded, aggregate_w, device: str, method: str, output: str = "hard") -> np.ndarray:
     """Check the arguments; the window as float32 watts (L,)."""
+    if output not in outputs_of(loaded):
+        raise UserError(
+            f"no {output} output (--output {output}): this {architecture_of(loaded)} checkpoint has one output, its "
+            f"{output_label(loaded, 'hard')}, explained by default: leave --output out"
+        )
     if device not in loaded.devices:
         raise UserError(f"unknown device {device!r}; this checkpoint has {', '.join(loaded.devices)}")
     if method not in METHODS:

@@ -31,7 +31,8 @@ from .methods import METHODS, Settings
     type=click.Choice(["hard", "soft"]),
     default="hard",
     show_default=True,
-    help="Explained output: hard gate (the pages') or soft gate.",
+    help="Explained output: hard gate (the pages') or soft gate. An imported CondiNILM / NILMFormer checkpoint has "
+    "one output, its evaluation's: leave this out.",
 )
 @click.option(
     "--ig-steps",
@@ -132,10 +133,11 @@ def _explain(loaded, source, house, unit, device, start, end, at, method, output
     interval = interval_for(loaded, t0, end, at)
     agg = load_window(loaded, source, t0, house, unit)
     e = explain_window(loaded, agg, t0, device, interval, method, output, settings, progress=True)
-    if interval.point and loaded.architecture == "spec":
-        from .attention import attention_rows, attention_vs_attribution
+    if interval.point:  # an upstream model's stats token is reported apart (attention.py)
+        from .attention import attention_rows, attention_vs_attribution, stats_index
 
-        e.attention = attention_vs_attribution(attention_rows(loaded, agg, t0, interval.lo), e.attribution)
+        rows = attention_rows(loaded, agg, t0, interval.lo)
+        e.attention = attention_vs_attribution(rows, e.attribution, stats_index(loaded))
     return e
 
 
@@ -167,6 +169,7 @@ def _quality(loaded, source, house, unit, device, method, windows, settings, as_
 
     from .batch import captured_windows, quality_table
     from .report import quality_text
+    from .wrapper import outputs_of
 
     if device is not None and device not in loaded.devices:
         raise UserError(f"unknown device {device!r}; this checkpoint has {', '.join(loaded.devices)}")
@@ -177,4 +180,4 @@ def _quality(loaded, source, house, unit, device, method, windows, settings, as_
     if as_json:
         click.echo(json.dumps(json_safe({"settings": settings.__dict__, "rows": rows}), indent=1))
     else:
-        click.echo(quality_text(rows))
+        click.echo(quality_text(rows, outputs_of(loaded)))

@@ -16,6 +16,12 @@ explain`'s defaults; the page states them):
 
 Forward passes without gradients go through one memo per model (`AllDevices`): a row (an input window) is run
 once, whichever method, device or curve asks for it, so Captum's Occlusion for K targets costs its P passes once.
+
+An imported upstream checkpoint (wrapper.py's module doc) has one output, "hard" in `outputs_of`: CondiNILM's
+evaluation output (its external soft gate, differentiable) or the original NILMFormer's (no gate). Every method
+and curve explains it, ig and saliency follow its own gradients, and the quality rows have one completeness gap,
+`completeness_hard`; the model-randomisation twin re-initialises every weight of the network (CondiNILM's stored
+gate scale, floor and bias are buffers of its evaluation, not weights, and stay).
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from torch import nn
 from . import quality as q
 from .api import gradient_output
 from .methods import METHODS, Settings, attribute
-from .wrapper import Interval, WattsToDevice, window_baseline
+from .wrapper import Interval, WattsToDevice, outputs_of, window_baseline
 
 
 @dataclass(frozen=True)
@@ -136,7 +142,9 @@ def explain_served(loaded, aggregate_w, start, settings: SiteSettings = SITE) ->
     passes = occlusion_passes(hard, x, base, settings.methods)
     peaks = [int(p) for p in np.argmax(passes[0], axis=1)]
     targets = [(d, Interval(0, L)) for d in range(D)] + [(d, Interval(p, p + 1, True)) for d, p in enumerate(peaks)]
-    models = {"hard": hard, "soft": AllDevices(loaded, start, "soft", chunk=settings.chunk)}
+    models = {
+        g: hard if g == "hard" else AllDevices(loaded, start, g, chunk=settings.chunk) for g in outputs_of(loaded)
+    }
     explained = Targets(hard, targets, step_s)
     active = active_devices(explained, x, base, D)
     fr = np.linspace(0.0, 1.0, settings.fractions)
@@ -162,7 +170,7 @@ def explain_served(loaded, aggregate_w, start, settings: SiteSettings = SITE) ->
         "fractions": fr.tolist(),
         "random_curves": {loaded.devices[d]: rand[d]["deletion"] for d in range(D) if rand[d]},
         "quality": quality,
-        "forward_rows": hard.runs + models["soft"].runs,
+        "forward_rows": sum(m.runs for m in models.values()),
     }
 
 
@@ -222,7 +230,7 @@ def _quality(loaded, start, models, seq_targets, active, x, base, attr, curves, 
     step_s, fr = _step_s(loaded), np.linspace(0.0, 1.0, settings.fractions)
     mine = [seq_targets[d] for d in on]
     twin = q.randomised_model(loaded.model)
-    twins = {g: AllDevices(loaded, start, g, model=twin, chunk=settings.chunk) for g in ("hard", "soft")}
+    twins = {g: AllDevices(loaded, start, g, model=twin, chunk=settings.chunk) for g in models}
     gaps = _gap_ends(models, mine, x, base, step_s) if on else {}
     rows = []
     for m in METHODS:
@@ -254,7 +262,7 @@ def _area(curve, fr) -> float:
 
 
 def _gap_ends(models, seq_targets, x, base, step_s) -> dict:
-    """{gate: (D,) f(x) - f(baseline)} of the sequence-level targets, hard and soft output."""
+    """{gate: (D,) f(x) - f(baseline)} of the sequence-level targets, for each output in `models`."""
     out = {}
     for gate, model in models.items():
         with torch.no_grad():
@@ -264,10 +272,11 @@ def _gap_ends(models, seq_targets, x, base, step_s) -> dict:
 
 
 def _gaps(ends: dict, total: float, d: int, method: str) -> dict:
-    """completeness gaps (api.completeness): none for occlusion (its values are means over windows)."""
+    """completeness gaps (api.completeness), one per output of the model: none for occlusion (its values are means
+    over windows)."""
     if method == "occlusion":
-        return {"completeness_hard": float("nan"), "completeness_soft": float("nan")}
-    return {f"completeness_{g}": float(total - ends[g][d]) for g in ("hard", "soft")}
+        return {f"completeness_{g}": float("nan") for g in ends}
+    return {f"completeness_{g}": float(total - ends[g][d]) for g in ends}
 
 
 def _sensitivity(models, loaded, seq_targets, x, method, settings: SiteSettings, step_s) -> np.ndarray:

@@ -17,8 +17,13 @@ Output kinds (`gate`):
 level) or its power at one step in W (point level, hi = lo + 1 with `point=True`).
 
 An imported upstream checkpoint (architecture "condinilm" or "nilmformer") has one output, the one its own
-evaluation computes (nilmbuild.api's docstring): both `gate` values give that output (CondiNILM's soft gate is
-already differentiable; its clamp at 0 W is applied as run_window does).
+evaluation computes (nilmbuild.api's docstring), and `outputs_of` lists only "hard", which names it:
+- CondiNILM: its soft gate, applied outside the model with each device's stored scale, floor and bias
+  (model/upstream/soft_gate.py), then the inverse scaling and the clamp at 0 W, as run_window. It is what the
+  pages draw and it is differentiable, so gradients and forward passes explain the same output; there is no
+  threshold gate and no smoothstep twin.
+- the original NILMFormer: no gate at all; its conv head's output de-normalised with the stats token.
+The module accepts either `gate` value for them (both give that output); the API and the CLI refuse "soft".
 """
 
 from __future__ import annotations
@@ -30,6 +35,26 @@ import torch
 from torch import nn
 
 GATES = ("hard", "soft")
+#: What each output is, per architecture (`output_label`): the words of `nilmbuild explain`'s text and figure.
+LABELS = {
+    "spec": {"hard": "hard-gate output", "soft": "soft-gate output"},
+    "condinilm": {"hard": "evaluation output (CondiNILM's external soft gate)"},
+    "nilmformer": {"hard": "de-normalised conv-head output (the original NILMFormer has no gate)"},
+}
+
+
+def architecture_of(loaded) -> str:
+    return getattr(loaded, "architecture", "spec")
+
+
+def outputs_of(loaded) -> tuple[str, ...]:
+    """The distinct outputs the checkpoint's model has: hard and soft gate for the spec's, one for an upstream
+    model ("hard" names it: see the module doc)."""
+    return GATES if architecture_of(loaded) == "spec" else ("hard",)
+
+
+def output_label(loaded, gate: str) -> str:
+    return LABELS[architecture_of(loaded)][gate]
 
 
 class WattsToDevice(nn.Module):

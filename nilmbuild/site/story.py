@@ -339,24 +339,24 @@ def why_story(ctx, sample: int, res: dict) -> dict:
 
 def _attention_finding(ctx, sample: int, res: dict, d: int, go: dict) -> dict | None:
     """Spearman of each layer's mean attention row at device d's peak step with |occlusion attribution| there."""
+    from nilmbuild.explain.attention import split_tokens, stats_index
     from nilmbuild.explain.quality import spearman
 
     D = len(_devices(ctx))
     peak = res["targets"][D + d]["lo"]
-    rho = [
-        spearman(layer.mean(axis=0), res["attributions"]["occlusion"][D + d])
-        for layer in _attention_rows(ctx, sample, peak)
-    ]
+    steps, on_stats = split_tokens(np.stack(_attention_rows(ctx, sample, peak)), stats_index(ctx.loaded))
+    rho = [spearman(layer.mean(axis=0), res["attributions"]["occlusion"][D + d]) for layer in steps]
     if not rho or not np.isfinite(rho).any():
         return None
     l = int(np.nanargmax(rho))
-    return finding(
-        "#why-attn-fig",
+    text = (
         f"At the {device_label(_devices(ctx)[d])}'s peak ({clock(ctx, sample, peak)} UTC), layer {l}'s mean attention "
         f"row has rank correlation {rho[l]:.2f} with |occlusion attribution|, the most of the {len(rho)} layers "
-        f"(lowest {np.nanmin(rho):.2f}): where that layer attends {_follows(rho[l])} what moved the answer.",
-        go,
+        f"(lowest {np.nanmin(rho):.2f}): where that layer attends {_follows(rho[l])} what moved the answer."
     )
+    if on_stats is not None:  # an upstream model: the stats token's share, left out of the rank correlation
+        text += f" Over the time steps only: the stats token took {pct(float(on_stats[l].mean()))} of that row."
+    return finding("#why-attn-fig", text, go)
 
 
 def _follows(rho: float) -> str:
@@ -365,7 +365,8 @@ def _follows(rho: float) -> str:
 
 
 def _attention_rows(ctx, sample: int, step: int) -> list[np.ndarray]:
-    """Each layer's (H, L) attention rows of query `step` in batch window `sample`, from the capture."""
+    """Each layer's (H, T) attention rows of query `step` in batch window `sample`, from the capture (T: the key
+    tokens, L or, for an upstream model, L + 1 with the stats token)."""
     n_layers = int(ctx.loaded.cfg.n_encoder_layers)
     names = [attn(l, "weights") for l in range(n_layers)]
     r = _read(ctx, names, [sample])

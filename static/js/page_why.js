@@ -91,19 +91,31 @@ function drawDeletion() {
 }
 
 // ---- attention against attribution at a point-level target ----
-function attention(q) { return attnCache[q] || (attnCache[q] = attentionRows(cap, P.names.weights, 0, q)); }
+function statsIndex() { return P.tokens ? P.tokens.stats_index : undefined; }   // an upstream model's stats token
+function attention(q) {
+  if (attnCache[q]) return attnCache[q];
+  var layers = attentionRows(cap, P.names.weights, 0, q, statsIndex());
+  if (layers.length && layers[0].mean.length !== W.L) throw new Error("why: attention over " + layers[0].mean.length + " time steps, the attribution over " + W.L);
+  return (attnCache[q] = layers);
+}
+function statsNote(cmp) {   // what the comparison left out: the query's weight on the stats token, per layer
+  if (!P.tokens) return "";
+  var shares = cmp.map(function (c, l) { return "layer " + l + " " + fmt(100 * c.stats, 3) + " %"; }).join(", ");
+  return "The " + P.tokens.stats_label + " is left out of the lines and rank correlations (it has no attribution). This query gave it, " +
+    "averaged over the heads: " + shares + " of its attention; the " + W.L + " time-step weights drawn hold the rest.";
+}
 function scaled(v) { var m = vmaxOf(v); return Float64Array.from(v, function (a) { return Math.abs(a) / m; }); }
 function drawAttention() {
   var t = targetOf(), ex = last[S.device], fig = $("why-attn");
   var on = t.point && !!ex.values;
   fig.style.display = on ? "" : "none";
   S.attention = on ? compare(attention(t.lo), ex.values) : null;
-  attentionTable($("why-attn-table"), S.attention);
-  $("why-attn-note").textContent = on ? "" : "Choose a step (point level) with an explanation to compare attention with it.";
+  attentionTable($("why-attn-table"), S.attention, P.tokens && P.tokens.stats_label);
+  $("why-attn-note").textContent = on ? statsNote(S.attention) : "Choose a step (point level) with an explanation to compare attention with it.";
   if (!on) return;
   var layers = attention(t.lo), series = [{ name: "|attribution|", y: scaled(ex.values), kind: "line", color: "#000000", width: 2 }];
   layers.forEach(function (l, i) { series.push({ name: "layer " + i + " attention", y: scaled(l.mean), kind: "line", color: COLORS[i % COLORS.length], width: 1.2 }); });
-  var o = { title: "query " + clockAt(t.lo) + ": attention rows and |attribution| (" + S.method + ")",
+  var o = { title: "query " + clockAt(t.lo) + ": attention rows" + (P.tokens ? " over the time steps" : "") + " and |attribution| (" + S.method + ")",
             x: { label: "clock time", unit: "UTC", clock: { start: startMs(), per: P.step_s * 1000 } },
             lanes: [{ y: { label: "share of its largest value", unit: "", min: 0, max: 1 }, series: series }] };
   if (!plots.attn) { plots.attn = plot2d.create(fig, o); plot2d.hover(plots.attn); } else plots.attn.update(o);
@@ -114,7 +126,7 @@ function draw() {
   drawMain();
   drawDeletion();
   drawAttention();
-  qualityTable($("why-quality-table"), W.quality, { device: P.devices[S.device], method: S.method }, P.mass);
+  qualityTable($("why-quality-table"), W.quality, { device: P.devices[S.device], method: S.method }, P.mass, P.gap_columns);
 }
 
 // ---- controls, pointer and keyboard ----

@@ -2,22 +2,37 @@
  * comparison, in the page). The attention rows come from the capture's q, k and lse of the window
  * (decode.js attentionRow: one row rebuilt exactly as the reader rebuilds the whole matrix).
  *
- *   rows(cap, names, sample, query)  -> per layer: {heads: [Float32Array L], mean: Float64Array L}
+ *   rows(cap, names, sample, query, stats)
+ *                                    -> per layer: {heads: [Float32Array L], mean: Float64Array L, stats}: the
+ *                                       weights on the L time steps; stats: the key index of an upstream model's
+ *                                       stats token (page().data.tokens.stats_index; undefined: none), whose
+ *                                       weight is taken out of the rows, not renormalised away, and kept as
+ *                                       stats = {heads: [weight per head], mean} (null without one)
  *   spearman(a, b)                   -> Spearman rank correlation of |a| and |b| (average ranks for ties;
  *                                       NaN when either is constant), as quality.spearman
- *   compare(layers, attribution)     -> per layer {mean: rho of the head mean, heads: [rho per head]}
+ *   compare(layers, attribution)     -> per layer {mean: rho of the head mean, heads: [rho per head],
+ *                                       stats: the head-mean weight on the stats token, or null}
  */
 
-export function rows(cap, names, sample, query) {
+function timeSteps(row, stats) {   // the row without the stats token's key
+  if (stats === undefined) return row;
+  var out = new Float32Array(row.length - 1);
+  out.set(row.subarray(0, stats));
+  out.set(row.subarray(stats + 1), stats);
+  return out;
+}
+
+export function rows(cap, names, sample, query, stats) {
   return names.map(function (name) {
-    var H = cap.record(name).shape[1], heads = [], mean = null;
+    var H = cap.record(name).shape[1], heads = [], mean = null, on = stats === undefined ? null : { heads: [], mean: 0 };
     for (var h = 0; h < H; h++) {
-      var r = cap.attentionRow(name, sample, h, query);
+      var full = cap.attentionRow(name, sample, h, query), r = timeSteps(full, stats);
       heads.push(r);
+      if (on) { on.heads.push(full[stats]); on.mean += full[stats] / H; }
       if (!mean) mean = new Float64Array(r.length);
       for (var s = 0; s < r.length; s++) mean[s] += r[s] / H;
     }
-    return { heads: heads, mean: mean };
+    return { heads: heads, mean: mean, stats: on };
   });
 }
 
@@ -52,6 +67,7 @@ export function spearman(a, b) {
 
 export function compare(layers, attribution) {
   return layers.map(function (l) {
-    return { mean: spearman(l.mean, attribution), heads: l.heads.map(function (h) { return spearman(h, attribution); }) };
+    return { mean: spearman(l.mean, attribution), heads: l.heads.map(function (h) { return spearman(h, attribution); }),
+             stats: l.stats ? l.stats.mean : null };
   });
 }

@@ -1,6 +1,7 @@
 """Playwright (sync API) harness for the site pages, run in the system Chromium with SwiftShader WebGL.
 
-Fixtures: ``browser`` (session), ``infra_site`` (the fixture site, session), ``page_at(path_or_url)`` (a fresh
+Fixtures: ``browser`` (session), ``infra_site`` (the fixture site, session), ``upstream_site`` (the site of an
+imported CondiNILM or original-NILMFormer checkpoint, session, one per fixture), ``page_at(path_or_url)`` (a fresh
 page on a file:// URL: every non-file request is aborted and recorded in ``page.nb_requests``; console
 errors and page errors are collected in ``page.nb_errors`` and asserted empty at teardown), and the helpers
 ``wait_ready(page)``, ``pixel(page, selector, x, y)`` and ``screenshot_matches(page, name, tolerance)``, plus
@@ -85,6 +86,53 @@ def infra_site(tmp_path_factory) -> Path:
         "<iframe id='f' src='fixture.html#embed' style='width:420px;height:380px;border:0'></iframe></body></html>"
     )
     return out
+
+
+UPSTREAM = HERE.parent / "fixtures" / "upstream"
+#: The upstream reference fixtures a site is built for, and the file `nilmbuild import` would read for each.
+UPSTREAM_CASES = {"condinilm_small": "last.ckpt", "nilmformer_small": "NILMFormer_0.pt"}
+
+
+def upstream_checkpoint(name: str, out: Path) -> Path:
+    """The fixture as nilmbuild import writes it: the upstream weights + scaler, provenance by file name + sha256."""
+    import hashlib
+    import sys
+
+    sys.path.insert(0, str(HERE.parent))
+    from test_upstream_models import _build
+
+    from nilmbuild.model.checkpoint import save_checkpoint
+    from nilmbuild.model.upstream import scalers_from_nilmscaler
+
+    model, _, fields = _build(name)
+    src = UPSTREAM / name / UPSTREAM_CASES[name]
+    files = {"checkpoint": {"name": src.name, "sha256": hashlib.sha256(src.read_bytes()).hexdigest()}}
+    cfg = model.cfg
+    prov = {
+        "upstream": {"architecture": cfg.arch, "files": files},
+        "prep": {"resample_s": cfg.step_s, "window": cfg.window, "devices": list(cfg.devices)},
+    }
+    path = out / f"{name}.pt"
+    save_checkpoint(path, model, scalers=scalers_from_nilmscaler(fields), provenance=prov)
+    return path
+
+
+@pytest.fixture(scope="session", params=sorted(UPSTREAM_CASES))
+def upstream_site(request, tmp_path_factory):
+    """(site folder, the slugs built for its architecture, the fixture's name): `nilmbuild site -c OUT.pt` of an
+    imported upstream checkpoint, built once per session for every browser test module that asks for it. The
+    checkpoint lies beside the site folder: SITE.parent / NAME.pt."""
+    from click.testing import CliRunner
+
+    from nilmbuild.cli import main
+    from nilmbuild.site.pages import nav_order_for
+
+    tmp = tmp_path_factory.mktemp(request.param)
+    ckpt = upstream_checkpoint(request.param, tmp)
+    res = CliRunner().invoke(main, ["site", "-c", str(ckpt), "-o", str(tmp / "site"), "-q", "--no-cache"])
+    assert res.exit_code == 0, res.output
+    arch = request.param.split("_")[0]
+    return tmp / "site", nav_order_for(arch), request.param
 
 
 @pytest.fixture

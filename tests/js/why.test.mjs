@@ -2,7 +2,7 @@
 // the stored target a control selects, and occlusion of any target from the stored passes (Captum's rule by hand).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spearman } from "../../static/js/why_attention.js";
+import { compare, rows, spearman } from "../../static/js/why_attention.js";
 import { explain, storedIndex } from "../../static/js/why_data.js";
 
 test("spearman of |a| and |b| with average ranks for ties", () => {
@@ -38,4 +38,24 @@ test("a control's target is stored, or derived from the passes (occlusion), or n
   // energy over steps 0-1 (Wh at 60 s): f(x) = 30 W min = 0.5 Wh; window 0 drops it all, window 1 nothing
   var en = explain(W, "occlusion", 0, { lo: 0, hi: 2, point: false, stepS });
   assert.deepEqual(Array.from(en.values), [0.5, 0.5, 0, 0]);
+});
+
+// An upstream model's attention row: 4 time steps, then the stats token (key 4). Two heads that give the stats
+// token 0.2 and 0.8 of their weight. Over the time steps, as computed (not renormalised), the head mean is
+// [0.25, 0.075, 0.075, 0.1]: ranks [4, 1.5, 1.5, 3], those of the attribution [4, 1, 1, 2], so rho = 1.
+// Renormalising each head first would give [0.3125, 0.1875, 0.1875, 0.3125] (ranks [3.5, 1.5, 1.5, 3.5], rho < 1).
+test("attention over the time steps only, the stats token's weight kept apart", () => {
+  var heads = [[0.5, 0.1, 0.1, 0.1, 0.2], [0.0, 0.05, 0.05, 0.1, 0.8]];
+  var cap = { record: () => ({ shape: [1, 2, 5, 5] }), attentionRow: (name, b, h) => Float32Array.from(heads[h]) };
+  var layers = rows(cap, ["layer0"], 0, 1, 4);
+  assert.equal(layers[0].heads[1].length, 4);
+  assert.deepEqual(Array.from(layers[0].heads[1]), Array.from(Float32Array.from([0.0, 0.05, 0.05, 0.1])));
+  assert.deepEqual(layers[0].stats.heads, [Math.fround(0.2), Math.fround(0.8)]);
+  var cmp = compare(layers, [4, 1, 1, 2]);
+  assert.ok(Math.abs(cmp[0].mean - 1) < 1e-12);
+  assert.ok(Math.abs(cmp[0].stats - 0.5) < 1e-7);
+  var spec = rows(cap, ["layer0"], 0, 1);   // the spec's model: no stats token, the row as it is
+  assert.equal(spec[0].heads[0].length, 5);
+  assert.equal(spec[0].stats, null);
+  assert.equal(compare(spec, [4, 1, 1, 2, 0])[0].stats, null);
 });

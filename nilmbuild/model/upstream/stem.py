@@ -20,6 +20,12 @@ from .config import UpstreamConfig
 SECTION = "upstream stem"
 
 
+def stats_token_index(cfg) -> int:
+    """Where UpstreamStem puts the stats token among the encoder's L + 1 tokens: last, after the L time steps
+    (index L counted from 0, token L + 1 counted from 1)."""
+    return int(cfg.window)
+
+
 def instance_norm(x_main: torch.Tensor, min_std: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(B, 1, L) scaled power -> (normalised (B, 1, L), mean (B, 1, 1), std (B, 1, 1))."""
     mean = x_main.mean(dim=-1, keepdim=True)
@@ -51,6 +57,6 @@ class UpstreamStem(nn.Module):
         tokens = torch.cat([h, t], dim=1).permute(0, 2, 1)  # (B, L, d_model)
         stats_token = self.ProjStats1(torch.cat([mean, std], dim=1).permute(0, 2, 1))  # (B, 1, d_model)
         put(trace, "stats_token", stats_token, ("batch", "token", "feature"), "4", SECTION, "Linear(2, d) of mean, std")
-        tokens = torch.cat([tokens, stats_token], dim=1)  # (B, L + 1, d_model)
+        tokens = torch.cat([tokens, stats_token], dim=1)  # (B, L + 1, d_model): stats_token_index(cfg) = L
         put(trace, "tokens", tokens, ("batch", "time", "feature"), "5", SECTION, "L time tokens + the stats token")
         return tokens, stats_token

@@ -34,8 +34,10 @@ def records(n_layers: int) -> list[str]:
 def token_axis(cfg) -> dict:
     """How the page labels the token axes: L steps of step_minutes each, then the stats token at index L (0-based),
     token L + 1 when counted from 1."""
-    L = int(cfg.window)
-    return {"steps": L, "stats_index": L, "stats_label": f"stats token (token {L + 1})",
+    from nilmbuild.model.upstream.stem import stats_token_index
+
+    L, i = int(cfg.window), stats_token_index(cfg)
+    return {"steps": L, "stats_index": i, "stats_label": f"stats token (token {i + 1})",
             "step_minutes": int(cfg.step_s) / 60}  # fmt: skip
 
 

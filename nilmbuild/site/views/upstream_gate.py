@@ -24,7 +24,7 @@ LANES = (
 RECORDS = {rec: unit for _, unit, series in LANES for rec, _ in series}
 
 
-def _params(ctx) -> list[dict]:
+def gate_params(ctx) -> list[dict]:
     """Per device: the gate parameters the evaluation uses, from the capture's weights (capture/weights.py)."""
     rec = ctx.capture.records
     vals = {
@@ -78,7 +78,7 @@ def build(ctx, view: str) -> PageSpec:
         return none
     context = {"notes": []}  # the spec notes are about the spec's gate
     samples = pick_device_samples(ctx, min(N_SAMPLES, int(ctx.x.shape[0])))
-    params = _params(ctx)
+    params = gate_params(ctx)
     data = {
         "params": params,
         "samples": samples,

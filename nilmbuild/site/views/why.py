@@ -8,6 +8,10 @@ power at its peak step, every occlusion pass's watts (so the page explains any i
 Occlusion does, static/js/occlusion.js), deletion and insertion curves and the quality table. The attention rows
 of a query step are read from the capture's q, k and lse of the same window (decode.js `attentionRow`).
 
+An imported upstream model (CondiNILM, the original NILMFormer) gets the same page with its own output and its
+stats token said as such (why_upstream.py): extra page data and the template's `upstream` prose, none of which
+the spec's page has.
+
 A new page rather than a section of the Disaggregation page: that page already loads a stitched day and the live
 model, its controls pick among many windows, and the Why view needs its own state in the URL (method, device,
 target, step) and its own data (the occlusion passes, about the size of one captured sample).
@@ -22,10 +26,11 @@ from nilmbuild.model.names import OUTPUT_POWER, attn
 from nilmbuild.site import story
 from nilmbuild.site.build import PageSpec
 
+from . import why_upstream
 from ._common import clean, f32, view_page, window_starts
 
 SLUG = "why"
-ARCHITECTURES = ("spec",)
+ARCHITECTURES = ("spec", "condinilm", "nilmformer")
 TITLE = "Why this answer"
 SECTION = ""  # not a spec section: issue 32, docs/attributions.md
 SUMMARY = "Which steps of the aggregate made the model predict each device: Captum attributions with measured quality."
@@ -120,6 +125,7 @@ def build(ctx) -> PageSpec:
         "default_device": default_device(ctx, res),
         "active": list(res["active"]),
         "story": story.why_story(ctx, sample, res),
+        **why_upstream.page_data(ctx),
     }
     return view_page(
         __name__,
@@ -132,5 +138,6 @@ def build(ctx) -> PageSpec:
             "radius_w": SENSITIVITY_RADIUS_W,
             "mass": MASS,
             "cli": {"fractions": len(FRACTIONS), "samples": SENSITIVITY_SAMPLES, "ig_steps": DEFAULT.ig_steps},
+            "upstream": why_upstream.context(ctx),
         },
     )
