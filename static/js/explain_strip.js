@@ -69,7 +69,7 @@ function drawClock(g, box, s, n) {
 
 export function stripLane(s) {
   return {
-    title: s.title, unit: s.unit, series: [],
+    title: s.title, unit: s.unit, series: [], ownTicks: true,   // its clock ticks are drawn inside it (drawClock)
     draw: function (g, box, n) {
       if (s.onDraw) s.onDraw(g, box);
       if (!s.values && s.progress) drawProgress(g, box, s.progress[0], s.progress[1]);

@@ -81,12 +81,14 @@ function drawLaneData(g, L, lane, geo, sx, sy) {
     g.stroke();
   });
 }
-function drawXAxis(g, L, n, x, xLabel, sx, labels) {   // clock-time ticks (x.clock) or step numbers, and the axis label
+// Clock-time ticks (x.clock) or step numbers, and the axis label; no ticks under a last lane that draws its own
+// (an attribution strip: explain_strip.js), so its times are not written twice.
+function drawXAxis(g, L, n, x, xLabel, sx, labels, ownTicks) {
   var most = Math.max(2, Math.floor((L.x1 - L.x0) / 80)), ticks, yb = L.h - L.bottom, prev = -Infinity;
   if (x.clock) ticks = stepTicks(x.clock, 0, n - 1, most);
   else ticks = plot2d.ticks(0, n - 1, most).map(function (t) { return { step: t, label: String(t) }; });
   g.fillStyle = "#222"; g.textAlign = "center"; g.textBaseline = "middle";
-  ticks.forEach(function (tk) {   // kept inside the canvas; one that would touch its left neighbour is left out
+  (ownTicks ? [] : ticks).forEach(function (tk) {   // kept inside the canvas; one touching its left neighbour is left out
     var w = g.measureText(tk.label).width, cx = Math.max(w / 2 + 1, Math.min(L.w - w / 2 - 1, sx(tk.step)));
     if (cx - w / 2 < prev + 4) return;
     plot2d.put(g, labels, tk.label, cx, yb + 12); prev = cx + w / 2;   // clear of the lowest y tick's label
@@ -128,7 +130,7 @@ export function drawLanes(canvas, lanes, n, x) {
     drawLaneData(g, L, lane, gl, sx, sy);
     return gl;
   });
-  drawXAxis(g, L, n, x, t.xLabel, sx, labels);
+  drawXAxis(g, L, n, x, t.xLabel, sx, labels, Boolean(lanes[lanes.length - 1].ownTicks));
   return { layout: L, lanes: geo, n: n };
 }
 
