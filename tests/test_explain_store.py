@@ -147,3 +147,12 @@ def test_store_refuses_an_upstream_checkpoint(tmp_path):
     r = CliRunner().invoke(main, ["explain", "--store", "-c", str(tmp_path / "up.pt")])
     assert r.exit_code == 2 and "'condinilm'" in r.output and "Traceback" not in r.output
     assert "why" not in load_checkpoint(tmp_path / "up.pt").extra
+
+
+def test_the_bench_checkpoint_without_stored_explanations_is_the_shipped_one_less_them(shipped, tmp_path):
+    from nilmbuild.bench.build_runs import without_stored_explanations
+
+    bare = load_checkpoint(without_stored_explanations(tmp_path / "bare.pt"))
+    assert "why" not in bare.extra and sorted(bare.extra) == sorted(k for k in shipped.extra if k != "why")
+    assert all(torch.equal(v, shipped.model.state_dict()[k]) for k, v in bare.model.state_dict().items())
+    assert bare.provenance == shipped.provenance and bare.scalers == shipped.scalers

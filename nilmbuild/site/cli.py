@@ -34,7 +34,8 @@ from nilmbuild.cli_options import checkpoint_option, house_option, source_option
     "--no-cache",
     is_flag=True,
     help="Build afresh: neither read nor write the capture, site and explanation caches ($XDG_CACHE_HOME/nilmbuild/"
-    "captures, .../sites and .../explanations, default ~/.cache/nilmbuild/).",
+    "captures, .../sites and .../explanations, default ~/.cache/nilmbuild/). Explanations stored in the checkpoint "
+    "(`nilmbuild explain --store`) are still used: they are part of it.",
 )
 @click.option("--clear-cache", is_flag=True, help="Empty the capture and site caches first (only their *.pkl entries).")
 @unit_option
@@ -47,6 +48,10 @@ def site(checkpoint, source, house, start, end, seed, out, pages_opt, quiet, no_
     the checkpoint, the example batch and the capture code; and the built files, keyed by the checkpoint,
     these options, the data files' sizes and times and all of nilmbuild's code: a rebuild with nothing
     changed only writes them again (--no-cache redoes everything).
+
+    The Why page's attributions (Captum, ~12 CPU s) come from the checkpoint when it stores them for the
+    window served (the shipped one does; `nilmbuild explain --store -c CKPT` adds them to yours), else from
+    the explanation cache, else they are computed (docs/attributions.md, "The Why page").
 
     \b
     Examples:
