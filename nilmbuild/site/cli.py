@@ -91,6 +91,7 @@ def site(checkpoint, source, house, start, end, seed, out, pages_opt, quiet, no_
         )
         result = write_site(out, files, partial=only is not None)
     else:
+        _prefetch_runtime()
         from nilmbuild.site.context import make_context
         from nilmbuild.site.pages import build_all
 
@@ -115,6 +116,15 @@ def site(checkpoint, source, house, start, end, seed, out, pages_opt, quiet, no_
     )
     if not quiet:
         click.echo(f"open {Path(result.out_dir, 'index.html').resolve().as_uri()}  (or: nilmbuild serve --dir {out})")
+
+
+def _prefetch_runtime() -> None:
+    """Start gzipping the live model's runtime (~0.8 s of zlib, which releases the GIL) in a thread now, before torch
+    is imported: the import takes ~1 s of one core while the other idles (make_context would start it later)."""
+    from nilmbuild.live.runtime import prefetch_gzipped_wasm
+    from nilmbuild.provenance import ASSET_ROOT
+
+    prefetch_gzipped_wasm(ASSET_ROOT)
 
 
 @click.command()
