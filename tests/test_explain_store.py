@@ -1,6 +1,7 @@
 """The Why page's explanations stored with the checkpoint (nilmbuild/explain/served_store.py, `nilmbuild explain
 --store`): the shipped entry is what the code computes now for the window the site serves, a stale entry is
-ignored, and the command stores an entry the site then reads, or says in one line what to pass."""
+ignored, and the command stores an entry the site then reads (an imported checkpoint's too), or says in one line
+what to pass."""
 
 import copy
 import dataclasses
@@ -136,17 +137,22 @@ def test_store_bad_input_is_one_line(args, says):
     assert len(r.output.strip().splitlines()) == 1
 
 
-def test_store_refuses_an_upstream_checkpoint(tmp_path):
-    from test_upstream_models import _build
+def test_store_on_an_imported_checkpoint_is_what_its_site_reads(tmp_path, monkeypatch):
+    """An imported CondiNILM checkpoint (the bench's fixture, window 64) gets its Why page stored too, with the real
+    explanations: its site's lookup finds them, and they are what explain_served computes for that window."""
+    from nilmbuild.bench.upstream import import_fixture
+    from nilmbuild.site.context import make_context
+    from nilmbuild.site.views import why
 
-    from nilmbuild.model.checkpoint import save_checkpoint
-    from nilmbuild.model.upstream import scalers_from_nilmscaler
-
-    model, _, fields = _build("condinilm_small")
-    save_checkpoint(tmp_path / "up.pt", model, scalers=scalers_from_nilmscaler(fields), provenance={"source": "t"})
-    r = CliRunner().invoke(main, ["explain", "--store", "-c", str(tmp_path / "up.pt")])
-    assert r.exit_code == 2 and "'condinilm'" in r.output and "Traceback" not in r.output
-    assert "why" not in load_checkpoint(tmp_path / "up.pt").extra
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    ckpt = import_fixture(tmp_path)
+    r = CliRunner().invoke(main, ["explain", "--store", "-c", str(ckpt)])
+    assert r.exit_code == 0, r.output
+    ctx = make_context(str(ckpt), cache=True)
+    agg, start = why.served_window(ctx, why.window_sample(ctx))
+    got = served_store.stored_explanations(ctx.loaded, agg, start, served.SITE)
+    assert got is not None and got["aggregate_w"].shape == (64,)
+    _same(got, served.explain_served(ctx.loaded, agg, start, served.SITE))
 
 
 def test_the_bench_checkpoint_without_stored_explanations_is_the_shipped_one_less_them(shipped, tmp_path):

@@ -24,7 +24,7 @@ def store_explanations(checkpoint, source=None, house=None, unit=None, echo=prin
     path = Path(checkpoint) if checkpoint else default_checkpoint_path()
     arch = load_checkpoint(path).architecture
     if arch not in why.ARCHITECTURES:
-        raise UserError(f"--store: the Why page is built for nilmbuild's own checkpoints, not {arch!r} ones ({path})")
+        raise UserError(f"--store: a {arch!r} checkpoint's site has no Why page ({path})")
     echo("loading checkpoint and data, capturing the example batch ...")
     ctx = make_context(str(path), source, house=house, unit=unit, cache=True)
     sample = why.window_sample(ctx)
