@@ -1,5 +1,6 @@
-"""`nilmbuild site` as a user runs it: a cold build, a rebuild with nothing changed (the site cache) and a
-rebuild after a page-code change (the capture cache only: the site cache emptied), each in its own
+"""`nilmbuild site` as a user runs it: a cold build, a rebuild with nothing changed (the site cache), a
+rebuild after a page-code change (the capture cache only: the site cache emptied) and a cold build of a checkpoint
+without stored Why-page explanations (as a user's own checkpoint before `nilmbuild explain --store`), each in its own
 process (wall time, peak RSS from /proc/self/status VmHWM), and the size of the site (all of it, its HTML pages,
 and the shared sibling files the pages load on demand: bench/site.py site_sizes); compared with
 bench/baseline.json, which records the same figures with the machine they were measured on."""
@@ -73,13 +74,30 @@ def site_bytes(site_dir: Path) -> int:
     return sum(f.stat().st_size for f in site_dir.rglob("*") if f.is_file())
 
 
+def without_stored_explanations(out: Path) -> Path:
+    """A copy of the shipped checkpoint without its stored Why-page explanations (extra["why"], `nilmbuild explain
+    --store`): what a user's own checkpoint costs a cold build (Captum runs at build time)."""
+    import torch
+
+    from nilmbuild.explain.served_store import KEY
+    from nilmbuild.model.checkpoint import atomic_write_bytes
+    from nilmbuild.provenance import default_checkpoint_path
+
+    payload = torch.load(default_checkpoint_path(), map_location="cpu", weights_only=True)
+    payload["extra"] = {k: v for k, v in (payload.get("extra") or {}).items() if k != KEY}
+    atomic_write_bytes(out, lambda f: torch.save(payload, f))
+    return out
+
+
 def measure(repeats: int = 2) -> tuple[dict, Path]:
     """Median over `repeats` of: cold build (empty caches), rebuild (caches filled by the cold one), rebuild with
-    only the capture cache (as after an edit to a page's code, which changes the site cache's key)."""
+    only the capture cache (as after an edit to a page's code, which changes the site cache's key), and a cold build
+    of the shipped checkpoint without its stored explanations (without_stored_explanations)."""
     from nilmbuild.bench.site import site_sizes
 
     work = Path(tempfile.mkdtemp(prefix="nilmbuild-bench-build-"))
-    cold, warm, code = [], [], []
+    bare = without_stored_explanations(work / "no-stored-explanations.pt")
+    cold, warm, code, unstored = [], [], [], []
     for i in range(repeats):
         cache = work / f"cache{i}"
         cold.append(run_site(work / "site", cache))
@@ -87,14 +105,18 @@ def measure(repeats: int = 2) -> tuple[dict, Path]:
         shutil.rmtree(cache / "nilmbuild" / "sites", ignore_errors=True)
         code.append(run_site(work / "site", cache))
         shutil.rmtree(cache, ignore_errors=True)
+        unstored.append(run_site(work / "site-unstored", cache, ["--checkpoint", str(bare)]))
+        shutil.rmtree(cache, ignore_errors=True)
     figures = {
         "build_s": statistics.median(r["seconds"] for r in cold),
         "rebuild_cached_s": statistics.median(r["seconds"] for r in warm),
         "rebuild_code_changed_s": statistics.median(r["seconds"] for r in code),
+        "build_no_stored_explanations_s": statistics.median(r["seconds"] for r in unstored),
         "peak_rss_mb": max(r["peak_rss_mb"] for r in cold),
         "tree_peak_rss_mb": max(r["tree_peak_rss_mb"] for r in cold),
         "rebuild_peak_rss_mb": max(r["peak_rss_mb"] for r in warm),
         "rebuild_code_changed_peak_rss_mb": max(r["peak_rss_mb"] for r in code),
+        "build_no_stored_explanations_peak_rss_mb": max(r["peak_rss_mb"] for r in unstored),
         "site_mb": site_bytes(work / "site") / 1e6,
         **{f"{k}_mb": sum(v.values()) / 1e6 for k, v in site_sizes(work / "site").items() if k != "bookkeeping"},
     }

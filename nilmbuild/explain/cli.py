@@ -61,6 +61,12 @@ from .methods import METHODS, Settings
 @click.option(
     "--windows", type=click.IntRange(1, 32), default=1, show_default=True, help="--quality: windows per device."
 )
+@click.option(
+    "--store",
+    is_flag=True,
+    help="Compute the Why page's explanations of the window `nilmbuild site` serves (same -c/-s/--house/--unit) "
+    "and store them in the checkpoint, so its cold builds skip Captum. Takes no other option.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (the arrays, or the quality table with its curves).")
 @click.option("--png", type=click.Path(dir_okay=False), default=None, help="Write a figure of the explanation here.")
 def explain(
@@ -78,6 +84,7 @@ def explain(
     occlusion_stride,
     quality,
     windows,
+    store,
     as_json,
     png,
     unit,
@@ -87,7 +94,10 @@ def explain(
     The baseline is the window's own minimum power (its always-on load) at every step. Methods (Captum):
     ig = Integrated Gradients, occlusion = sliding windows replaced by the baseline, saliency = gradient x
     (input - baseline). --quality measures them all (faithfulness, robustness, complexity, the
-    model-randomisation check) on the example windows of `nilmbuild site`. See docs/attributions.md.
+    model-randomisation check) on the example windows of `nilmbuild site`. --store computes the Why page's
+    numbers for the window `nilmbuild site` serves and keeps them in the checkpoint (extra["why"]; the shipped
+    checkpoint has them): `nilmbuild site` then reads them instead of running Captum, as long as the window, the
+    page's settings and the explanation code's version match. See docs/attributions.md.
 
     \b
     Examples:
@@ -96,8 +106,16 @@ def explain(
       nilmbuild explain -d fridge --start 2024-06-20T04:00 --end 2024-06-20T06:00 --png fridge.png
       nilmbuild explain --quality --json > quality.json                         # every device and method
       nilmbuild explain -c run.pt -s csv:../shared/data/ukdale-house2-30s -d kettle --start 2013-06-01T07:00
+      nilmbuild explain --store -c run.pt                                       # its site's Why page, stored
     """
     from nilmbuild.api import load_model
+
+    if store:
+        from .store_run import store_explanations
+
+        _store_alone()
+        store_explanations(checkpoint, source, house, unit, echo=lambda m: click.echo(m, err=True))
+        return
 
     settings = Settings(ig_steps=ig_steps, occlusion_window=occlusion_window, occlusion_stride=occlusion_stride)
     loaded = load_model(checkpoint).loaded
@@ -121,6 +139,22 @@ def explain(
     from .report import explanation_dict, explanation_text
 
     click.echo(json.dumps(explanation_dict(e)) if as_json else explanation_text(e))
+
+
+def _store_alone() -> None:
+    """--store takes the data options only: it explains the site's window with the page's settings."""
+    ctx = click.get_current_context()
+    allowed = {"store", "checkpoint", "source", "house", "unit"}
+    given = [
+        p.opts[0]
+        for p in ctx.command.params
+        if p.name not in allowed and ctx.get_parameter_source(p.name) is not click.core.ParameterSource.DEFAULT
+    ]
+    if given:
+        raise UserError(
+            f"--store explains the window `nilmbuild site` serves with the Why page's settings: pass it with "
+            f"-c/-s/--house/--unit only, not {', '.join(given)}"
+        )
 
 
 def _explain(loaded, source, house, unit, device, start, end, at, method, output, settings):

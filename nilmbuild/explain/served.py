@@ -131,15 +131,22 @@ def occlusion_passes(hard: AllDevices, x: torch.Tensor, base: torch.Tensor, sett
     return hard(torch.stack(rows)).numpy()
 
 
-def explain_served(loaded, aggregate_w, start, settings: SiteSettings = SITE) -> dict:
-    """Everything the Why page shows for one window (see the module doc); plain arrays, lists and numbers."""
+PROGRESS_UNITS = 1 + 2 * len(METHODS)  # explain_served's calls of `progress`: the passes, then two per method
+
+
+def explain_served(loaded, aggregate_w, start, settings: SiteSettings = SITE, progress=None) -> dict:
+    """Everything the Why page shows for one window (see the module doc); plain arrays, lists and numbers.
+    progress: called with 1 after each of PROGRESS_UNITS parts (a progress bar's `update`), or None."""
     from .api import _step_s
+
+    tick = progress or (lambda n: None)
 
     agg = np.asarray(aggregate_w, dtype=np.float32).reshape(-1)
     x, base = torch.from_numpy(agg), torch.from_numpy(window_baseline(agg))
     D, L, step_s = len(loaded.devices), agg.shape[0], _step_s(loaded)
     hard = AllDevices(loaded, start, "hard", chunk=settings.chunk)
     passes = occlusion_passes(hard, x, base, settings.methods)
+    tick(1)
     peaks = [int(p) for p in np.argmax(passes[0], axis=1)]
     targets = [(d, Interval(0, L)) for d in range(D)] + [(d, Interval(p, p + 1, True)) for d, p in enumerate(peaks)]
     models = {
@@ -155,8 +162,9 @@ def explain_served(loaded, aggregate_w, start, settings: SiteSettings = SITE) ->
         curves[m] = [
             _curves(explained, k, x, base, attr[m][k], fr, k < D) if k in ks else None for k in range(len(targets))
         ]
+        tick(1)
     rand = [q.random_order(explained.column(d), x, base, 0, fr) if active[d] else None for d in range(D)]
-    quality = _quality(loaded, start, models, targets[:D], active, x, base, attr, curves, rand, settings)
+    quality = _quality(loaded, start, models, targets[:D], active, x, base, attr, curves, rand, settings, tick)
     return {
         "settings": {**asdict(settings.methods), **{k: v for k, v in asdict(settings).items() if k != "methods"}},
         "aggregate_w": agg,
@@ -221,7 +229,7 @@ def per_rows(settings: SiteSettings, rows: int, method: str) -> Settings:
     return replace(settings.methods, batch=max(1, settings.methods.batch // rows))
 
 
-def _quality(loaded, start, models, seq_targets, active, x, base, attr, curves, rand, settings) -> list[dict]:
+def _quality(loaded, start, models, seq_targets, active, x, base, attr, curves, rand, settings, tick) -> list[dict]:
     """quality.py's numbers for the sequence-level targets of the devices the model predicts here (one row per
     method and device; a device it does not predict gets a row with `active` False and no numbers)."""
     from .api import _step_s
@@ -254,6 +262,7 @@ def _quality(loaded, start, models, seq_targets, active, x, base, attr, curves, 
                     }
                 )
             rows.append(row)
+        tick(1)
     return rows
 
 
@@ -286,7 +295,8 @@ def _sensitivity(models, loaded, seq_targets, x, method, settings: SiteSettings,
 
     def explain(inputs, target=None):
         b = inputs.min(dim=1, keepdim=True).values.expand_as(inputs).contiguous()
-        return attribute(tgt, inputs.detach(), b, method, per_rows(settings, inputs.shape[0], method), column=target)
+        xs = inputs.detach().requires_grad_(method == "saliency")  # as Captum's Saliency sets it (no warning)
+        return attribute(tgt, xs, b, method, per_rows(settings, inputs.shape[0], method), column=target)
 
     D = len(seq_targets)
     xs = x.expand(D, -1).contiguous()

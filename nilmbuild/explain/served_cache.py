@@ -1,5 +1,6 @@
 """The Why page's explanations, cached like the capture (nilmbuild/capture/cache.py): a rebuild with the same
-checkpoint, window and code reuses them instead of running Captum again.
+checkpoint, window and code reuses them instead of running Captum again. A checkpoint that stores them for the
+served window (`nilmbuild explain --store`, served_store.py; the shipped one does) is used before this cache.
 
 An entry is `served.explain_served`'s dict (numpy arrays, lists, numbers: nothing else unpickles), stored as
 ``$XDG_CACHE_HOME/nilmbuild/explanations/KEY.pkl``. KEY is a sha256 of the checkpoint's fingerprint, the window
@@ -39,10 +40,16 @@ def key(fingerprint: str, aggregate_w, start, settings) -> str:
 
 
 def cached_explain(loaded, aggregate_w, start, *, cache: bool = True, settings=None) -> dict:
-    """served.explain_served(loaded, aggregate_w, start), or the same dict from the cache."""
+    """served.explain_served(loaded, aggregate_w, start): the checkpoint's stored entry when it is for this window
+    (served_store.py; whatever `cache` says: it is part of the checkpoint, not a cache), else the same dict from
+    the cache, else computed."""
     from .served import SITE, explain_served
+    from .served_store import stored_explanations
 
     settings = settings or SITE
+    stored = stored_explanations(loaded, aggregate_w, start, settings)
+    if stored is not None:
+        return stored
     if not cache or not loaded.fingerprint:
         return explain_served(loaded, aggregate_w, start, settings)
     k = key(loaded.fingerprint, aggregate_w, start, settings)

@@ -34,7 +34,8 @@ from nilmbuild.cli_options import checkpoint_option, house_option, source_option
     "--no-cache",
     is_flag=True,
     help="Build afresh: neither read nor write the capture, site and explanation caches ($XDG_CACHE_HOME/nilmbuild/"
-    "captures, .../sites and .../explanations, default ~/.cache/nilmbuild/).",
+    "captures, .../sites and .../explanations, default ~/.cache/nilmbuild/). Explanations stored in the checkpoint "
+    "(`nilmbuild explain --store`) are still used: they are part of it.",
 )
 @click.option("--clear-cache", is_flag=True, help="Empty the capture and site caches first (only their *.pkl entries).")
 @unit_option
@@ -47,6 +48,10 @@ def site(checkpoint, source, house, start, end, seed, out, pages_opt, quiet, no_
     the checkpoint, the example batch and the capture code; and the built files, keyed by the checkpoint,
     these options, the data files' sizes and times and all of nilmbuild's code: a rebuild with nothing
     changed only writes them again (--no-cache redoes everything).
+
+    The Why page's attributions (Captum, ~12 CPU s) come from the checkpoint when it stores them for the
+    window served (the shipped one does; `nilmbuild explain --store -c CKPT` adds them to yours), else from
+    the explanation cache, else they are computed (docs/attributions.md, "The Why page").
 
     \b
     Examples:
@@ -86,6 +91,7 @@ def site(checkpoint, source, house, start, end, seed, out, pages_opt, quiet, no_
         )
         result = write_site(out, files, partial=only is not None)
     else:
+        _prefetch_runtime()
         from nilmbuild.site.context import make_context
         from nilmbuild.site.pages import build_all
 
@@ -110,6 +116,15 @@ def site(checkpoint, source, house, start, end, seed, out, pages_opt, quiet, no_
     )
     if not quiet:
         click.echo(f"open {Path(result.out_dir, 'index.html').resolve().as_uri()}  (or: nilmbuild serve --dir {out})")
+
+
+def _prefetch_runtime() -> None:
+    """Start gzipping the live model's runtime (~0.8 s of zlib, which releases the GIL) in a thread now, before torch
+    is imported: the import takes ~1 s of one core while the other idles (make_context would start it later)."""
+    from nilmbuild.live.runtime import prefetch_gzipped_wasm
+    from nilmbuild.provenance import ASSET_ROOT
+
+    prefetch_gzipped_wasm(ASSET_ROOT)
 
 
 @click.command()

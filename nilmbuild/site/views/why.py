@@ -2,8 +2,8 @@
 example windows, by three Captum methods, with their measured quality and attention beside them.
 
 The window: the example batch's window where the model's answer holds the most devices (findings.busiest_window
-on the captured output). Its explanations come from nilmbuild/explain/served.py (cached like the capture,
-served_cache.py): every device's attribution by ig, occlusion and saliency for the whole window's energy and the
+on the captured output). Its explanations come from nilmbuild/explain/served.py (stored with the checkpoint by
+`nilmbuild explain --store`, served_store.py, else cached like the capture, served_cache.py): every device's attribution by ig, occlusion and saliency for the whole window's energy and the
 power at its peak step, every occlusion pass's watts (so the page explains any interval or step as Captum's
 Occlusion does, static/js/occlusion.js), deletion and insertion curves and the quality table. The attention rows
 of a query step are read from the capture's q, k and lse of the same window (decode.js `attentionRow`).
@@ -81,12 +81,19 @@ def why_blob(res: dict) -> bytes:
     )
 
 
+def served_window(ctx, sample: int) -> tuple[np.ndarray, np.datetime64]:
+    """The explained window: its aggregate watts (L,) float32 and its start."""
+    agg = story.aggregate_watts(ctx, np.asarray(ctx.x)[sample, 0]).astype(np.float32)
+    return agg, np.datetime64(ctx.t0[sample], "s")
+
+
 def explanations(ctx, sample: int) -> dict:
-    """The served window's explanations, from the cache when the checkpoint, window and code are unchanged."""
+    """The served window's explanations: stored in the checkpoint for this window (`nilmbuild explain --store`),
+    else from the cache when the checkpoint, window and code are unchanged, else computed (served_cache.py)."""
     from nilmbuild.explain.served_cache import cached_explain
 
-    agg = story.aggregate_watts(ctx, np.asarray(ctx.x)[sample, 0]).astype(np.float32)
-    return cached_explain(ctx.loaded, agg, np.datetime64(ctx.t0[sample], "s"), cache=ctx.cache)
+    agg, start = served_window(ctx, sample)
+    return cached_explain(ctx.loaded, agg, start, cache=ctx.cache)
 
 
 def default_device(ctx, res: dict) -> str:
