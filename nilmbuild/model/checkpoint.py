@@ -114,7 +114,13 @@ def update_extra(path, key: str, value) -> None:
     load_checkpoint(path)  # one-line UserError for anything unreadable
     payload = torch.load(Path(path), map_location="cpu", weights_only=True)
     payload["extra"] = {**(payload.get("extra") or {}), key: value}
-    atomic_write_bytes(path, lambda f: torch.save(payload, f))
+    try:
+        atomic_write_bytes(path, lambda f: torch.save(payload, f))
+    except OSError as e:  # a read-only file system or folder, a full disk: the file is left as it was
+        raise UserError(
+            f"cannot rewrite checkpoint {path} ({e.strerror or type(e).__name__}): copy it somewhere writable "
+            "and pass the copy with --checkpoint"
+        ) from None
 
 
 def load_checkpoint(path=None) -> Loaded:
