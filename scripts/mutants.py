@@ -114,7 +114,7 @@ MODULES = {
     "nilmtk": (
         ["nilmbuild/data/nilmtk_source.py", "nilmbuild/data/nilmtk_store.py"],
         None,
-        ["tests/test_data_nilmtk.py", *NILMTK_SLOW],
+        ["tests/test_data_nilmtk_grid.py", "tests/test_data_nilmtk.py", *NILMTK_SLOW],
     ),
     "pickle_store": (
         ["nilmbuild/pickle_store.py"],
