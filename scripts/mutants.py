@@ -96,6 +96,7 @@ MODULES = {
         ],
         None,
         [
+            "tests/test_import_fields_values.py",
             "tests/test_import_scaling.py",
             "tests/test_import_config.py",
             "tests/test_import_refit.py",
