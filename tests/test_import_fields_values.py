@@ -18,9 +18,14 @@ from click.testing import CliRunner
 from nilmbuild.cli import main
 from nilmbuild.data.preprocess import scaler_from_dict
 from nilmbuild.errors import UserError
+from nilmbuild.importer.detect import detect
+from nilmbuild.importer.provenance import import_provenance
+from nilmbuild.importer.reading import read_torch_file
+from nilmbuild.importer.run import cross_check
 from nilmbuild.importer.scaler_fields import check_types, read_scaler
 from nilmbuild.importer.upstream_config import read_config
 from nilmbuild.model.upstream.inputs import scalers_from_nilmscaler
+from tests.hostile import RunsCode
 from tests.upstream_files import (
     condinilm_config,
     lightning_checkpoint,
@@ -83,7 +88,7 @@ def test_every_upstream_scaling_type_is_read_from_the_json_then_kept_or_refused(
         (
             5,
             r"scaler.json: the scaler must be a JSON object of NILMscaler fields: write it from the NILMscaler as "
-            r"docs/upstream-models.md shows",
+            r"docs/upstream-models.md shows$",
         ),
         ([1, 2], "the scaler must be a JSON object"),
         ({**scaler_fields(), "devices": 5}, r"the scaler's `devices` must be a list of device names"),
@@ -150,7 +155,7 @@ def test_the_original_config_may_leave_out_name_model_and_window_2_is_the_least(
     ("app", "match"),
     [
         ('["kettle", " "]', r"`app` has repeated or empty device names \(\): fix `app`"),
-        ('["kettle", 1.5]', "has no device list `app` .*: pass CondiNILM's experiment_config.json"),
+        ('["kettle", 1.5]', r"has no device list `app` .*: pass CondiNILM's .* \(see docs/upstream-models.md\)$"),
         ('["kettle", null]', "has no device list `app`"),
         ("1.5", "has no device list `app`"),
     ],
@@ -211,3 +216,62 @@ def test_an_out_that_is_another_torch_file_is_kept(tmp_path, other):
     assert r.exit_code == 2 and r.output.count("\n") == 1, r.output
     assert "error: --out mine.pt exists and is not a nilmbuild checkpoint" in r.output
     assert out.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("cutoff", "first", "refused"),
+    [
+        (3000.1, float(np.float32(3000.1)), False),  # the same fit, one side kept in float32: 3.3e-8 relative
+        (3000.0, 3000.0045, True),  # 1.5e-6 relative: another fit
+        (0.5, 0.5000015, True),  # below 1 W the tolerance is 1e-6 W: 1.5e-6 W off
+        (0.5, 0.5000005, False),
+    ],
+)
+def test_the_scaler_must_match_the_cutoff_the_config_recorded(tmp_path, cutoff, first, refused):
+    """Both upstreams set `cutoff` to appliance_stat2[0] right after fitting: the scaler must give it back to
+    1e-6 relative (1e-6 W below 1 W); the message's advice depends on where the scaler came from."""
+    cfg = read_config(write_json(tmp_path / "experiment_config.json", condinilm_config(cutoff=cutoff)))
+    fields = read_scaler(write_json(tmp_path / "s.json", scaler_fields(stat2=(first, 300.0, 2500.0))), cfg)[0]
+    if not refused:
+        cross_check(fields, cfg)
+        cross_check(fields, cfg, refitted=True)
+        return
+    head = rf"the scaler's appliance_stat2 for kettle is {first:g} but --config experiment_config.json recorded "
+    head += rf"cutoff {cutoff:g} from the same fit: "
+    _one_line_error(head + "pass the scaler of the run that trained this model$", cross_check, fields, cfg)
+    _one_line_error(head + "check --source: it is not the data this run trained on$", cross_check, fields, cfg, True)
+
+
+@pytest.mark.parametrize("key", ["power_scaling_type", "appliance_scaling_type"])
+def test_a_scaler_whose_types_are_not_the_configs_is_refused(tmp_path, key):
+    cfg = read_config(write_json(tmp_path / "experiment_config.json", condinilm_config()))
+    fields = read_scaler(write_json(tmp_path / "s.json", {**scaler_fields(), key: "StandardScaling"}), cfg)[0]
+    want = rf"the scaler's {key} is 'StandardScaling' but --config experiment_config.json says 'MaxScaling': pass"
+    _one_line_error(want, cross_check, fields, cfg)
+
+
+def test_an_out_whose_pickle_would_run_code_is_kept_and_never_run(tmp_path):
+    """--out is read (to see whether nilmbuild wrote it) weights-only: a planted pickle there is not run, and the
+    file is not replaced."""
+    marker = tmp_path / "MARKER"
+    ckpt = write_torch(tmp_path / "last.ckpt", lightning_checkpoint(placeholder_weights()))
+    config = write_json(tmp_path / "experiment_config.json", condinilm_config())
+    scaler = write_json(tmp_path / "scaler.json", scaler_fields())
+    out = write_torch(tmp_path / "mine.pt", {"format": RunsCode(marker)})
+    before = out.read_bytes()
+    args = ["import", str(ckpt), "--config", str(config), "--scaler", str(scaler), "--out", str(out)]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 2 and "error: --out mine.pt exists and is not a nilmbuild checkpoint" in r.output
+    assert not marker.exists() and out.read_bytes() == before
+
+
+def test_the_recorded_command_of_a_refit_names_the_source_folder_only(tmp_path):
+    ckpt = write_torch(tmp_path / "last.ckpt", lightning_checkpoint(placeholder_weights()))
+    config = write_json(tmp_path / "experiment_config.json", condinilm_config())
+    up, cfg = detect(read_torch_file(ckpt), ckpt.name), read_config(config)
+    where = "refit from ukdale:UKDALE"
+    prov = import_provenance(
+        up, cfg, checkpoint=ckpt, config=config, scaler=None, scaler_from=where, source=f"ukdale:{tmp_path}/UKDALE"
+    )
+    assert prov["command"] == "nilmbuild import last.ckpt --config experiment_config.json --source ukdale:UKDALE"
+    assert prov["upstream"]["files"]["scaler"] == {"from": where}
