@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+import nilmbuild
 from nilmbuild.cli import main
 from nilmbuild.data.preprocess import scaler_from_dict
 from nilmbuild.errors import UserError
@@ -275,3 +276,4 @@ def test_the_recorded_command_of_a_refit_names_the_source_folder_only(tmp_path):
     )
     assert prov["command"] == "nilmbuild import last.ckpt --config experiment_config.json --source ukdale:UKDALE"
     assert prov["upstream"]["files"]["scaler"] == {"from": where}
+    assert prov["nilmbuild_version"] == nilmbuild.__version__
