@@ -96,6 +96,7 @@ MODULES = {
         ],
         None,
         [
+            "tests/test_import_fields_values.py",
             "tests/test_import_scaling.py",
             "tests/test_import_config.py",
             "tests/test_import_refit.py",
@@ -114,7 +115,7 @@ MODULES = {
     "nilmtk": (
         ["nilmbuild/data/nilmtk_source.py", "nilmbuild/data/nilmtk_store.py"],
         None,
-        ["tests/test_data_nilmtk.py", *NILMTK_SLOW],
+        ["tests/test_data_nilmtk_grid.py", "tests/test_data_nilmtk.py", *NILMTK_SLOW],
     ),
     "pickle_store": (
         ["nilmbuild/pickle_store.py"],
