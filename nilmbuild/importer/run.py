@@ -141,6 +141,6 @@ def cross_check(fields: dict, cfg: UpstreamConfig, refitted: bool = False) -> No
     cutoff, first = cfg.raw.get("cutoff"), fields["appliance_stat2"][0]
     if isinstance(cutoff, (int, float)) and abs(cutoff - first) > 1e-6 * max(abs(cutoff), 1.0):
         raise UserError(
-            f"the scaler's appliance_stat2 for {cfg.devices[0]} is {first:g} but --config {cfg.name} recorded "
-            f"cutoff {cutoff:g} from the same fit: {what}"
+            f"the scaler's appliance_stat2 for {cfg.devices[0]} is {first:.10g} but --config {cfg.name} recorded "
+            f"cutoff {cutoff:.10g} from the same fit: {what}"
         )
