@@ -80,7 +80,7 @@ COMMANDS = {
     "calibrate": "nilmbuild.train.cli:calibrate",
     "landscape": "nilmbuild.train.cli:landscape",
     "import": "nilmbuild.importer.cli:import_cmd",
-    "explain": "nilmbuild.explain.cli:explain",
+    "explain": "nilmbuild.explain_cli:explain",
 }
 
 

@@ -1,4 +1,7 @@
-"""`nilmbuild explain`: which steps of the aggregate made the model predict a device (docs/attributions.md)."""
+"""`nilmbuild explain`: which steps of the aggregate made the model predict a device (docs/attributions.md).
+
+A module of its own above the packages: the command composes nilmbuild.explain with the site's served window
+(`--store`, nilmbuild/site/why_store.py), and the site builds on nilmbuild.explain, so it cannot live in either."""
 
 from __future__ import annotations
 
@@ -8,8 +11,7 @@ import click
 
 from nilmbuild.cli_options import building_option, checkpoint_option, source_option, unit_option
 from nilmbuild.errors import UserError
-
-from .methods import METHODS, Settings
+from nilmbuild.explain.methods import METHODS, Settings
 
 
 @click.command("explain")
@@ -111,7 +113,7 @@ def explain(
     from nilmbuild.api import load_model
 
     if store:
-        from .store_run import store_explanations
+        from nilmbuild.site.why_store import store_explanations
 
         _store_alone()
         store_explanations(checkpoint, source, house, unit, echo=lambda m: click.echo(m, err=True))
@@ -129,14 +131,13 @@ def explain(
         raise UserError("pass --device and --start (e.g. --device kettle --start 2024-06-20T04:00), or --quality")
     e = _explain(loaded, source, house, unit, device, start, end, at, method or "ig", output, settings)
     if png:
+        from nilmbuild.explain.report import explanation_png
         from nilmbuild.model.checkpoint import atomic_write_bytes
-
-        from .report import explanation_png
 
         data = explanation_png(e)
         atomic_write_bytes(png, lambda f: f.write(data))
         click.echo(f"wrote {png}", err=True)
-    from .report import explanation_dict, explanation_text
+    from nilmbuild.explain.report import explanation_dict, explanation_text
 
     click.echo(json.dumps(explanation_dict(e)) if as_json else explanation_text(e))
 
@@ -158,8 +159,8 @@ def _store_alone() -> None:
 
 
 def _explain(loaded, source, house, unit, device, start, end, at, method, output, settings):
-    from .api import explain_window
-    from .window import load_window, parse_time
+    from nilmbuild.explain.api import explain_window
+    from nilmbuild.explain.window import load_window, parse_time
 
     if device not in loaded.devices:
         raise UserError(f"unknown device {device!r}; this checkpoint has {', '.join(loaded.devices)}")
@@ -168,7 +169,7 @@ def _explain(loaded, source, house, unit, device, start, end, at, method, output
     agg = load_window(loaded, source, t0, house, unit)
     e = explain_window(loaded, agg, t0, device, interval, method, output, settings, progress=True)
     if interval.point:  # an upstream model's stats token is reported apart (attention.py)
-        from .attention import attention_rows, attention_vs_attribution, stats_index
+        from nilmbuild.explain.attention import attention_rows, attention_vs_attribution, stats_index
 
         rows = attention_rows(loaded, agg, t0, interval.lo)
         e.attention = attention_vs_attribution(rows, e.attribution, stats_index(loaded))
@@ -178,9 +179,8 @@ def _explain(loaded, source, house, unit, device, start, end, at, method, output
 def interval_for(loaded, t0, end: str | None, at: str | None):
     """--end / --step -> the Interval of window steps the target covers (neither: the whole window)."""
     from nilmbuild.api import Model
-
-    from .window import parse_time
-    from .wrapper import Interval
+    from nilmbuild.explain.window import parse_time
+    from nilmbuild.explain.wrapper import Interval
 
     m = Model(loaded)
     if end and at:
@@ -199,11 +199,10 @@ def interval_for(loaded, t0, end: str | None, at: str | None):
 
 
 def _quality(loaded, source, house, unit, device, method, windows, settings, as_json):
+    from nilmbuild.explain.batch import captured_windows, quality_table
+    from nilmbuild.explain.report import quality_text
+    from nilmbuild.explain.wrapper import outputs_of
     from nilmbuild.infer import json_safe
-
-    from .batch import captured_windows, quality_table
-    from .report import quality_text
-    from .wrapper import outputs_of
 
     if device is not None and device not in loaded.devices:
         raise UserError(f"unknown device {device!r}; this checkpoint has {', '.join(loaded.devices)}")

@@ -1,5 +1,5 @@
 """`nilmbuild explain --store` without the Click layer: find the window the Why page serves, explain it with a
-progress bar and store the result in the checkpoint (served_store.py), rewriting the file atomically."""
+progress bar and store the result in the checkpoint (nilmbuild/explain/served_store.py), rewriting the file atomically."""
 
 from __future__ import annotations
 
@@ -14,12 +14,11 @@ def store_explanations(checkpoint, source=None, house=None, unit=None, echo=prin
     with these data options, seed 0) and store them as extra["why"] in the checkpoint; returns the entry."""
     from tqdm import tqdm
 
+    from nilmbuild.explain.served import PROGRESS_UNITS, SITE, explain_served
+    from nilmbuild.explain.served_store import KEY, make_entry
     from nilmbuild.model.checkpoint import default_checkpoint_path, load_checkpoint, update_extra
     from nilmbuild.site.context import make_context
     from nilmbuild.site.views import why
-
-    from .served import PROGRESS_UNITS, SITE, explain_served
-    from .served_store import KEY, make_entry
 
     path = Path(checkpoint) if checkpoint else default_checkpoint_path()
     arch = load_checkpoint(path).architecture
