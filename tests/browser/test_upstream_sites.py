@@ -221,6 +221,9 @@ def test_live_what_if_diagonal_mask_off(nb, page_at, upstream_site):
     page.check("#uwi-switch")  # the switch itself runs it and says what changed
     page.wait_for_selector("#uwi-status[data-done='true']", timeout=30000)
     assert "largest change" in page.locator("#uwi-status").text_content()
+    start = page.evaluate("nilmbuild.test.page().data.whatif.starts[0]")  # the chart's x: that window's clock
+    shown = [t for t in _plot_ticks(page, "nilmbuild.test.whatIf.plot()") if not t[2]]
+    assert len(shown) >= 2 and all(text == _hhmm(start, round(x) * model.cfg.step_s) for x, text, _ in shown), shown
 
 
 @pytest.mark.parametrize("upstream_site", ["condinilm_small"], indirect=True)  # the original has no FiLM
@@ -238,3 +241,59 @@ def test_live_what_if_film_off(nb, page_at, upstream_site):
             gen.fc2.weight.zero_()
             gen.fc2.bias.zero_()
     _switched(page, name, model, identity)
+
+
+# ---- clock time on the upstream pages (issue 35 item 5): ticks read the capture's t0 + steps, in UTC ----------------
+
+
+def _hhmm(t0, seconds: float) -> str:
+    """What a clock tick reads (plot2d's clockText: HH:MM, the date MM-DD at midnight), from the capture's t0."""
+    from datetime import datetime, timedelta
+
+    t = datetime.fromisoformat(str(t0).replace("Z", "")) + timedelta(seconds=float(seconds))
+    return t.strftime("%m-%d") if t.strftime("%H:%M") == "00:00" else t.strftime("%H:%M")
+
+
+def _plot_ticks(page, plot_js: str) -> list:
+    """A plot2d chart's x tick labels under its last lane: [(data x under the label's centre, text, nudged)]."""
+    return page.evaluate(
+        f"""(() => {{ const p = {plot_js}, L = p.layout, last = L.lanes[L.lanes.length - 1], yb = last.y + last.height;
+        return p.labels.filter(a => a.y0 > yb && a.y1 < yb + 22)
+          .map(a => [p.pxToX((a.x0 + a.x1) / 2), a.text, a.x0 < 2 || a.x1 > L.W - 2]); }})()"""
+    )
+
+
+def test_attention_and_forward_axes_read_clock_time(nb, page_at, upstream_site):
+    """The attention map's ticks, the query row's and the stats-token chart's x ticks, the Forward page's time
+    columns: a tick at step s of window i reads t0[i] + s steps (UTC); the stats token keeps its own label."""
+    site, _, name = upstream_site
+    cfg, reader = _model(name).cfg, _capture(site, "attention")
+    T, i = cfg.window + 1, 1
+    t0 = reader.meta["t0"][i]
+    page = nb.open_page(page_at, site, "attention", viewport=(1400, 900))
+    page.select_option("#uat-sample", str(i))
+    lay = page.evaluate("nilmbuild.test.layout()")
+    b, ticks = lay["big"], lay["ticks"]
+    assert len(ticks) >= 2
+    for tk in ticks:  # the label's position on the map gives its step; its text the clock time of that step
+        step = (tk["x"] - b["x"]) / b["width"] * T - 0.5
+        assert abs(step - round(step)) < 1e-6 and tk["label"] == _hhmm(t0, round(step) * cfg.step_s), tk
+    for plot in ("nilmbuild.test.state.rowPlot", "nilmbuild.test.state.statsPlot"):
+        shown = [t for t in _plot_ticks(page, plot) if not t[2]]
+        assert len(shown) >= 2, (plot, shown)
+        for x, text, _ in shown:
+            assert abs(x - round(x)) < 0.6 and text == _hhmm(t0, round(x) * cfg.step_s), (plot, x, text)
+    X, Y, r, c = nb.client_point(page, "#uat-main", b, T - 1, 5, T, T)  # the stats token's row, key step 5
+    page.mouse.move(X, Y)
+    tip = page.locator("#nb-tooltip").text_content()
+    assert f"query stats token (token {T})" in tip and f"key {_hhmm(t0, 5 * cfg.step_s)} UTC (step 5)" in tip, tip
+    t0 = _capture(site, "forward").meta["t0"][i]  # the Forward page's own windows
+    page = nb.open_page(page_at, site, "forward", viewport=(1400, 900))
+    page.locator("#nb-controls select").first.select_option(str(i))  # the Window control
+    tokens = page.evaluate("nilmbuild.test.page().data.stages.findIndex(s => s.title === 'Tokens')")
+    page.evaluate(f"nilmbuild.test.select({tokens})")
+    z = page.evaluate("nilmbuild.test.zooms().map(z => ({box: z.box, cols: z.cols, ticks: z.ticks}))")[0]
+    assert z["cols"] == T and len(z["ticks"]) >= 2
+    for tk in z["ticks"]:
+        step = (tk["x"] - z["box"]["x"]) / z["box"]["width"] * T - 0.5
+        assert abs(step - round(step)) < 1e-6 and tk["label"] == _hhmm(t0, round(step) * cfg.step_s), tk

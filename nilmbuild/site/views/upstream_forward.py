@@ -89,7 +89,7 @@ def stages(cfg) -> list[dict]:
 def layout(axes, shape) -> dict:
     """How the page draws one record of these axes and shape for one sample: as a (rows x cols) grid, transposed
     when its time / token axis (longer than one) comes before the feature axis, so that time runs left to right;
-    the axis names, and whether x runs along the window (time_x: its ticks are minutes, the stats token named)."""
+    the axis names, and whether x runs along the window (time_x: its ticks are clock time, UTC, from the window's start; the stats token named)."""
     a, n = list(axes[1:]), list(shape[1:])  # without the batch axis
     transpose = len(a) == 2 and a[0] in TIME_AXES and a[1] not in TIME_AXES and n[0] > 1
     if transpose:
