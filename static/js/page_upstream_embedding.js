@@ -2,6 +2,7 @@
  * the selected window's aggregate and normalised power (plot2d), the DilatedBlock output, the time projection and
  * the tokens with the stats token last (heatmap2d, diverging colours, symmetric range per map). */
 import { registerPage } from "./register.js";
+import { stateInUrl } from "./url_state.js";
 import { controls, fmt, ready, setText } from "./core.js";
 import { fitCanvas } from "./grid.js";
 import { clear2d, heatmap2d } from "./heatmap2d.js";
@@ -43,9 +44,11 @@ function drawAll(data, w) {
 function start(page) {
   var data = page.data, S = { window: 0 };
   S.maps = drawAll(data, 0);
-  controls.select(document.getElementById("nb-controls"), "Window",
+  var sel = controls.select(document.getElementById("nb-controls"), "Window",
     data.samples.map(function (s, i) { return { value: i, label: "batch sample " + s + " · " + data.labels[i] }; }), 0,
-    function (v) { S.window = Number(v); S.maps = drawAll(data, S.window); }).id = "ue-window";
+    function (v) { S.window = Number(v); S.maps = drawAll(data, S.window); });
+  sel.id = "ue-window"; sel.previousSibling.htmlFor = sel.id;   // the control and its label
+  stateInUrl([["window", sel]]);   // deep links and the findings' presets (#window=2)
   ready();
   return { state: S };
 }

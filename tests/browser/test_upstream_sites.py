@@ -297,3 +297,30 @@ def test_attention_and_forward_axes_read_clock_time(nb, page_at, upstream_site):
     for tk in z["ticks"]:
         step = (tk["x"] - z["box"]["x"]) / z["box"]["width"] * T - 0.5
         assert abs(step - round(step)) < 1e-6 and tk["label"] == _hhmm(t0, round(step) * cfg.step_s), tk
+
+
+# ---- computed findings and presets on the upstream pages (nilmbuild/site/upstream_story.py) -------------------------
+
+
+@pytest.mark.parametrize("slug", ["attention", "embedding", "film", "forward", "gate"])
+def test_findings_sit_on_their_figures_and_presets_set_the_state(nb, page_at, upstream_site, slug):
+    """Each finding is placed just above its figure; its "Show me" link (and each "Try this" preset) puts the page
+    in the state the preset names (page state keys: sample, window, layer, head, stage)."""
+    site, _, _ = upstream_site
+    page = nb.open_page(page_at, site, slug, viewport=(1400, 900))
+    story = page.evaluate("nilmbuild.test.page().data.story") or {"findings": [], "presets": []}
+    if not story["findings"]:
+        assert page.locator("#nb-absent").count() == 1  # only a model without the component has none
+        return
+    assert page.locator(".nb-finding").count() == len(story["findings"])
+    for f in story["findings"]:
+        anchor = page.locator(f".nb-finding-anchor[data-target='{f['target']}']")
+        assert f["text"] in anchor.text_content()
+        above = page.evaluate(f"document.querySelector({f['target']!r}).previousElementSibling.dataset.target")
+        assert above == f["target"]  # the callout sits right above its figure
+    for i, p in enumerate(story["presets"]):
+        page.locator(".nb-preset").nth(i).click()
+        want = {k: int(v) for k, v in (kv.split("=") for kv in p["hash"].split("&"))}
+        page.wait_for_function(
+            "want => Object.entries(want).every(([k, v]) => nilmbuild.test.state[k] === v)", arg=want, timeout=5000
+        )

@@ -10,6 +10,7 @@ stats token's place come from the loaded model's config and its records; nothing
 from __future__ import annotations
 
 from nilmbuild.model.names import INPUT, attn
+from nilmbuild.site import upstream_story
 from nilmbuild.site.build import PageSpec
 
 from . import upstream_prose
@@ -56,6 +57,7 @@ def build(ctx, view: str) -> PageSpec:
         "n_layers": n_layers,
         "names": js_names(n_layers),
         "tokens": token_axis(cfg),
+        "story": upstream_story.attention_story(ctx, samples),
     }
     whatif, wblobs, files = whatif_page(ctx, samples)  # the live graph's mask_diagonal switch (whatif_upstream.js)
     data["whatif"] = whatif

@@ -10,6 +10,7 @@ record with a time / token axis out with time left to right (`time_cols`).
 from __future__ import annotations
 
 from nilmbuild.model import names
+from nilmbuild.site import upstream_story
 from nilmbuild.site.build import PageSpec
 
 from . import upstream_prose
@@ -122,7 +123,8 @@ def build(ctx, view: str) -> PageSpec:
     samples = pick_device_samples(ctx, min(N_SAMPLES, int(ctx.x.shape[0])))
     records = sorted({r for s in st for r in s["records"]})
     data = {"stages": st, "samples": samples, "sample_labels": window_starts(ctx, samples),
-            "step_minutes": int(cfg.step_s) / 60, "stats_index": int(cfg.window)}  # fmt: skip
+            "step_minutes": int(cfg.step_s) / 60, "stats_index": int(cfg.window),
+            "story": upstream_story.forward_story(ctx, samples, st)}  # fmt: skip
     context = {"m": model_sizes(cfg, cfg.step_s), "arch": upstream_prose.NAMES[cfg.arch], "n_stages": len(st),
                "notes": []}  # fmt: skip
     summary = f"{len(st)} stages of {upstream_prose.NAMES[cfg.arch]}'s forward pass, each its real tensor."
