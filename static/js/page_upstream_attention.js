@@ -92,9 +92,13 @@ function statsFrame(g, b) {   // the last row and the last column of a map, outl
   g.strokeRect(b.x + (T - 1) * cw, b.y, cw, b.height);
   g.restore();
 }
+function mapTicks(n) {   // at least two clock ticks clear of the stats token's label (asking for more where needed)
+  var keep = function (t) { return t.step <= TOK.steps - 1 - TOK.steps / 12; }, ticks = [];
+  for (var k = n; ticks.length < 2 && k < n + 8; k++) ticks = stepTicks(clock(), 0, TOK.steps - 1, k).filter(keep);
+  return ticks;
+}
 function drawTicks(g, b) {   // clock-time ticks (UTC) below and left of the large map; "stats" at the last token
-  var ticks = stepTicks(clock(), 0, TOK.steps - 1, Math.max(2, Math.min(5, Math.floor(b.width / 70))))
-    .filter(function (t) { return t.step <= TOK.steps - 1 - TOK.steps / 12; });
+  var ticks = mapTicks(Math.max(2, Math.min(5, Math.floor(b.width / 70))));
   LAY.ticks = ticks.map(function (t) { return { step: t.step, label: t.label, x: b.x + ((t.step + 0.5) / T) * b.width }; });
   g.textAlign = "center"; g.textBaseline = "top";
   LAY.ticks.forEach(function (t) { g.fillText(t.label, t.x, b.y + b.height + 4); });

@@ -65,4 +65,5 @@ def build(ctx, view: str) -> PageSpec:
         f"{sizes['d_time']}, and the stats token (token {cfg.window + 1})."
     )
     return view_page(view, template="upstream_embedding.html", entry="page_upstream_embedding.js", data=data,
-                     context=context, summary=summary, section="", title=upstream_prose.TITLES["embedding"])  # fmt: skip
+                     context=context, summary=summary, section="", title=upstream_prose.TITLES["embedding"],
+                     lead=upstream_prose.LEADS["embedding"])  # fmt: skip

@@ -91,4 +91,5 @@ def build(ctx, view: str) -> PageSpec:
     }
     context["params"] = params
     return view_page(view, template="upstream_gate.html", entry="page_upstream_gate.js", data=data, context=context,
-                     summary=SUMMARY, section="", title=upstream_prose.TITLES["gate"])  # fmt: skip
+                     summary=SUMMARY, section="", title=upstream_prose.TITLES["gate"],
+                     lead=upstream_prose.LEADS["gate"])  # fmt: skip
