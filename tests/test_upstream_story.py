@@ -90,3 +90,13 @@ def test_stats_token_finding_is_the_captured_share(two_sites):
         assert f["text"].startswith(f"Head {h} of layer {l} reads the stats token (token {w[0].shape[-1]}) most")
         assert f"{100 * share[l, h]:.1f}%" in f["text"] or f"{100 * share[l, h]:.0f}%" in f["text"], f["text"]
         assert f["preset"]["hash"] == f"layer={l}&head={h}"
+
+
+def test_one_device_error_sentence_names_it_once():
+    """An original NILMFormer explains one appliance: the overview's error finding has nothing to compare it with."""
+    from nilmbuild.site.story import _errors_text
+
+    one = _errors_text(["kettle"], {"best": 0, "worst": 0, "relative": [3.47]}, "Over the 32 example windows")
+    assert one == "Over the 32 example windows, the model's error for the kettle is 347% of its energy."
+    two = _errors_text(["kettle", "fridge"], {"best": 1, "worst": 0, "relative": [3.47, 0.05]}, "Here")
+    assert "closest for the fridge (error 5.0% of its energy)" in two and "furthest off for the kettle (347%)" in two
