@@ -67,8 +67,12 @@ def test_findings_change_with_the_checkpoint(two_sites):
             continue
         ta, tb = ([f["text"] for f in _story(s, slug)["findings"]] for s in (a, b))
         assert set(ta).isdisjoint(tb), f"{slug}: the same sentence for two checkpoints: {ta} / {tb}"
-    heads = [re.search(r"token (\d+)\)", _story(s, "attention")["findings"][1]["text"]).group(1) for s in (a, b)]
+    heads = [re.search(r"token (\d+)\)", _stats_finding(s)["text"]).group(1) for s in (a, b)]
     assert heads[0] != heads[1]  # L + 1 of each checkpoint: the stats token's own number
+
+
+def _stats_finding(site) -> dict:
+    return next(f for f in _story(site, "attention")["findings"] if f["target"] == "#uat-stats")
 
 
 def _capture(site, slug):
@@ -86,7 +90,7 @@ def test_stats_token_finding_is_the_captured_share(two_sites):
         w = [np.asarray(cap.get(n), np.float64) for n in data["names"]["weights"]]
         share = np.array([[wl[:, h, :-1, -1].mean() for h in range(wl.shape[1])] for wl in w])  # (layers, heads)
         l, h = np.unravel_index(int(np.argmax(share)), share.shape)
-        f = _story(site, "attention")["findings"][1]
+        f = _stats_finding(site)
         assert f["text"].startswith(f"Head {h} of layer {l} reads the stats token (token {w[0].shape[-1]}) most")
         assert f"{100 * share[l, h]:.1f}%" in f["text"] or f"{100 * share[l, h]:.0f}%" in f["text"], f["text"]
         assert f["preset"]["hash"] == f"layer={l}&head={h}"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nilmbuild.model.names import INPUT, OUTPUT_POWER, attn, film
+from nilmbuild.model.names import HEAD_ABLATION_DELTA, HEAD_ABLATION_SAMPLE, INPUT, OUTPUT_POWER, attn, film
 from nilmbuild.site import findings as F
 from nilmbuild.site import upstream_findings as U
 from nilmbuild.site.story import (
@@ -40,8 +40,8 @@ def _scale_w(ctx) -> np.ndarray:
 
 
 def attention_story(ctx, samples: list[int]) -> dict:
-    """The head that gives the stats token (token L + 1) the most of its queries' weight, and the most local head
-    over the time steps, over the page's windows."""
+    """The head that gives the stats token (token L + 1) the most of its queries' weight, and the head whose
+    knock-out moves a device most (the head ablation; without one, the most local head over the time steps)."""
     n_layers = int(ctx.loaded.cfg.n_encoder_layers)
     names = [attn(l, "weights") for l in range(n_layers)]
     r = _read(ctx, names, samples)
@@ -64,7 +64,25 @@ def attention_story(ctx, samples: list[int]) -> dict:
         f"Over the time steps, head {h} of layer {l} looks closest: its weight sits {near * step_min:.1f} min from "
         f"the query on average; head {gh} of layer {gl} looks furthest ({far * step_min:.1f} min)."
     )
-    return story([finding("#uat-main", local, near_go), finding("#uat-stats", text, go)], [go, near_go])
+    serves = _head_serves(ctx, samples)
+    if serves is None:
+        return story([finding("#uat-main", local, near_go), finding("#uat-stats", text, go)], [go, near_go])
+    return story([finding("#uat-stats", text, go), serves[0]], [serves[1], go, near_go])
+
+
+def _head_serves(ctx, samples: list[int]) -> tuple[dict, dict] | None:
+    """The head whose knock-out moves a device's watts most (the capture's head ablation), None without one."""
+    if HEAD_ABLATION_DELTA not in ctx.capture.records:
+        return None
+    r = _read(ctx, [HEAD_ABLATION_DELTA, HEAD_ABLATION_SAMPLE])
+    t = F.top_head(r[HEAD_ABLATION_DELTA], r[HEAD_ABLATION_SAMPLE])
+    at = samples.index(t["sample"]) if t["sample"] in samples else 0
+    go = preset(f"Layer {t['layer']}, head {t['head']}: matters most", layer=t["layer"], head=t["head"], sample=at)
+    text = (
+        f"Head {t['head']} of layer {t['layer']} matters most for the {device_label(_devices(ctx)[t['device']])}: "
+        f"zeroing it moves that device's power by {watts(t['delta_w'])} on average over the ablated windows."
+    )
+    return finding("#uat-heads-wrap", text, go), go
 
 
 def gate_story(ctx, samples: list[int]) -> dict:

@@ -18,6 +18,7 @@ import { clear2d, heatmap2d } from "./heatmap2d.js";
 import { plot2d } from "./plot2d.js";
 import { stepTicks, stepTime, timeAxis, windowClock } from "./time_axis.js";
 import { upstreamWhatIf } from "./whatif_upstream.js";
+import { headMatrix as makeHeadMatrix } from "./head_matrix.js";
 
 var LOG_MIN = -4, LOG_MAX = 0;   // log10 colour domain: 1e-4 .. 1
 var STATS_COLOUR = "#D55E00";    // the stats token's frame and labels
@@ -165,6 +166,25 @@ function readout(r, c) {
     " → key " + tokenName(c) + ": weight " + fmt(v, 6));
 }
 
+/* ---------- which heads serve which device (the capture's head ablation) ---------- */
+function onHeadPicked(l, h, sample, c) {   // open the head's map on the page window where the change is largest
+  var i = P.samples.indexOf(sample);
+  if (i >= 0) { S.sample = i; ui.sample.value = String(i); }
+  S.layer = l; S.head = h; ui.layer.value = String(l); ui.head.value = String(h);
+  drawAll();
+  setText(document.getElementById("uat-heads-readout"), "Opened layer " + l + ", head " + h + " on batch sample " + sample +
+    ": zeroing it changes the " + String(cap.meta.devices[c.device]).replace(/_/g, " ") + " by " + fmt(c.value, 4) +
+    " W on average over the ablated windows.");
+  canvas.scrollIntoView({ block: "nearest" });
+}
+function buildHeadMatrix() {   // null when the capture has no head ablation (a checkpoint without power scalers)
+  if (!P.head_ablation || !cap.has(N.head_delta)) return null;
+  var m = makeHeadMatrix.create(document.getElementById("uat-heads"), document.getElementById("uat-heads-axes"), cap,
+    { names: { delta: N.head_delta, sample: N.head_sample }, onPick: onHeadPicked });
+  legend(document.getElementById("uat-heads-legend"), "viridis", 0, m.vmax, "mean |change in the device's watts| when the head is zeroed (W)");
+  return m;
+}
+
 /* ---------- building ---------- */
 function drawAll() { drawMaps(); S.rowPlot = drawRow(); S.statsPlot = drawStatsReads(); }
 function adapters() {   // hover / keyboard over the large map (raw weights), click on a small map picks its head
@@ -208,10 +228,12 @@ function start(page) {
   var wbox = document.getElementById("uat-whatif");   // absent when the model does not mask the diagonal
   if (wbox) ui.whatIf = upstreamWhatIf({ box: wbox, data: P.whatif, key: "maskDiagonal", label: "diagonal mask off",
                                          sample: function () { return S.sample; } });
+  ui.heads = buildHeadMatrix();
   stateInUrl([["sample", ui.sample], ["layer", ui.layer], ["head", ui.head]]);
   onWidth(canvas, drawMaps);
   ready();
-  return { state: S, headWeights: headWeights, layout: function () { return LAY; }, tokens: TOK, whatIf: ui.whatIf };
+  return { state: S, headWeights: headWeights, layout: function () { return LAY; }, tokens: TOK, whatIf: ui.whatIf,
+           headMatrix: ui.heads };
 }
 
 registerPage({ slug: "attention", start: start });

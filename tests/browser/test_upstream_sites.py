@@ -324,3 +324,58 @@ def test_findings_sit_on_their_figures_and_presets_set_the_state(nb, page_at, up
         page.wait_for_function(
             "want => Object.entries(want).every(([k, v]) => nilmbuild.test.state[k] === v)", arg=want, timeout=5000
         )
+
+
+def test_head_ablation_matrix_is_the_models_knock_outs(nb, page_at, upstream_site):
+    """Which heads serve which device: each cell against the PyTorch model with that head's columns of W_o zeroed
+    (the same as zeroing its context), on the windows the capture names, in watts clamped at 0; a click opens the
+    head on the window where the change is largest."""
+    import copy
+
+    import torch
+    from test_upstream_models import _build
+
+    from nilmbuild.infer.postprocess import denormalise
+    from nilmbuild.model.names import INPUT
+    from nilmbuild.model.upstream import scalers_from_nilmscaler
+
+    site, _, name = upstream_site
+    page = nb.open_page(page_at, site, "attention", viewport=(1400, 900))
+    data, reader = page.evaluate("nilmbuild.test.page().data"), _capture(site, "attention")
+    windows = data["head_ablation"]["samples"]
+    x = torch.from_numpy(np.stack([reader.get(INPUT)[data["samples"].index(s)] for s in windows]))
+    model, apps = _model(name), scalers_from_nilmscaler(_build(name)[2])["appliances"]
+
+    def watts(m):
+        with torch.no_grad():
+            p = m(x).power.numpy()
+        return np.stack([np.clip(denormalise(p[:, i], apps[d]), 0, None) for i, d in enumerate(m.cfg.devices)], 1)
+
+    base, cfg = watts(model), model.cfg
+    m = page.evaluate(
+        "(() => { const m = nilmbuild.test.headMatrix.matrix; return {...m, data: Array.from(m.data)}; })()"
+    )
+    got = np.array(m["data"]).reshape(cfg.n_encoder_layers, cfg.n_head, len(cfg.devices))
+    E = cfg.head_dim
+    for l in range(cfg.n_encoder_layers):
+        for h in range(cfg.n_head):
+            knocked = copy.deepcopy(model)
+            with torch.no_grad():
+                knocked.encoder_layers[l].attn.wo.weight[:, h * E : (h + 1) * E] = 0
+            want = np.abs(watts(knocked) - base).mean(axis=(0, 2))  # over the windows and the steps: (devices,)
+            np.testing.assert_allclose(got[l, h], want, rtol=1e-3, atol=1e-3, err_msg=f"layer {l}, head {h}")
+    l, h, d = np.unravel_index(int(np.argmax(got)), got.shape)
+    page.evaluate(f"nilmbuild.test.headMatrix.cell({l * cfg.n_head + h}, {d})")  # the cell exists
+    page.locator("#uat-heads").scroll_into_view_if_needed()
+    box = page.evaluate("nilmbuild.test.headMatrix.box()")
+    X, Y, r, c = nb.client_point(page, "#uat-heads", box, l * cfg.n_head + h, d, cfg.n_encoder_layers * cfg.n_head,
+                                 len(cfg.devices))  # fmt: skip
+    page.mouse.click(X, Y)
+    sample = page.evaluate(f"nilmbuild.test.headMatrix.cell({r}, {c}).sample")
+    state = page.evaluate("nilmbuild.test.state")
+    assert (state["layer"], state["head"], data["samples"][state["sample"]]) == (
+        r // cfg.n_head,
+        r % cfg.n_head,
+        sample,
+    )
+    assert "zeroing it changes" in page.locator("#uat-heads-readout").text_content()
