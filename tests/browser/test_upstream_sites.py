@@ -379,3 +379,24 @@ def test_head_ablation_matrix_is_the_models_knock_outs(nb, page_at, upstream_sit
         sample,
     )
     assert "zeroing it changes" in page.locator("#uat-heads-readout").text_content()
+
+
+def test_embedding_maps_read_clock_time(nb, page_at, upstream_site):
+    """The DilatedBlock, time-projection and token maps: a tick at step s of window i reads that window's start (the
+    view's label, from the capture's t0) + s steps, in UTC, at the centre of column s; the tokens map names its last
+    column, the stats token."""
+    from datetime import datetime
+
+    site, _, name = upstream_site
+    cfg, i = _model(name).cfg, 1
+    page = nb.open_page(page_at, site, "embedding", viewport=(1400, 900))
+    page.select_option("#ue-window", str(i))
+    t0 = datetime.strptime(page.evaluate(f"nilmbuild.test.page().data.labels[{i}]"), "%Y-%m-%d %H:%M UTC").isoformat()
+    for key, cols in (("stem", cfg.window), ("time", cfg.window), ("tokens", cfg.window + 1)):
+        hm = page.evaluate(f"(() => {{ const m = nilmbuild.test.state.maps.{key}; return {{box: m.box, cols: m.cols, "
+                           "ticks: m.ticks}; })()")  # fmt: skip
+        assert hm["cols"] == cols and len(hm["ticks"]) >= 2, (key, hm)
+        for tk in hm["ticks"]:
+            step = (tk["x"] - hm["box"]["x"]) / hm["box"]["width"] * cols - 0.5
+            assert abs(step - round(step)) < 1e-6 and tk["label"] == _hhmm(t0, round(step) * cfg.step_s), (key, tk)
+            assert round(step) < cfg.window  # never under the stats token's column
