@@ -59,6 +59,11 @@ def test_every_command_takes_the_renamed_checkpoint(tmp_path):
     assert ev.exit_code == 0, ev.output
     rows = {line.split()[0] for line in ev.output.splitlines() if "NILMFormer" in line}
     assert {"kettle", "fridge", "washing_machine"} <= rows
+    plain = tmp_path / "plain"  # the same run imported under its UK-DALE names: the very same scores, digit for digit
+    plain.mkdir()
+    d = FIXTURES / "condinilm_small"
+    assert _import(plain, d / "last.ckpt", d / "experiment_config.json", d / "scaler.json").exit_code == 0
+    assert run(main, ["evaluate", "-c", str(plain / "out.pt")]).output == ev.output
     out = tmp_path / "d.csv"
     dis = run(main, ["disaggregate", "-c", ckpt, "--from", "2024-01-02", "--to", "2024-01-03", "--out", str(out)])
     assert dis.exit_code == 0, dis.output
