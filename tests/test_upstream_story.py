@@ -104,3 +104,12 @@ def test_one_device_error_sentence_names_it_once():
     assert one == "Over the 32 example windows, the model's error for the kettle is 347% of its energy."
     two = _errors_text(["kettle", "fridge"], {"best": 1, "worst": 0, "relative": [3.47, 0.05]}, "Here")
     assert "closest for the fridge (error 5.0% of its energy)" in two and "furthest off for the kettle (347%)" in two
+
+
+def test_a_negative_raw_output_is_said_where_it_is_quoted(two_sites):
+    """issue 35 item 5: a raw output below 0 W is named as such, with what clamps it, wherever a finding quotes one."""
+    _, sites = two_sites
+    for site in sites:
+        text = _story(site, "forward")["findings"][0]["text"]
+        w = float(re.search(r"gives the [\w ]+? ([−-]?[\d.]+) W there", text).group(1).replace("−", "-"))
+        assert ("raw output below 0 W" in text) == (w < 0), text

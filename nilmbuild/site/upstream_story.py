@@ -121,8 +121,8 @@ def film_story(ctx, samples: list[int]) -> dict:
     e = U.strongest_film_layer(r[names[4]], r[names[5]])
     enc = (
         f"Layer {e['layer']}'s encoder FiLM departs most from the identity: its mean |γ| is {e['mean_abs_gamma']:.3f} "
-        f"(at most {e['max_abs_gamma']:.3f}), so it scales that layer's FFN output by up to "
-        f"{pct(e['max_abs_gamma'])} either way."
+        f"(at most {e['max_abs_gamma']:.3f}), so (1 + γ) scales that layer's FFN output features by up to "
+        f"{pct(e['max_abs_gamma'])}."
     )
     return story([finding("#ufm-lanes", text, go), finding("#ufm-enc", enc)], [go])
 
@@ -160,7 +160,7 @@ def forward_story(ctx, samples: list[int], stages: list[dict]) -> dict:
     text = (
         f"These windows' highest reading is {watts(p['aggregate_w'])} at {clock(ctx, samples[p['sample']], p['t'])} "
         f"UTC in {window_label(ctx, samples[p['sample']])}; the output gives the {device_label(devs[p['device']])} "
-        f"{watts(p['device_w'])} there{clamp}{most}."
+        f"{watts(p['device_w'])} there{clamp}{most}." + _negative(ctx, p["device_w"])
     )
     out, presets = [finding("#uf-strip", text, go)], [go]
     if "stats_out" in ctx.capture.records:
@@ -168,6 +168,14 @@ def forward_story(ctx, samples: list[int], stages: list[dict]) -> dict:
         out.append(out_f)
         presets.append(out_p)
     return story(out, presets)
+
+
+def _negative(ctx, w: float) -> str:
+    """Where the raw output the finding quotes is below 0 W: why, and what the shown post-processing does."""
+    if w >= 0:
+        return ""
+    why = "CondiNILM's evaluation" if ctx.loaded.cfg.arch == "condinilm" else "nilmbuild's post-processing"
+    return f" That is a raw output below 0 W, the model's own; {why} clamps it at 0 W."
 
 
 def _denorm_finding(ctx, samples: list[int], stage: int) -> tuple[dict, dict]:
