@@ -4,8 +4,6 @@ what to pass."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from nilmbuild.errors import UserError
@@ -144,10 +142,18 @@ def test_scaler_from_another_run(tmp_path):
         cross_check(read_scaler(write_json(tmp_path / "s.json", fields), cfg)[0], cfg)
 
 
-def test_script_in_device_name_is_kept_as_data(tmp_path):
-    """Device names are the user's strings: the importer keeps them exactly (pages escape them when rendering)."""
+def test_script_in_device_name_is_refused_in_one_line(tmp_path):
+    """Device names are the user's strings; one that is none of nilmbuild's devices (importer/device_names.py) is
+    refused before anything is read further, with one line that names what nilmbuild knows."""
     name = '<script>alert("x")</script>'
-    cfg = read_config(write_json(tmp_path / "c.json", condinilm_config(devices=[name, "fridge"])))
-    got, _ = read_scaler(write_json(tmp_path / "s.json", scaler_fields(devices=["fridge", name])), cfg)
-    assert cfg.devices == [name, "fridge"] and got["devices"] == [name, "fridge"]
-    assert json.loads(json.dumps(cfg.raw))["app"][0] == name
+    with pytest.raises(UserError, match="which nilmbuild cannot explain: it knows kettle, microwave") as e:
+        read_config(write_json(tmp_path / "c.json", condinilm_config(devices=[name, "fridge"])))
+    assert "\n" not in str(e.value)
+
+
+def test_upstream_spellings_keep_their_names_for_the_scaler(tmp_path):
+    """The scaler names the upstream's devices, so it is matched by those; the model's names are nilmbuild's."""
+    cfg = read_config(write_json(tmp_path / "c.json", condinilm_config(devices=["Kettle", "WashingMachine"])))
+    assert cfg.devices == ["Kettle", "WashingMachine"] and cfg.names == ["kettle", "washing_machine"]
+    got, _ = read_scaler(write_json(tmp_path / "s.json", scaler_fields(devices=["WashingMachine", "Kettle"])), cfg)
+    assert got["devices"] == ["Kettle", "WashingMachine"] and got["appliance_stat2"] == [300.0, 3000.0]

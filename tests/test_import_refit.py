@@ -165,7 +165,7 @@ def test_other_data_than_the_run_trained_on(tmp_path):
         ({"ind_house_train_val": [2]}, "ukdale:{data}", "no house_2 folder"),
         ({"ind_house_train_val": None}, "ukdale:{data}", "no `ind_house_train_val`"),
         ({"overlap": 1.5}, "ukdale:{data}", "overlap is 1.5"),
-        ({"app": ["kettle", "fridge", "oven"]}, "ukdale:{data}", "no appliance oven"),
+        ({"app": ["kettle", "fridge", "WashingMachine"]}, "ukdale:{data}", "no appliance WashingMachine"),
         ({"appliance_scaling_type": "MeanScaling"}, "ukdale:{data}", "fits no appliance_scaling_type 'MeanScaling'"),
         ({}, "ukdale:{data}/nowhere", "no such folder"),
     ],

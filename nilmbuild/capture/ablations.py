@@ -13,14 +13,15 @@ from .planner import Planner, planned_run
 from .traced_run import run_traced
 
 
-def unplanned_runs(model, x, loaded) -> dict:
+def unplanned_runs(model, x, loaded, heads_only: bool = False) -> dict:
     """The ablation runs that nothing is planned from while they run: FiLM off, the soft gate (traces) and, for a
-    checkpoint with appliance scalers, the head ablation (head_ablation's result)."""
-    no_film = no_film_records(model.cfg)
-    runs = {
-        "no_film": run_traced(model, x, keep=no_film.__contains__, gate_mode="hard", use_film=False),
-        "soft_gate": run_traced(model, x, keep=lambda n: n == names.OUTPUT_POWER, gate_mode="soft"),
-    }
+    checkpoint with appliance scalers, the head ablation (head_ablation's result). heads_only: the head ablation
+    alone (an upstream model: its pages compare with no other run)."""
+    runs = {}
+    if not heads_only:
+        no_film = no_film_records(model.cfg)
+        runs["no_film"] = run_traced(model, x, keep=no_film.__contains__, gate_mode="hard", use_film=False)
+        runs["soft_gate"] = run_traced(model, x, keep=lambda n: n == names.OUTPUT_POWER, gate_mode="soft")
     if loaded is not None and (loaded.scalers or {}).get("appliances"):
         runs["heads"] = head_ablation(model, x, loaded.scalers, focus_samples(x))
     return runs

@@ -52,13 +52,14 @@ def capture_batch(loaded_or_model, x, y=None, t0=None, *, ablations: bool = True
 
     loaded_or_model: a `Loaded` (from load_checkpoint: its scalers/provenance go into meta) or a NILMFormer.
     y: optional (B, M, 2, L) ground truth -> target.power, target.state.  t0: optional (B,) window starts.
-    ablations: also run FiLM off, diagonal mask off and soft gate and keep the records pages compare.
+    ablations: also run FiLM off, diagonal mask off and soft gate and keep the records pages compare (an upstream
+    model: the head ablation only).
     """
     model = getattr(loaded_or_model, "model", loaded_or_model)
     loaded = loaded_or_model if hasattr(loaded_or_model, "model") else None
     cfg = model.cfg
-    upstream = hasattr(cfg, "arch")  # CondiNILM / the original NILMFormer: no FiLM-off, mask-off or soft-gate runs
-    ablations = ablations and not upstream
+    upstream = hasattr(cfg, "arch")  # CondiNILM / the original NILMFormer: the head ablation only (no FiLM-off,
+    # mask-off or soft-gate runs: their pages compare with the live model instead)
     was_training = model.training
     model.eval()
     x = torch.as_tensor(x, dtype=torch.float32)
@@ -89,7 +90,7 @@ def _runs(planner: Planner, loaded, model, x, y, ablations: bool) -> tuple[list[
     trace = planned_run(planner, model, x) if upstream else planned_run(planner, model, x, gate_mode="hard")
     trace_order = trace.names()
     with ThreadPoolExecutor(1, thread_name_prefix="ablation-runs") as pool:
-        later = pool.submit(unplanned_runs, model, x, loaded) if ablations else None
+        later = pool.submit(unplanned_runs, model, x, loaded, heads_only=upstream) if ablations else None
         plan_traced_records(planner, trace)
         del trace
         planner.release(set() if upstream else ablation_compares(model.cfg))
@@ -99,9 +100,10 @@ def _runs(planner: Planner, loaded, model, x, y, ablations: bool) -> tuple[list[
         runs = later.result() if later is not None else None
     head_meta = None
     if runs is not None:
-        plan_ablations(planner, model, x, runs)
+        if not upstream:
+            plan_ablations(planner, model, x, runs)
         if "heads" in runs:
-            head_meta = store_head_ablation(planner, runs["heads"])
+            head_meta = store_head_ablation(planner, runs["heads"], upstream=upstream)
     return trace_order, head_meta
 
 
@@ -135,7 +137,8 @@ def _meta(cfg, ablations: bool, t0, window: int) -> dict:
 UPSTREAM_NOTES = [
     "Power values are in scaled units (see meta.scalers), not watts; the stem appends a stats token, so the "
     "encoder's records have L + 1 tokens (the last one is the stats token).",
-    "No ablation runs: the upstream architectures are captured as their own evaluation runs them.",
+    "The main run is the upstream's own evaluation; the only ablation runs are the single-head knock-outs of the "
+    "head ablation (ablation.heads.*, with the checkpoint's scalers), on the attention page's samples.",
 ]
 
 

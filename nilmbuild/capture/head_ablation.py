@@ -4,7 +4,9 @@ For head h of layer l, the head's context (its E columns of the concatenated hea
 projection Wo) is set to zero and the model is re-run (eval, hard gate: the inference output). The effect on
 device d is the mean over the window of |watts(ablated) - watts(model)|, per sample; the matrix keeps the
 mean over the ablated samples and the sample where the effect is largest. Watts are the scaler's inverse of
-the power output, clipped at 0 as at inference.
+the power output, clipped at 0 as at inference. An upstream model (CondiNILM, the original NILMFormer) runs as its
+own code computes it: CondiNILM's output after its soft gate (the evaluation clamps it at 0 W too), the original's
+de-normalised output (clipped at 0 W as nilmbuild's post-processing clips it).
 
 Cost: n_layers * n_head forward passes of HEAD_ABLATION_SAMPLES windows (the attention page's samples, so
 the page can open the head's map on the sample where the effect is largest).
@@ -26,6 +28,12 @@ HEAD_ABLATION_SAMPLES = 2  # the attention page carries q, k, v and the unmasked
 METHOD = (
     "zero one head's context before the output projection Wo, re-run the same weights (eval, hard gate); "
     "effect = mean over the window of |change in the device's watts|, averaged over the ablated samples"
+)
+#: The same for an upstream model: its own output (CondiNILM after its soft gate), clamped at 0 W.
+UPSTREAM_METHOD = (
+    "zero one head's context before the output projection Wo, re-run the same weights (eval, the model's own "
+    "output: CondiNILM after its soft gate), clamped at 0 W; effect = mean over the window of |change in the "
+    "device's watts|, averaged over the ablated samples"
 )
 
 
@@ -77,16 +85,19 @@ def head_ablation(model, x, scalers: dict, samples: list[int]) -> dict:
     has head h of layer l zeroed (a batched run is several times faster on a CPU than 24 runs of 2 windows)."""
     cfg = model.cfg
     devices = cfg.device_names
-    xs = torch.as_tensor(np.asarray(x)[samples], dtype=torch.float32)  # (S, 7, L)
+    xs = torch.as_tensor(np.asarray(x)[samples], dtype=torch.float32)  # (S, channels, L)
     S, H = xs.shape[0], cfg.n_head
+    upstream = hasattr(cfg, "arch")  # CondiNILM / the original NILMFormer: its own output, no gate_mode
+    layers = model.encoder_layers if upstream else model.layers
     handles = [
         layer.attn.wo.register_forward_pre_hook(
             _zero_heads({1 + l * H + h: h for h in range(H)}, S, layer.attn.head_dim)
         )
-        for l, layer in enumerate(model.layers)
+        for l, layer in enumerate(layers)
     ]
+    copies = xs.repeat(1 + cfg.n_encoder_layers * H, 1, 1)
     try:
-        w = to_watts(model(xs.repeat(1 + cfg.n_encoder_layers * H, 1, 1), gate_mode="hard").power, scalers, devices)
+        w = to_watts((model(copies) if upstream else model(copies, gate_mode="hard")).power, scalers, devices)
     finally:
         for handle in handles:
             handle.remove()
@@ -97,7 +108,7 @@ def head_ablation(model, x, scalers: dict, samples: list[int]) -> dict:
     return {"delta_w": per.mean(axis=3), "sample": best, "per_sample": per, "samples": list(samples)}
 
 
-def store_head_ablation(planner, r: dict) -> dict:
+def store_head_ablation(planner, r: dict, upstream: bool = False) -> dict:
     """Plan the records of a `head_ablation` result (capture runs it on focus_samples); returns the meta entry."""
     axes = ("layer", "head", "device")
     planner.store(
@@ -118,4 +129,4 @@ def store_head_ablation(planner, r: dict) -> dict:
         "batch index (of the full captured batch) where that change is largest",
         encoding="f32",
     )
-    return {"samples": r["samples"], "method": METHOD, "unit": "W"}
+    return {"samples": r["samples"], "method": UPSTREAM_METHOD if upstream else METHOD, "unit": "W"}

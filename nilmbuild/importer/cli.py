@@ -30,7 +30,8 @@ and the scaling types. UK-DALE runs only; give --scaler or --source, not both.
 \b
 Files are read with PyTorch's weights-only loader: nothing in them is ever run. OUT is written only when
 everything fits, and records each input's file name and sha256, the format, the architecture and the whole
-config. The device order is the config's `app`.
+config. The device order is the config's `app`; its names become nilmbuild's (WashingMachine ->
+washing_machine, Dishwasher -> dishwasher), the upstream's kept in the provenance.
 
 \b
 Examples:
@@ -63,6 +64,7 @@ def import_cmd(upstream_ckpt: str, config: str, scaler: str | None, source: str 
 
     got = import_upstream(upstream_ckpt, config, scaler, out, source=source)
     click.echo(f"{got.format} -> architecture {got.architecture}")
-    click.echo(f"  devices  {', '.join(got.devices)}")
+    shown = [d if d == u else f"{d} (upstream {u})" for d, u in zip(got.devices, got.upstream_devices, strict=True)]
+    click.echo(f"  devices  {', '.join(shown)}")
     click.echo(f"  window   {got.window} steps of {got.step_s} s")
     click.echo(f"wrote {got.out}; explain it with: nilmbuild site -c {got.out}")

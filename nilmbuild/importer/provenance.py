@@ -10,6 +10,7 @@ from pathlib import Path
 from nilmbuild import __version__
 
 from .detect import Upstream
+from .device_names import renamed
 from .reading import file_identity
 from .upstream_config import UpstreamConfig
 
@@ -35,14 +36,15 @@ def import_provenance(
         "criterion": sorted(up.criterion) if up.criterion else None,
         "meta": up.meta,
         "config": cfg.raw,
-        "devices": list(cfg.devices),
+        "devices": list(cfg.devices),  # `app` as the upstream names them
+        "device_names": renamed(cfg.devices, cfg.names),  # {upstream name: nilmbuild name} where they differ
         "derived": {"step_s": cfg.step_s, "window": cfg.window},
     }
     return {
         "upstream": upstream,
         # the data settings pages prepare their example data with (pipeline.data_settings): the model's step,
         # window and devices, in its output order
-        "prep": {"resample_s": cfg.step_s, "window": cfg.window, "devices": list(cfg.devices)},
+        "prep": {"resample_s": cfg.step_s, "window": cfg.window, "devices": list(cfg.names)},
         "command": _command(checkpoint, config, scaler, scaler_from if source is not None else None),
         "nilmbuild_version": __version__,
     }

@@ -28,6 +28,7 @@ class Imported:
     devices: list[str]
     window: int
     step_s: int
+    upstream_devices: list[str]  # `app` as the upstream names them (devices: nilmbuild's names, same order)
 
 
 def import_upstream(checkpoint, config, scaler=None, out="imported.pt", source=None) -> Imported:
@@ -55,7 +56,7 @@ def import_upstream(checkpoint, config, scaler=None, out="imported.pt", source=N
     from nilmbuild.model.checkpoint import save_checkpoint
 
     save_checkpoint(out, model, scalers=scalers, provenance=prov)
-    return Imported(out, up.format, up.architecture, list(cfg.devices), cfg.window, cfg.step_s)
+    return Imported(out, up.format, up.architecture, list(cfg.names), cfg.window, cfg.step_s, list(cfg.devices))
 
 
 def refit(source: str, cfg: UpstreamConfig, up: Upstream) -> tuple[dict, str]:
@@ -72,11 +73,12 @@ def refit(source: str, cfg: UpstreamConfig, up: Upstream) -> tuple[dict, str]:
 
 
 def _build(up: Upstream, cfg: UpstreamConfig, fields: dict):
-    """The nilmbuild model and scalers (nilmbuild.model.upstream builds the architecture and checks the weights)."""
+    """The nilmbuild model and scalers (nilmbuild.model.upstream builds the architecture and checks the weights),
+    both under nilmbuild's device names (the scaler fields name the upstream's, in the config's order)."""
     from nilmbuild.model.upstream import build_from_upstream, check_scalers, scalers_from_nilmscaler
 
-    model = build_from_upstream(up.architecture, cfg.raw, up.state_dict, up.criterion)
-    scalers = scalers_from_nilmscaler(fields)
+    model = build_from_upstream(up.architecture, cfg.raw, up.state_dict, up.criterion, names=cfg.names)
+    scalers = scalers_from_nilmscaler({**fields, "devices": list(cfg.names)})
     check_scalers(scalers, model.cfg.device_names)
     return model, scalers
 

@@ -5,7 +5,8 @@
   (configs/expes.yaml + the model's and the appliance's entries + the command line), saved by the user as JSON or
   YAML, with a `scaler` block of the NILMscaler's fields (docs/upstream-models.md shows how).
 
-What nilmbuild reads from it: `app` (the device order: a list for CondiNILM, one name for the original),
+What nilmbuild reads from it: `app` (the device order: a list for CondiNILM, one name for the original; each name
+mapped onto nilmbuild's own by device_names.py),
 `window_size`, `sampling_rate` (the step between samples, which fixes the time features), `name_model` (must be
 NILMFormer) and `model_kwargs` (the architecture's sizes; the architecture builder checks them against the
 weights). The whole config is kept in the checkpoint as it was read. Device names and every other string here
@@ -20,11 +21,14 @@ from pathlib import Path
 
 from nilmbuild.errors import UserError
 
+from .device_names import canonical_devices
+
 
 @dataclass(frozen=True)
 class UpstreamConfig:
     raw: dict  # the whole config, JSON-able
-    devices: list[str]  # the config's `app`, in order: the model's output channels
+    devices: list[str]  # the config's `app`, in order, as the upstream names them (scaler, data, provenance)
+    names: list[str]  # nilmbuild's name for each of `devices` (device_names.py): the model's output channels
     window: int
     step_s: int
     name: str  # the file's name, for messages
@@ -40,9 +44,11 @@ def read_config(path: Path) -> UpstreamConfig:
         raise UserError(f"--config {path.name}: name_model is {model!r}; only NILMFormer checkpoints can be imported")
     if not isinstance(raw.get("model_kwargs"), dict):
         raise UserError(f"--config {path.name} has no `model_kwargs` mapping (the model's sizes): {_WHAT}")
+    devices = _devices(raw, path.name)
     return UpstreamConfig(
         raw=raw,
-        devices=_devices(raw, path.name),
+        devices=devices,
+        names=canonical_devices(devices, path.name),
         window=_window(raw, path.name),
         step_s=step_seconds(raw.get("sampling_rate"), path.name),
         name=path.name,

@@ -120,6 +120,8 @@ def _errors_text(devs, err, where: str) -> str | None:
         return None
     rel = err["relative"]
     best, worst = devs[err["best"]], devs[err["worst"]]
+    if best == worst:  # one device with energy in the data: nothing to compare it with
+        return f"{where}, the model's error for the {device_label(best)} is {pct(rel[err['best']])} of its energy."
     return (
         f"{where}, the model is closest for the {device_label(best)} (error {pct(rel[err['best']])} of its energy) "
         f"and furthest off for the {device_label(worst)} ({pct(rel[err['worst']])})."

@@ -4,7 +4,8 @@
  * small ones every head of the layer; the last row and column are the stats token, framed and labelled. Below: the
  * selected query's weights over the time-step keys beside the aggregate in watts (the stats token's weight in the
  * readout), and the weight each time step puts on the stats token, per head. Sizes come from the records' shapes
- * and page().data.tokens; record names from page().data.names. */
+ * and page().data.tokens; record names from page().data.names. Time steps read in clock time (UTC, time_axis.js) from
+ * the selected window's start; the stats token keeps its own label, token L + 1. */
 import { registerPage } from "./register.js";
 import { stateInUrl } from "./url_state.js";
 import { legend } from "./colormaps.js";
@@ -15,7 +16,9 @@ import { watts } from "./disaggregation_watts.js";
 import { fitCanvas, hoverGrid } from "./grid.js";
 import { clear2d, heatmap2d } from "./heatmap2d.js";
 import { plot2d } from "./plot2d.js";
+import { stepTicks, stepTime, timeAxis, windowClock } from "./time_axis.js";
 import { upstreamWhatIf } from "./whatif_upstream.js";
+import { headMatrix as makeHeadMatrix } from "./head_matrix.js";
 
 var LOG_MIN = -4, LOG_MAX = 0;   // log10 colour domain: 1e-4 .. 1
 var STATS_COLOUR = "#D55E00";    // the stats token's frame and labels
@@ -35,8 +38,10 @@ function logOf(w) {
   for (var i = 0; i < w.length; i++) out[i] = Math.log10(Math.max(w[i], 1e-30));
   return out;
 }
+function stepS() { return TOK.step_minutes * 60; }
+function clock() { return windowClock(P.sample_labels[S.sample], stepS()); }   // the selected window's steps in UTC
 function tokenName(i) {
-  return i === TOK.stats_index ? TOK.stats_label : "step " + i + " (" + fmt(i * TOK.step_minutes, 4) + " min)";
+  return i === TOK.stats_index ? TOK.stats_label : stepTime(clock(), i) + " (step " + i + ")";
 }
 function aggregateW() {
   var x = cap.slice(N.input, S.sample);
@@ -88,12 +93,18 @@ function statsFrame(g, b) {   // the last row and the last column of a map, outl
   g.strokeRect(b.x + (T - 1) * cw, b.y, cw, b.height);
   g.restore();
 }
-function drawTicks(g, b) {   // time-step ticks (minutes) below and left of the large map; "stats" at the last token
-  var ticks = plot2d.ticks(0, TOK.steps - 1, 5).filter(function (t) { return t <= TOK.steps - 1 - TOK.steps / 12; });
+function mapTicks(n) {   // at least two clock ticks clear of the stats token's label (asking for more where needed)
+  var keep = function (t) { return t.step <= TOK.steps - 1 - TOK.steps / 12; }, ticks = [];
+  for (var k = n; ticks.length < 2 && k < n + 8; k++) ticks = stepTicks(clock(), 0, TOK.steps - 1, k).filter(keep);
+  return ticks;
+}
+function drawTicks(g, b) {   // clock-time ticks (UTC) below and left of the large map; "stats" at the last token
+  var ticks = mapTicks(Math.max(2, Math.min(5, Math.floor(b.width / 70))));
+  LAY.ticks = ticks.map(function (t) { return { step: t.step, label: t.label, x: b.x + ((t.step + 0.5) / T) * b.width }; });
   g.textAlign = "center"; g.textBaseline = "top";
-  ticks.forEach(function (t) { var x = b.x + ((t + 0.5) / T) * b.width; g.fillText(fmt(t * TOK.step_minutes, 4), x, b.y + b.height + 4); });
+  LAY.ticks.forEach(function (t) { g.fillText(t.label, t.x, b.y + b.height + 4); });
   g.textAlign = "right"; g.textBaseline = "middle";
-  ticks.forEach(function (t) { var y = b.y + ((t + 0.5) / T) * b.height; g.fillText(fmt(t * TOK.step_minutes, 4), b.x - 4, y); });
+  ticks.forEach(function (t) { g.fillText(t.label, b.x - 4, b.y + ((t.step + 0.5) / T) * b.height); });
   g.save(); g.fillStyle = STATS_COLOUR; g.font = font(12, 600);
   g.fillText("stats", b.x - 4, b.y + b.height - b.height / (2 * T));
   g.textAlign = "center"; g.textBaseline = "top";
@@ -105,9 +116,9 @@ function drawAxes() {
   scaled(g);
   drawTicks(g, b);
   g.textAlign = "center"; g.textBaseline = "top";
-  g.fillText("key token (min from window start; last: stats)", b.x + b.width / 2, b.y + b.height + 34);
+  g.fillText("key token (time, UTC; last: stats)", b.x + b.width / 2, b.y + b.height + 34);
   g.save(); g.translate(14, b.y + b.height / 2); g.rotate(-Math.PI / 2); g.textBaseline = "middle";
-  g.fillText("query token (min; last: stats)", 0, 0); g.restore();
+  g.fillText("query token (time, UTC; last: stats)", 0, 0); g.restore();
   g.font = font(13, 600); g.textAlign = "left"; g.textBaseline = "bottom";
   g.fillText("Layer " + S.layer + ", head " + S.head + " · " + T + " tokens", b.x, b.y - 6);
   statsFrame(g, b);
@@ -122,11 +133,10 @@ function drawAxes() {
 /* ---------- the selected query ---------- */
 function drawRow() {
   var w = headWeights(S.layer, S.head), q = S.query, steps = TOK.steps;
-  var row = w.subarray(q * T, q * T + steps), xs = new Float32Array(steps);
-  for (var i = 0; i < steps; i++) xs[i] = i * TOK.step_minutes;
+  var row = w.subarray(q * T, q * T + steps), xs = stepsX();
   var p = plot2d.create(document.getElementById("uat-row"), {
     title: "Query " + tokenName(q) + ", layer " + S.layer + ", head " + S.head,
-    x: { label: "key time step from window start", unit: "min" },
+    x: timeAxis(P.sample_labels[S.sample], stepS(), steps, "key time"),
     lanes: [{ title: "attention weight", y: { label: "weight", unit: "0-1", zero: true }, series: [{ name: "weight", x: xs, y: Float32Array.from(row), kind: "line" }] },
             { title: "aggregate", y: { label: "power", unit: "W" }, series: [{ name: "aggregate", x: xs, y: aggregateW(), kind: "area" }] }] });
   p.draw();
@@ -134,10 +144,10 @@ function drawRow() {
     fmt(w[q * T + TOK.stats_index], 5) + "; on the " + steps + " time steps together: " + fmt(sum(row), 5) + ".");
   return p;
 }
+function stepsX() { return Float32Array.from({ length: TOK.steps }, function (_, i) { return i; }); }   // step indices
 function sum(a) { var s = 0; for (var i = 0; i < a.length; i++) s += a[i]; return s; }
 function drawStatsReads() {   // weight[h, t, stats] for every time-step query t, one series per head
-  var xs = new Float32Array(TOK.steps), series = [];
-  for (var i = 0; i < TOK.steps; i++) xs[i] = i * TOK.step_minutes;
+  var xs = stepsX(), series = [];
   for (var h = 0; h < H; h++) {
     var w = headWeights(S.layer, h), y = new Float32Array(TOK.steps);
     for (var t = 0; t < TOK.steps; t++) y[t] = w[t * T + TOK.stats_index];
@@ -145,7 +155,7 @@ function drawStatsReads() {   // weight[h, t, stats] for every time-step query t
   }
   var p = plot2d.create(document.getElementById("uat-stats"), {
     title: "Layer " + S.layer + ": weight on the " + TOK.stats_label + " per time-step query",
-    x: { label: "query time step from window start", unit: "min" },
+    x: timeAxis(P.sample_labels[S.sample], stepS(), TOK.steps, "query time"),
     lanes: [{ title: "weight on the stats token", y: { label: "weight", unit: "0-1", zero: true }, series: series }] });
   p.draw();
   return p;
@@ -154,6 +164,25 @@ function readout(r, c) {
   var v = headWeights(S.layer, S.head)[r * T + c];
   setText(document.getElementById("uat-readout"), "Layer " + S.layer + ", head " + S.head + ": query " + tokenName(r) +
     " → key " + tokenName(c) + ": weight " + fmt(v, 6));
+}
+
+/* ---------- which heads serve which device (the capture's head ablation) ---------- */
+function onHeadPicked(l, h, sample, c) {   // open the head's map on the page window where the change is largest
+  var i = P.samples.indexOf(sample);
+  if (i >= 0) { S.sample = i; ui.sample.value = String(i); }
+  S.layer = l; S.head = h; ui.layer.value = String(l); ui.head.value = String(h);
+  drawAll();
+  setText(document.getElementById("uat-heads-readout"), "Opened layer " + l + ", head " + h + " on batch sample " + sample +
+    ": zeroing it changes the " + String(cap.meta.devices[c.device]).replace(/_/g, " ") + " by " + fmt(c.value, 4) +
+    " W on average over the ablated windows.");
+  canvas.scrollIntoView({ block: "nearest" });
+}
+function buildHeadMatrix() {   // null when the capture has no head ablation (a checkpoint without power scalers)
+  if (!P.head_ablation || !cap.has(N.head_delta)) return null;
+  var m = makeHeadMatrix.create(document.getElementById("uat-heads"), document.getElementById("uat-heads-axes"), cap,
+    { names: { delta: N.head_delta, sample: N.head_sample }, onPick: onHeadPicked });
+  legend(document.getElementById("uat-heads-legend"), "viridis", 0, m.vmax, "mean |change in the device's watts| when the head is zeroed (W)");
+  return m;
 }
 
 /* ---------- building ---------- */
@@ -198,11 +227,13 @@ function start(page) {
   adapters();
   var wbox = document.getElementById("uat-whatif");   // absent when the model does not mask the diagonal
   if (wbox) ui.whatIf = upstreamWhatIf({ box: wbox, data: P.whatif, key: "maskDiagonal", label: "diagonal mask off",
-                                         sample: function () { return S.sample; }, stepMinutes: TOK.step_minutes });
+                                         sample: function () { return S.sample; } });
+  ui.heads = buildHeadMatrix();
   stateInUrl([["sample", ui.sample], ["layer", ui.layer], ["head", ui.head]]);
   onWidth(canvas, drawMaps);
   ready();
-  return { state: S, headWeights: headWeights, layout: function () { return LAY; }, tokens: TOK, whatIf: ui.whatIf };
+  return { state: S, headWeights: headWeights, layout: function () { return LAY; }, tokens: TOK, whatIf: ui.whatIf,
+           headMatrix: ui.heads };
 }
 
 registerPage({ slug: "attention", start: start });

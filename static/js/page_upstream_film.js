@@ -13,6 +13,7 @@ import { escapeHTML, patchHTML } from "./dom_patch.js";
 import { fitCanvas, hoverGrid } from "./grid.js";
 import { clear2d, heatmap2d } from "./heatmap2d.js";
 import { plot2d } from "./plot2d.js";
+import { timeAxis } from "./time_axis.js";
 import { upstreamWhatIf } from "./whatif_upstream.js";
 
 var DASH = [null, [5, 3], null];                      // before FiLM solid, after FiLM dashed, after ReLU solid
@@ -38,8 +39,7 @@ function drawDecTable() {
 }
 function drawLanes() {
   var lanes = [], c = document.getElementById("ufm-lanes"), steps = cap.record(N.power[0].record).shape[2];
-  var xs = new Float32Array(steps);
-  for (var i = 0; i < steps; i++) xs[i] = i * P.step_minutes;
+  var xs = Float32Array.from({ length: steps }, function (_, i) { return i; });   // step indices: the axis reads them in UTC
   P.devices.forEach(function (d, k) {
     lanes.push({ title: d.replace(/_/g, " "), y: { label: "power", unit: "scaled", zero: true },
       series: N.power.map(function (p, j) {
@@ -49,7 +49,7 @@ function drawLanes() {
   });
   c.style.height = (lanes.length * 130 + 70) + "px";
   var p = plot2d.create(c, { title: "Window " + P.sample_labels[S.sample],
-    x: { label: "time from window start", unit: "min" }, lanes: lanes });
+    x: timeAxis(P.sample_labels[S.sample], P.step_minutes * 60, steps), lanes: lanes });
   p.draw();
   return p;
 }
@@ -122,7 +122,7 @@ function start(page) {
   drawAll();
   hoverEnc();
   ui.whatIf = upstreamWhatIf({ box: document.getElementById("ufm-whatif"), data: P.whatif, key: "filmOn", label: "FiLM off",
-                               sample: function () { return S.sample; }, stepMinutes: P.step_minutes });
+                               sample: function () { return S.sample; } });
   stateInUrl([["sample", ui.sample]]);
   onWidth(document.getElementById("ufm-enc"), drawAll);
   ready();

@@ -12,6 +12,7 @@ import { decode } from "./decode.js";
 import { onWidth } from "./on_width.js";
 import { fitCanvas, hoverGrid } from "./grid.js";
 import { clear2d, heatmap2d } from "./heatmap2d.js";
+import { stepTicks, stepTime, windowClock } from "./time_axis.js";
 
 var CMAP = "burd", THUMB_W = 150, THUMB_H = 64, THUMB_GAP = 30, LABEL_H = 34;
 var P, cap, S, strip, zoom, ui = {}, thumbs = [], zooms = [], boxes = [], zoomCursor = null;
@@ -96,13 +97,19 @@ function zoomBoxes(gs) {   // one box per record, a title line above each and it
   out.height = top + H - gap + 40;
   return out;
 }
-function xTicks(g, b, gr, lay) {   // the column axis: time steps in minutes (the stats token named), else indices
+function clock() { return windowClock(P.sample_labels[S.sample], P.step_minutes * 60); }   // the window's steps in UTC
+function colTicks(time, n, last, step) {   // [{step, label}]: clock-time ticks over the time steps, else every step-th index
+  if (time) return stepTicks(clock(), 0, Math.min(n, P.stats_index) - 1, 6).filter(function (t) { return t.step < last; });
+  var out = [];
+  for (var c = 0; c < last; c += step) out.push({ step: c, label: String(c) });
+  return out;
+}
+function xTicks(g, b, gr, lay) {   // the column axis: time steps in clock time (the stats token named), else indices
   var time = lay.time_x, n = gr.cols, step = Math.max(1, Math.ceil(n / 8));
   var stats = time && n === P.stats_index + 1, last = stats ? P.stats_index - step / 2 : n;
   g.textAlign = "center"; g.textBaseline = "top"; g.fillStyle = "#1b1f24"; g.font = font(11);
-  for (var c = 0; c < last; c += step) {
-    g.fillText(time ? fmt(c * P.step_minutes, 4) : String(c), b.x + ((c + 0.5) / n) * b.width, b.y + b.height + 3);
-  }
+  b.ticks = colTicks(time, n, last, step).map(function (t) { return { step: t.step, label: t.label, x: b.x + ((t.step + 0.5) / n) * b.width }; });
+  b.ticks.forEach(function (t) { g.fillText(t.label, t.x, b.y + b.height + 3); });
   if (!stats) return;
   g.fillStyle = "#D55E00"; g.font = font(11, 600);
   g.fillText("stats", b.x + ((n - 0.5) / n) * b.width, b.y + b.height + 3);
@@ -110,7 +117,7 @@ function xTicks(g, b, gr, lay) {   // the column axis: time steps in minutes (th
 function axisTitles(g, b, name, lay) {   // above: the record and what its rows are; below: the x axis
   g.fillStyle = "#1b1f24"; g.font = font(12, 600); g.textAlign = "left"; g.textBaseline = "bottom";
   g.fillText(fit(g, name + " · rows: " + lay.y + " (index, top to bottom)", b.width), b.x, b.y - 4);
-  var x = lay.time_x ? "time step (min from window start" + (b.statsCol ? "; last: stats token)" : ")") : lay.x + " (index)";
+  var x = lay.time_x ? "time (UTC" + (b.statsCol ? "; last: stats token)" : ")") : lay.x + " (index)";
   g.font = font(12); g.textAlign = "center"; g.textBaseline = "top";
   g.fillText(fit(g, x, b.width), b.x + b.width / 2, b.y + b.height + 18);
   g.textAlign = "right"; g.textBaseline = "middle"; g.font = font(11);
@@ -131,6 +138,7 @@ function drawZoom() {
     lb[k].rows = gr.rows;
     g.setTransform(zoom.width / zoom.clientWidth, 0, 0, zoom.height / zoom.clientHeight, 0, 0);
     xTicks(g, lb[k], gr, st.layout[k]);
+    hm.ticks = lb[k].ticks;   // the drawn column ticks (tests read them)
     axisTitles(g, lb[k], st.records[k], st.layout[k]);
     return hm;
   });
@@ -171,7 +179,8 @@ function hoverZoom() {
   zoomCursor = hoverGrid(zoom, proxy, {
     label: function (hm, r, c, v) {
       var z = zooms[hm.k] || zooms[0], lay = z.layout;
-      return z.record + "\n" + lay.y + " " + r + ", " + lay.x + " " + (isStats(lay, z.cols, c) ? "stats token" : c) + "\nvalue " + fmt(v, 6);
+      var col = isStats(lay, z.cols, c) ? "stats token" : lay.time_x ? c + " (" + stepTime(clock(), c) + ")" : c;
+      return z.record + "\n" + lay.y + " " + r + ", " + lay.x + " " + col + "\nvalue " + fmt(v, 6);
     },
     ariaLabel: "the selected stage's values",
   });

@@ -6,6 +6,7 @@
  *                            sample: function () { return i; } });
  *   w.run() -> Promise<{x, base: {device: watts}, alt: {device: watts}}>   (tests read it)
  *   w.update()   runs again if the switch is ticked (the page's window changed)
+ *   w.plot()     the last drawn chart (x in clock time from the window's start), or undefined before a run
  *
  * data (views/live_parts.py whatif_page): {live: the graph's spec, input: the blob of each sample's exact scaled
  * aggregate, starts: each sample's start time}. The switch's value is 0 (off); every other input keeps its default.
@@ -14,6 +15,7 @@ import { blob, element as el, fmt } from "./core.js";
 import { palette } from "./colormaps.js";
 import { createLiveModel, modelInputScaled } from "./live_model.js";
 import { plot2d } from "./plot2d.js";
+import { timeAxis } from "./time_axis.js";
 
 function build(box, label) {
   var controls = el("div", { class: "nb-controls" });
@@ -34,16 +36,16 @@ function byDevice(spec, out) {   // the graph's watts (D, W) -> {device: Float32
   return o;
 }
 
-function draw(ui, spec, res, label, stepMinutes) {
-  var xs = new Float32Array(spec.window);
-  for (var t = 0; t < spec.window; t++) xs[t] = t * stepMinutes;
+function draw(ui, spec, res, label, start) {   // start: the window's first step (ISO, UTC): the x axis in clock time
+  var xs = Float32Array.from({ length: spec.window }, function (_, t) { return t; });
   var lanes = spec.devices.map(function (d) {
     return { title: d.replace(/_/g, " "), y: { label: "power", unit: "W", zero: true }, series: [
       { name: "as trained", x: xs, y: res.base[d], kind: "line", color: palette[0] },
       { name: label, x: xs, y: res.alt[d], kind: "line", dash: [5, 3], color: palette[3] }] };
   });
   ui.canvas.style.height = (spec.devices.length * 90 + 70) + "px";
-  plot2d.create(ui.canvas, { title: "Live model: per-device watts", x: { label: "time from window start", unit: "min" }, lanes: lanes }).draw();
+  ui.plot = plot2d.create(ui.canvas, { title: "Live model: per-device watts", x: timeAxis(start, spec.stepS, spec.window), lanes: lanes });
+  ui.plot.draw();
 }
 
 function largest(spec, res) {
@@ -61,10 +63,11 @@ export function upstreamWhatIf(opts) {
     var i = opts.sample(), x = modelInputScaled(spec, inputs.subarray(i * W, (i + 1) * W), data.starts[i]);
     var alt = {}; alt[opts.key] = false;
     ui.status.textContent = "Running the model in this page…";
+    ui.status.dataset.done = "false";   // a finished earlier run must not stand for this one
     return Promise.all([live.run(x, 0, ["watts"]), live.run(x, 0, ["watts"], alt)]).then(function (r) {
       var res = { x: Array.from(x), base: byDevice(spec, r[0].outputs.watts), alt: byDevice(spec, r[1].outputs.watts) };
       var b = largest(spec, res);
-      draw(ui, spec, res, opts.label, opts.stepMinutes);
+      draw(ui, spec, res, opts.label, data.starts[i]);
       ui.status.textContent = "With the " + opts.label + ", the largest change is " + fmt(b.v, 4) + " W (" + b.d.replace(/_/g, " ") + ").";
       ui.status.dataset.done = "true";
       return res;
@@ -72,5 +75,5 @@ export function upstreamWhatIf(opts) {
   }
   function update() { if (ui.input.checked) run().catch(function () {}); }   // a failure is in the status line
   ui.input.addEventListener("change", update);
-  return { run: run, update: update };
+  return { run: run, update: update, plot: function () { return ui.plot; } };
 }

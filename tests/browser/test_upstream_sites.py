@@ -221,6 +221,9 @@ def test_live_what_if_diagonal_mask_off(nb, page_at, upstream_site):
     page.check("#uwi-switch")  # the switch itself runs it and says what changed
     page.wait_for_selector("#uwi-status[data-done='true']", timeout=30000)
     assert "largest change" in page.locator("#uwi-status").text_content()
+    start = page.evaluate("nilmbuild.test.page().data.whatif.starts[0]")  # the chart's x: that window's clock
+    shown = [t for t in _plot_ticks(page, "nilmbuild.test.whatIf.plot()") if not t[2]]
+    assert len(shown) >= 2 and all(text == _hhmm(start, round(x) * model.cfg.step_s) for x, text, _ in shown), shown
 
 
 @pytest.mark.parametrize("upstream_site", ["condinilm_small"], indirect=True)  # the original has no FiLM
@@ -238,3 +241,162 @@ def test_live_what_if_film_off(nb, page_at, upstream_site):
             gen.fc2.weight.zero_()
             gen.fc2.bias.zero_()
     _switched(page, name, model, identity)
+
+
+# ---- clock time on the upstream pages (issue 35 item 5): ticks read the capture's t0 + steps, in UTC ----------------
+
+
+def _hhmm(t0, seconds: float) -> str:
+    """What a clock tick reads (plot2d's clockText: HH:MM, the date MM-DD at midnight), from the capture's t0."""
+    from datetime import datetime, timedelta
+
+    t = datetime.fromisoformat(str(t0).replace("Z", "")) + timedelta(seconds=float(seconds))
+    return t.strftime("%m-%d") if t.strftime("%H:%M") == "00:00" else t.strftime("%H:%M")
+
+
+def _plot_ticks(page, plot_js: str) -> list:
+    """A plot2d chart's x tick labels under its last lane: [(data x under the label's centre, text, nudged)]."""
+    return page.evaluate(
+        f"""(() => {{ const p = {plot_js}, L = p.layout, last = L.lanes[L.lanes.length - 1], yb = last.y + last.height;
+        return p.labels.filter(a => a.y0 > yb && a.y1 < yb + 22)
+          .map(a => [p.pxToX((a.x0 + a.x1) / 2), a.text, a.x0 < 2 || a.x1 > L.W - 2]); }})()"""
+    )
+
+
+def test_attention_and_forward_axes_read_clock_time(nb, page_at, upstream_site):
+    """The attention map's ticks, the query row's and the stats-token chart's x ticks, the Forward page's time
+    columns: a tick at step s of window i reads t0[i] + s steps (UTC); the stats token keeps its own label."""
+    site, _, name = upstream_site
+    cfg, reader = _model(name).cfg, _capture(site, "attention")
+    T, i = cfg.window + 1, 1
+    t0 = reader.meta["t0"][i]
+    page = nb.open_page(page_at, site, "attention", viewport=(1400, 900))
+    page.select_option("#uat-sample", str(i))
+    lay = page.evaluate("nilmbuild.test.layout()")
+    b, ticks = lay["big"], lay["ticks"]
+    assert len(ticks) >= 2
+    for tk in ticks:  # the label's position on the map gives its step; its text the clock time of that step
+        step = (tk["x"] - b["x"]) / b["width"] * T - 0.5
+        assert abs(step - round(step)) < 1e-6 and tk["label"] == _hhmm(t0, round(step) * cfg.step_s), tk
+    for plot in ("nilmbuild.test.state.rowPlot", "nilmbuild.test.state.statsPlot"):
+        shown = [t for t in _plot_ticks(page, plot) if not t[2]]
+        assert len(shown) >= 2, (plot, shown)
+        for x, text, _ in shown:
+            assert abs(x - round(x)) < 0.6 and text == _hhmm(t0, round(x) * cfg.step_s), (plot, x, text)
+    X, Y, r, c = nb.client_point(page, "#uat-main", b, T - 1, 5, T, T)  # the stats token's row, key step 5
+    page.mouse.move(X, Y)
+    tip = page.locator("#nb-tooltip").text_content()
+    assert f"query stats token (token {T})" in tip and f"key {_hhmm(t0, 5 * cfg.step_s)} UTC (step 5)" in tip, tip
+    t0 = _capture(site, "forward").meta["t0"][i]  # the Forward page's own windows
+    page = nb.open_page(page_at, site, "forward", viewport=(1400, 900))
+    page.locator("#nb-controls select").first.select_option(str(i))  # the Window control
+    tokens = page.evaluate("nilmbuild.test.page().data.stages.findIndex(s => s.title === 'Tokens')")
+    page.evaluate(f"nilmbuild.test.select({tokens})")
+    z = page.evaluate("nilmbuild.test.zooms().map(z => ({box: z.box, cols: z.cols, ticks: z.ticks}))")[0]
+    assert z["cols"] == T and len(z["ticks"]) >= 2
+    for tk in z["ticks"]:
+        step = (tk["x"] - z["box"]["x"]) / z["box"]["width"] * T - 0.5
+        assert abs(step - round(step)) < 1e-6 and tk["label"] == _hhmm(t0, round(step) * cfg.step_s), tk
+
+
+# ---- computed findings and presets on the upstream pages (nilmbuild/site/upstream_story.py) -------------------------
+
+
+@pytest.mark.parametrize("slug", ["attention", "embedding", "film", "forward", "gate"])
+def test_findings_sit_on_their_figures_and_presets_set_the_state(nb, page_at, upstream_site, slug):
+    """Each finding is placed just above its figure; its "Show me" link (and each "Try this" preset) puts the page
+    in the state the preset names (page state keys: sample, window, layer, head, stage)."""
+    site, _, _ = upstream_site
+    page = nb.open_page(page_at, site, slug, viewport=(1400, 900))
+    story = page.evaluate("nilmbuild.test.page().data.story") or {"findings": [], "presets": []}
+    if not story["findings"]:
+        assert page.locator("#nb-absent").count() == 1  # only a model without the component has none
+        return
+    assert page.locator(".nb-finding").count() == len(story["findings"])
+    for f in story["findings"]:
+        anchor = page.locator(f".nb-finding-anchor[data-target='{f['target']}']")
+        assert f["text"] in anchor.text_content()
+        above = page.evaluate(f"document.querySelector({f['target']!r}).previousElementSibling.dataset.target")
+        assert above == f["target"]  # the callout sits right above its figure
+    for i, p in enumerate(story["presets"]):
+        page.locator(".nb-preset").nth(i).click()
+        want = {k: int(v) for k, v in (kv.split("=") for kv in p["hash"].split("&"))}
+        page.wait_for_function(
+            "want => Object.entries(want).every(([k, v]) => nilmbuild.test.state[k] === v)", arg=want, timeout=5000
+        )
+
+
+def test_head_ablation_matrix_is_the_models_knock_outs(nb, page_at, upstream_site):
+    """Which heads serve which device: each cell against the PyTorch model with that head's columns of W_o zeroed
+    (the same as zeroing its context), on the windows the capture names, in watts clamped at 0; a click opens the
+    head on the window where the change is largest."""
+    import copy
+
+    import torch
+    from test_upstream_models import _build
+
+    from nilmbuild.infer.postprocess import denormalise
+    from nilmbuild.model.names import INPUT
+    from nilmbuild.model.upstream import scalers_from_nilmscaler
+
+    site, _, name = upstream_site
+    page = nb.open_page(page_at, site, "attention", viewport=(1400, 900))
+    data, reader = page.evaluate("nilmbuild.test.page().data"), _capture(site, "attention")
+    windows = data["head_ablation"]["samples"]
+    x = torch.from_numpy(np.stack([reader.get(INPUT)[data["samples"].index(s)] for s in windows]))
+    model, apps = _model(name), scalers_from_nilmscaler(_build(name)[2])["appliances"]
+
+    def watts(m):
+        with torch.no_grad():
+            p = m(x).power.numpy()
+        return np.stack([np.clip(denormalise(p[:, i], apps[d]), 0, None) for i, d in enumerate(m.cfg.devices)], 1)
+
+    base, cfg = watts(model), model.cfg
+    m = page.evaluate(
+        "(() => { const m = nilmbuild.test.headMatrix.matrix; return {...m, data: Array.from(m.data)}; })()"
+    )
+    got = np.array(m["data"]).reshape(cfg.n_encoder_layers, cfg.n_head, len(cfg.devices))
+    E = cfg.head_dim
+    for l in range(cfg.n_encoder_layers):
+        for h in range(cfg.n_head):
+            knocked = copy.deepcopy(model)
+            with torch.no_grad():
+                knocked.encoder_layers[l].attn.wo.weight[:, h * E : (h + 1) * E] = 0
+            want = np.abs(watts(knocked) - base).mean(axis=(0, 2))  # over the windows and the steps: (devices,)
+            np.testing.assert_allclose(got[l, h], want, rtol=1e-3, atol=1e-3, err_msg=f"layer {l}, head {h}")
+    l, h, d = np.unravel_index(int(np.argmax(got)), got.shape)
+    page.evaluate(f"nilmbuild.test.headMatrix.cell({l * cfg.n_head + h}, {d})")  # the cell exists
+    page.locator("#uat-heads").scroll_into_view_if_needed()
+    box = page.evaluate("nilmbuild.test.headMatrix.box()")
+    X, Y, r, c = nb.client_point(page, "#uat-heads", box, l * cfg.n_head + h, d, cfg.n_encoder_layers * cfg.n_head,
+                                 len(cfg.devices))  # fmt: skip
+    page.mouse.click(X, Y)
+    sample = page.evaluate(f"nilmbuild.test.headMatrix.cell({r}, {c}).sample")
+    state = page.evaluate("nilmbuild.test.state")
+    assert (state["layer"], state["head"], data["samples"][state["sample"]]) == (
+        r // cfg.n_head,
+        r % cfg.n_head,
+        sample,
+    )
+    assert "zeroing it changes" in page.locator("#uat-heads-readout").text_content()
+
+
+def test_embedding_maps_read_clock_time(nb, page_at, upstream_site):
+    """The DilatedBlock, time-projection and token maps: a tick at step s of window i reads that window's start (the
+    view's label, from the capture's t0) + s steps, in UTC, at the centre of column s; the tokens map names its last
+    column, the stats token."""
+    from datetime import datetime
+
+    site, _, name = upstream_site
+    cfg, i = _model(name).cfg, 1
+    page = nb.open_page(page_at, site, "embedding", viewport=(1400, 900))
+    page.select_option("#ue-window", str(i))
+    t0 = datetime.strptime(page.evaluate(f"nilmbuild.test.page().data.labels[{i}]"), "%Y-%m-%d %H:%M UTC").isoformat()
+    for key, cols in (("stem", cfg.window), ("time", cfg.window), ("tokens", cfg.window + 1)):
+        hm = page.evaluate(f"(() => {{ const m = nilmbuild.test.state.maps.{key}; return {{box: m.box, cols: m.cols, "
+                           "ticks: m.ticks}; })()")  # fmt: skip
+        assert hm["cols"] == cols and len(hm["ticks"]) >= 2, (key, hm)
+        for tk in hm["ticks"]:
+            step = (tk["x"] - hm["box"]["x"]) / hm["box"]["width"] * cols - 0.5
+            assert abs(step - round(step)) < 1e-6 and tk["label"] == _hhmm(t0, round(step) * cfg.step_s), (key, tk)
+            assert round(step) < cfg.window  # never under the stats token's column

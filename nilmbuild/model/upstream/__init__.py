@@ -3,11 +3,12 @@ NILMFormer (Petralia et al., KDD 2025, github.com/adrienpetralia/NILMFormer), as
 
 The interface the importer (`nilmbuild import`) builds on:
 
-build_from_upstream(arch, config, state_dict, criterion=None) -> UpstreamNILMFormer
+build_from_upstream(arch, config, state_dict, criterion=None, names=None) -> UpstreamNILMFormer
     arch: "condinilm" | "nilmformer".
     config: the upstream configuration as parsed from its file. CondiNILM: its experiment_config.json dict.
         The original: the resolved experiment config (configs/*.yaml merged with the command line).
-        Device order = config["app"] (a list, or one name).
+        Device order = config["app"] (a list, or one name). names: the model's device names in that order
+        (the importer passes nilmbuild's names, importer/device_names.py); None keeps `app`'s.
     state_dict: keys as the upstream model's own state_dict() (the importer strips `model.` / `module.`),
         tensors on the CPU.
     criterion: CondiNILM's `criterion.gate_*` tensors with the prefix stripped (gate_soft_scales, gate_floors,
@@ -75,10 +76,12 @@ def load_weights(model: torch.nn.Module, state_dict: dict) -> None:
         raise UserError(f"the weights do not fit the config ({detail[:300]}): pass the config of this run") from None
 
 
-def build_from_upstream(arch: str, config: dict, state_dict: dict, criterion: dict | None = None) -> UpstreamNILMFormer:
+def build_from_upstream(
+    arch: str, config: dict, state_dict: dict, criterion: dict | None = None, names=None
+) -> UpstreamNILMFormer:
     """See the module docstring."""
     crit = _criterion_tensors(criterion, len(_devices(config)))
-    cfg = config_from_upstream(arch, config, has_criterion=bool(crit))
+    cfg = config_from_upstream(arch, config, has_criterion=bool(crit), names=names)
     model = UpstreamNILMFormer(cfg)
     weights = map_state_dict(dict(state_dict), cfg.n_encoder_layers)
     weights.update(crit)

@@ -119,7 +119,10 @@ def _condinilm(config: dict, mk: dict, devices: list[str], has_criterion: bool) 
     )
 
 
-def config_from_upstream(arch: str, config: dict, has_criterion: bool = False) -> UpstreamConfig:
+def config_from_upstream(arch: str, config: dict, has_criterion: bool = False, names=None) -> UpstreamConfig:
+    """names: the model's device names, one per `app` entry in its order (the importer's nilmbuild names); None:
+    `app` as it is. What the upstream derives from a device's name (the sparse CNN, the gate-logit floor) is
+    derived from its `app` name either way."""
     if arch not in ARCHITECTURES:
         raise UserError(f"unknown architecture {arch!r}: use one of {ARCHITECTURES}")
     if not isinstance(config, dict):
@@ -132,6 +135,10 @@ def config_from_upstream(arch: str, config: dict, has_criterion: bool = False) -
             "supported: import a run trained with use_efficient_attention: false"
         )
     fields = _common(arch, config, mk, devices)
+    if names is not None:
+        if len(names) != len(devices):
+            raise ValueError(f"{len(names)} device names for {len(devices)} `app` devices")
+        fields["devices"] = tuple(names)
     if arch == "condinilm":
         fields.update(_condinilm(config, mk, devices, has_criterion))
     try:

@@ -9,7 +9,8 @@ stats token's place come from the loaded model's config and its records; nothing
 
 from __future__ import annotations
 
-from nilmbuild.model.names import INPUT, attn
+from nilmbuild.model.names import HEAD_ABLATION_DELTA, HEAD_ABLATION_SAMPLE, INPUT, attn
+from nilmbuild.site import upstream_story
 from nilmbuild.site.build import PageSpec
 
 from . import upstream_prose
@@ -23,7 +24,8 @@ PARTS = ("q", "k", "lse", "weights")  # what the page's blob holds per layer (we
 def js_names(n_layers: int) -> dict:
     """The record names page_upstream_attention.js reads (page().data.names), one per layer where they have one."""
     layers = range(n_layers)
-    return {"input": INPUT, "q": [attn(l, "q") for l in layers], "weights": [attn(l, "weights") for l in layers]}
+    return {"input": INPUT, "q": [attn(l, "q") for l in layers], "weights": [attn(l, "weights") for l in layers],
+            "head_delta": HEAD_ABLATION_DELTA, "head_sample": HEAD_ABLATION_SAMPLE}  # fmt: skip
 
 
 def records(n_layers: int) -> list[str]:
@@ -49,6 +51,8 @@ def build(ctx, view: str) -> PageSpec:
     missing = [n for n in records(n_layers) if n not in ctx.capture.records]
     if missing:
         raise KeyError(f"attention page: the capture has no record {missing[0]}")
+    head_ablation = ctx.capture.meta.get("head_ablation")  # None: a checkpoint without appliance scalers
+    heads = [HEAD_ABLATION_DELTA, HEAD_ABLATION_SAMPLE] if head_ablation else []
     sizes = model_sizes(cfg, cfg.step_s)
     data = {
         "samples": samples,
@@ -56,15 +60,19 @@ def build(ctx, view: str) -> PageSpec:
         "n_layers": n_layers,
         "names": js_names(n_layers),
         "tokens": token_axis(cfg),
+        "head_ablation": head_ablation,
+        "story": upstream_story.attention_story(ctx, samples),
     }
     whatif, wblobs, files = whatif_page(ctx, samples)  # the live graph's mask_diagonal switch (whatif_upstream.js)
     data["whatif"] = whatif
-    context = {"m": sizes, "arch": upstream_prose.NAMES[cfg.arch], "masked": bool(cfg.mask_diagonal), "notes": []}
+    context = {"m": sizes, "arch": upstream_prose.NAMES[cfg.arch], "masked": bool(cfg.mask_diagonal), "notes": [],
+               "head_ablation": head_ablation}  # fmt: skip
     summary = (
         f"Every head of every layer over {cfg.window} + 1 tokens: the time steps and, last, the stats token "
         f"(token {cfg.window + 1})."
     )
     return view_page(view, template="upstream_attention.html", entry="page_upstream_attention.js", data=data,
-                     blobs={"capture": ctx.blob(records(n_layers), samples), **wblobs}, files=files, context=context,
+                     blobs={"capture": ctx.blob(records(n_layers) + heads, samples), **wblobs}, files=files,
+                     context=context,
                      summary=summary,
                      section="", title=upstream_prose.TITLES["attention"], lead=upstream_prose.LEADS["attention"])  # fmt: skip

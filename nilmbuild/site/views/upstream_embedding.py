@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from nilmbuild.model.names import INPUT, INSTANCE_NORM, embed_unit
+from nilmbuild.site import upstream_story
 from nilmbuild.site.build import PageSpec
 
 from . import upstream_prose
@@ -50,6 +51,7 @@ def build(ctx, view: str) -> PageSpec:
         "labels": window_starts(ctx, samples),
         "windows": [_sample(ctx, s, last) for s in samples],
         "step_minutes": int(cfg.step_s) / 60,
+        "story": upstream_story.embedding_story(ctx, samples, last),
     }
     context = {
         "m": sizes,
@@ -63,4 +65,5 @@ def build(ctx, view: str) -> PageSpec:
         f"{sizes['d_time']}, and the stats token (token {cfg.window + 1})."
     )
     return view_page(view, template="upstream_embedding.html", entry="page_upstream_embedding.js", data=data,
-                     context=context, summary=summary, section="", title=upstream_prose.TITLES["embedding"])  # fmt: skip
+                     context=context, summary=summary, section="", title=upstream_prose.TITLES["embedding"],
+                     lead=upstream_prose.LEADS["embedding"])  # fmt: skip

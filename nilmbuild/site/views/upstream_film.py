@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from nilmbuild.model.film import ELEC_FEATURES, floor_band_edges
 from nilmbuild.model.names import INPUT, cond, film
+from nilmbuild.site import upstream_story
 from nilmbuild.site.build import PageSpec
 
 from . import upstream_prose
@@ -77,6 +78,7 @@ def build(ctx, view: str) -> PageSpec:
             "step_minutes": int(cfg.step_s) / 60}  # fmt: skip
     whatif, wblobs, files = whatif_page(ctx, samples)  # the live graph's film_on switch (whatif_upstream.js)
     data["whatif"] = whatif
+    data["story"] = upstream_story.film_story(ctx, samples)
     context = {"m": model_sizes(cfg, cfg.step_s), "sparse": sparse, "notes": []}
     summary = "CondiNILM's FiLM: condition features, the encoder FiLM per layer and the output FiLM before the ReLU."
     return view_page(view, template="upstream_film.html", entry="page_upstream_film.js", data=data,

@@ -10,6 +10,7 @@ record with a time / token axis out with time left to right (`time_cols`).
 from __future__ import annotations
 
 from nilmbuild.model import names
+from nilmbuild.site import upstream_story
 from nilmbuild.site.build import PageSpec
 
 from . import upstream_prose
@@ -89,7 +90,7 @@ def stages(cfg) -> list[dict]:
 def layout(axes, shape) -> dict:
     """How the page draws one record of these axes and shape for one sample: as a (rows x cols) grid, transposed
     when its time / token axis (longer than one) comes before the feature axis, so that time runs left to right;
-    the axis names, and whether x runs along the window (time_x: its ticks are minutes, the stats token named)."""
+    the axis names, and whether x runs along the window (time_x: its ticks are clock time, UTC, from the window's start; the stats token named)."""
     a, n = list(axes[1:]), list(shape[1:])  # without the batch axis
     transpose = len(a) == 2 and a[0] in TIME_AXES and a[1] not in TIME_AXES and n[0] > 1
     if transpose:
@@ -122,7 +123,8 @@ def build(ctx, view: str) -> PageSpec:
     samples = pick_device_samples(ctx, min(N_SAMPLES, int(ctx.x.shape[0])))
     records = sorted({r for s in st for r in s["records"]})
     data = {"stages": st, "samples": samples, "sample_labels": window_starts(ctx, samples),
-            "step_minutes": int(cfg.step_s) / 60, "stats_index": int(cfg.window)}  # fmt: skip
+            "step_minutes": int(cfg.step_s) / 60, "stats_index": int(cfg.window),
+            "story": upstream_story.forward_story(ctx, samples, st)}  # fmt: skip
     context = {"m": model_sizes(cfg, cfg.step_s), "arch": upstream_prose.NAMES[cfg.arch], "n_stages": len(st),
                "notes": []}  # fmt: skip
     summary = f"{len(st)} stages of {upstream_prose.NAMES[cfg.arch]}'s forward pass, each its real tensor."

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from nilmbuild.model.names import param
+from nilmbuild.site import upstream_story
 from nilmbuild.site.build import PageSpec
 
 from . import upstream_prose
@@ -86,7 +87,9 @@ def build(ctx, view: str) -> PageSpec:
         "lanes": [{"title": t, "unit": u, "series": [{"record": r, "name": n} for r, n in ser]} for t, u, ser in LANES],
         "windows": _windows(ctx, samples),
         "step_minutes": int(cfg.step_s) / 60,
+        "story": upstream_story.gate_story(ctx, samples),
     }
     context["params"] = params
     return view_page(view, template="upstream_gate.html", entry="page_upstream_gate.js", data=data, context=context,
-                     summary=SUMMARY, section="", title=upstream_prose.TITLES["gate"])  # fmt: skip
+                     summary=SUMMARY, section="", title=upstream_prose.TITLES["gate"],
+                     lead=upstream_prose.LEADS["gate"])  # fmt: skip

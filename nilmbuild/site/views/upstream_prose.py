@@ -37,6 +37,12 @@ LEADS = {
     "last row and column are the stats token. Compare the heads: which time steps read the stats token most?",
     "film": "FiLM lets a summary of the window scale and shift the network's features, per device. Look first at the "
     "output FiLM: each device's power before it, after it and after the ReLU.",
+    "gate": "CondiNILM's gate is soft: each device's power is multiplied by f + (1 − f) p, p from the head's gate logit "
+    "with the device's stored scale and bias, so nothing is cut at a threshold. Compare the power before the gate "
+    "(solid) with what is left (dashed).",
+    "embedding": "The stem turns the meter's signal into tokens: the instance-normalised power through a dilated "
+    "convolution, beside features of the time of day and date, and the window's mean and spread as one more token "
+    "at the end.",
 }
 
 #: What an upstream model has instead of a component it lacks: (the page that shows it, its link text).
