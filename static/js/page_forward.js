@@ -20,6 +20,8 @@ import { animData } from "./forward_anim_data.js";
 import { gl } from "./gl.js";
 import { fitCanvas } from "./grid.js";
 import { clear2d, heatmap2d } from "./heatmap2d.js";
+import { plot2d } from "./plot2d.js";
+import { stepTicks, stepTime, windowClock } from "./time_axis.js";
 
 var FONT = font(12);
 var SMALL = font(11);
@@ -309,12 +311,12 @@ function shownAxes(p) {          // a part's axes as shown (a binned transposed 
   if (p.binned && p.entry.of) return p.entry.perm.map(function (j) { return p.src.record.axes[j]; });
   return p.rec.axes;
 }
-function rowLabel(s, r) {   // which record / index a shown row is
+function rowLabel(s, r, long) {   // which record / index a shown row is (long: the readout's wording of a binned time row)
   for (var k = 0; k < s.parts.length; k++) if (r < s.offsets[k + 1]) {
     var p = s.parts[k], rr = r - s.offsets[k], ax = shownAxes(p), sh = p.rec.shape;
     var lead = ax.slice(1, -1), txt;
     if (lead.length === 0) txt = "";
-    else if (lead.length === 1) txt = lead[0] === "time" && s.binned ? binText(p, rr) : lead[0] + " " + rr;
+    else if (lead.length === 1) txt = lead[0] === "time" && s.binned ? binText(p, rr, long) : lead[0] + " " + rr;
     else { var inner = sh[2]; txt = lead[0] + " " + Math.floor(rr / inner) + ", " + lead[1] + " " + (rr % inner); }
     return (s.parts.length > 1 ? p.name + (txt ? ", " : "") : "") + txt;
   }
@@ -322,12 +324,15 @@ function rowLabel(s, r) {   // which record / index a shown row is
 }
 function colLabel(s, c) {
   var p = s.parts[0], ax = shownAxes(p), name = ax[ax.length - 1];
-  if (s.binned && name === "time") return binText(p, c);
-  return name + " " + c + (name === "time" ? " min" : "");
+  if (s.binned && name === "time") return binText(p, c, true);
+  return name === "time" ? "time " + stepTime(sampleClock(), c) : name + " " + c;
 }
-function binText(p, k) {   // shown time index k of a binned stage: the minutes its mean covers
-  var b = P.bin, Lt = p.rec.shape[p.rec.axes.indexOf("time")];
-  return "time " + k * b + "–" + Math.min(k * b + b - 1, Lt - 1) + " min (mean)";
+// the selected sample's window in clock time (UTC): its start from the capture (meta.t0), one step per model step
+function sampleClock() { return windowClock(cap.meta.t0[S.sample], PG.model.step_minutes * 60); }
+function binText(p, k, long) {   // shown time index k of a binned stage: the clock minutes its mean covers
+  var b = P.bin, Lt = p.rec.shape[p.rec.axes.indexOf("time")], clock = sampleClock();
+  var span = "time " + plot2d.clockText(clock, k * b) + "–" + plot2d.clockText(clock, Math.min(k * b + b - 1, Lt - 1));
+  return long ? span + " UTC (" + b + "-minute mean)" : span;
 }
 function frameZoom() {
   var s = stages[S.stage], top = 8, bottom = 40, left = 150, right = 12;
@@ -340,27 +345,32 @@ function frameZoom() {
   hm.draw(ZB);
   drawZoomAxes(overlay2d(zo, W, H), s);
 }
-function drawZoomAxes(g, s) {    // row labels left of the heatmap, column ticks and the axis name below it
-  var left = ZB.x, top = ZB.y, h = ZB.height;
+function colTicks(s, cname) {   // [{x: column in full steps, label}]: clock time on a time axis, else round indices
+  var full = s.colsFull;
+  if (cname === "time") return stepTicks(sampleClock(), 0, full - 1, Math.floor(ZB.width / 70)).map(function (t) { return { x: t.step, label: t.label }; });
+  var step = Math.max(1, Math.round(full / 8 / 10) * 10 || 1), out = [];
+  for (var c = 0; c <= full - 1; c += step) out.push({ x: c, label: String(c) });
+  return out;
+}
+// Row labels left of the heatmap, column ticks and the axis name below it; every text's box is recorded (plot2d.put)
+// in the zoom chart's labels, which the browser tests check for overlaps (tests/browser/test_labels.py).
+function drawZoomAxes(g, s) {
+  var left = ZB.x, top = ZB.y, h = ZB.height, labels = (plot2d.chartOf(zo).labels = []);
   g.font = SMALL; g.fillStyle = "#1b1f24"; g.textAlign = "right"; g.textBaseline = "middle";
   var every = Math.max(1, Math.ceil(s.rows / Math.max(1, h / 14)));
-  for (var r = 0; r < s.rows; r += every) g.fillText(rowLabel(s, r), left - 6, top + (r + 0.5) * h / s.rows);
+  for (var r = 0; r < s.rows; r += every) plot2d.put(g, labels, rowLabel(s, r), left - 6, top + (r + 0.5) * h / s.rows);
   var ax = shownAxes(s.parts[0]), cname = ax[ax.length - 1], full = s.colsFull;
-  g.textAlign = "center"; g.textBaseline = "top";
-  var n = 8, step = Math.max(1, Math.round(full / n / 10) * 10 || 1);
-  for (var c = 0; c <= full - 1; c += step) {
-    var x = left + ((c + 0.5) / full) * ZB.width;
-    g.fillText(String(c), x, top + h + 3);
-  }
-  g.fillText(cname + (cname === "time" ? " (minutes from window start" + (s.binned ? "; " + P.bin + "-minute means" : "") + ")" : " index"),
-             left + ZB.width / 2, top + h + 18);
+  g.textAlign = "center";
+  colTicks(s, cname).forEach(function (t) { plot2d.put(g, labels, t.label, left + ((t.x + 0.5) / full) * ZB.width, top + h + 9); });
+  plot2d.put(g, labels, cname + (cname === "time" ? " (UTC" + (s.binned ? "; " + P.bin + "-minute means" : "") + ")" : " index"),
+             left + ZB.width / 2, top + h + 24);
 }
 function onZoomMove(e) {
   if (!ZB) return;
   var rc = zc.getBoundingClientRect(), px = e.clientX - rc.left, py = e.clientY - rc.top, s = stages[S.stage];
   var hm = zhm[S.stage], cell = hm && hm.cellAt(px, py);
   if (!cell) { tooltip.hide(); return; }
-  var rl = rowLabel(s, cell.row);
+  var rl = rowLabel(s, cell.row, true);
   tooltip.show("stage " + s.st.stage + ": " + (rl ? rl + ", " : "") + colLabel(s, cell.col) + "\nvalue = " + fmt(cell.value, 4), e.clientX, e.clientY, function () { onZoomMove(e); });
 }
 

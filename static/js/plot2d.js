@@ -181,7 +181,18 @@ function drawHeader(ctx, items, labels) {
 // shared with the charts drawn by hand (playground_plot.js): ticks, clock ticks, text drawn with its box recorded (put),
 // words wrapped to a width (wrap)
 export const plot2d = { ticks: ticks, clockTicks: clockTicks, clockText: function (clock, x) { return clockText(clock, x, false); },
-                        put: put, wrap: wrapWords };
+                        put: put, wrap: wrapWords, chartOf: chartOf };
+
+// The record of a hand-drawn figure's label boxes ({canvas, labels}: fill labels with put), made once per canvas and
+// listed with plot2d's charts for the browser tests (nilmbuild.test.plots2d: no two boxes overlap, none is clipped).
+function chartOf(canvas) {
+  if (!canvas.nbChart) {
+    canvas.nbChart = { canvas: canvas, labels: [] };
+    var nb = window.nilmbuild;
+    if (nb && nb.test) (nb.test.plots2d = nb.test.plots2d || []).push(canvas.nbChart);
+  }
+  return canvas.nbChart;
+}
 
 plot2d.create = function (canvas, opts) {
   var ctx = context2d(canvas);

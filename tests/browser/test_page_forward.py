@@ -29,6 +29,38 @@ def _zoom_point(nb, page, row, col):
     return nb.client_point(page, "#fwd-zoom", z["box"], row, col, z["rows"], z["cols"])
 
 
+def _clock(reader, sample, step):
+    """The "HH:MM" of `step` minutes (the model's 1-minute steps) after sample's window start, the capture's meta.t0."""
+    t0 = np.datetime64(reader.meta["t0"][sample].rstrip("Z"), "m")
+    return str(t0 + np.timedelta64(step, "m"))[11:16]
+
+
+def test_zoom_ticks_read_clock_time(nb, page_at, built_site, spec):
+    """The zoom view's time ticks are clock times (UTC) of the selected window: the tick drawn at a column's pixel
+    reads the capture's t0 of that sample plus that many minutes, for an exact and a binned stage, after a sample
+    change too; the axis says UTC, not minutes."""
+    reader = decode(spec.blobs["capture"])
+    assert reader.meta["t0"][0] != reader.meta["t0"][1]
+    page = _open(nb, page_at, built_site)
+    for stage, sample in ((0, 0), (4, 0), (12, 1)):
+        page.locator("#fwd-sample").select_option(str(sample))
+        page.locator("#fwd-stage").select_option(str(stage))
+        got = page.evaluate(
+            """() => { const z = nilmbuild.test.zoomBox(), s = nilmbuild.test.stages[nilmbuild.test.state.stage];
+            const c = document.getElementById('fwd-zoom-overlay').nbChart;
+            return {z, full: s.colsFull, labels: c.labels.filter(l => l.y0 > z.y + z.height)}; }"""
+        )
+        z, full = got["z"], got["full"]
+        ticks = [lb for lb in got["labels"] if len(lb["text"]) == 5 and lb["text"][2] == ":"]
+        assert len(ticks) >= 2, got["labels"]
+        for lb in ticks:
+            col = ((lb["x0"] + lb["x1"]) / 2 - z["x"]) / z["width"] * full - 0.5  # the pixel's column, whole minutes
+            assert abs(col - round(col)) < 0.01, (lb, col)
+            assert lb["text"] == _clock(reader, sample, round(col)), (stage, sample, lb)
+        assert any(lb["text"].startswith("time (UTC") for lb in got["labels"])
+        assert not any("minute" in lb["text"] and "means" not in lb["text"] for lb in got["labels"])
+
+
 def test_blocks_golden_and_zoom_values(nb, page_at, built_site, spec):
     page = _open(nb, page_at, built_site)
     stages = page.evaluate(
@@ -55,7 +87,8 @@ def test_blocks_golden_and_zoom_values(nb, page_at, built_site, spec):
     page.mouse.move(x, y)
     v = float(reader.get("input")[0, r, c])
     fmt = page.evaluate("v => nilmbuild.test.fmt(v, 4)", v)
-    assert page.locator("#nb-tooltip").text_content() == f"stage 0: channel {r}, time {c} min\nvalue = {fmt}"
+    hm = _clock(reader, 0, c)
+    assert page.locator("#nb-tooltip").text_content() == f"stage 0: channel {r}, time {hm} UTC\nvalue = {fmt}"
     # stage 4 (projection) is carried as 8-minute means: the value is the mean of the exact tensor's bin
     page.locator("#fwd-stage").select_option("4")
     assert page.evaluate("nilmbuild.test.state.stage") == 4
@@ -66,11 +99,9 @@ def test_blocks_golden_and_zoom_values(nb, page_at, built_site, spec):
     e = b["summaries"]["projection"]
     arr = np.frombuffer(e["data"], dtype="<f2").astype(np.float32).reshape(e["shape"])
     fmt = page.evaluate("v => nilmbuild.test.fmt(v, 4)", float(arr[0, r, c]))
-    t0 = c * e["bin"]
-    assert (
-        page.locator("#nb-tooltip").text_content()
-        == f"stage 4: feature {r}, time {t0}–{min(t0 + e['bin'] - 1, proj[2] - 1)} min (mean)\nvalue = {fmt}"
-    )
+    first, last = c * e["bin"], min(c * e["bin"] + e["bin"] - 1, proj[2] - 1)
+    span = f"{_clock(reader, 0, first)}–{_clock(reader, 0, last)} UTC ({e['bin']}-minute mean)"
+    assert page.locator("#nb-tooltip").text_content() == f"stage 4: feature {r}, time {span}\nvalue = {fmt}"
     assert f"mean over {e['bin']}-minute bins" in page.locator("#fwd-info").text_content()
 
 
