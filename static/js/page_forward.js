@@ -263,41 +263,81 @@ function drawArrow(g, from, to) {
   g.beginPath(); g.moveTo(from[0] + 2, from[1]); g.lineTo(to[0] - 5, to[1]); g.stroke();
   g.beginPath(); g.moveTo(to[0] - 2, to[1]); g.lineTo(to[0] - 8, to[1] - 3.5); g.lineTo(to[0] - 8, to[1] + 3.5); g.fill();
 }
-// Labels never pile up: each is drawn only where it overlaps no label drawn before it (the selected stage's first);
-// a stage name that does not fit goes a line higher, else shrinks to its number; a shape that does not fit is left out (narrow screens).
-function placeText(g, taken, text, x, y, baseline) {
-  var w = g.measureText(text).width, h = 13, y0 = baseline === "bottom" ? y - h : y;
-  var r = { x0: x - w / 2 - 1, x1: x + w / 2 + 1, y0: y0, y1: y0 + h };
-  if (taken.some(function (t) { return r.x0 < t.x1 && t.x0 < r.x1 && r.y0 < t.y1 && t.y0 < r.y1; })) return false;
-  taken.push(r); g.textBaseline = baseline; g.fillText(text, x, y);
-  return true;
+// Labels never pile up, on any screen: each is measured and kept only where its box overlaps no label kept before
+// it, no other block and no canvas edge, most important first: the selected stage's name and shape; every other
+// stage's number (above its block, else beside it); each of their full names in place of the number where it fits (above the block, a line higher,
+// or starting over the block's middle); then the other shapes where room is left (on a phone most of them are thinned out). Every kept box is
+// recorded (plot2d.chartOf(overlay).labels) for the browser tests' overlap check (tests/browser/test_labels.py).
+var LABEL_H = 13, BLOCK_INSET = 4;
+function blockArea(s) {   // a block's screen box less the empty corners an isometric box leaves in it
+  var b = screenBox(s), k = BLOCK_INSET;
+  return { x0: b.x0 + k, y0: b.y0 + k, x1: b.x1 - k, y1: b.y1 - k };
+}
+function hits(r, t) { return r.x0 < t.x1 && t.x0 < r.x1 && r.y0 < t.y1 && t.y0 < r.y1; }
+// The first free spot ([align, x, y]) for the text of block `own` in the current font: its box, else null.
+// `mine`: a kept box the text would replace (the stage's number), not in its way.
+function spotFor(g, room, text, spots, baseline, own, mine) {
+  var w = g.measureText(text).width;
+  for (var k = 0; k < spots.length; k++) {
+    var a = spots[k][0], x = spots[k][1], y = spots[k][2], left = a === "left" ? x : a === "right" ? x - w : x - w / 2;
+    var y0 = baseline === "bottom" ? y - LABEL_H : baseline === "middle" ? y - LABEL_H / 2 : y;
+    var r = { text: text, x0: left - 1, x1: left + w + 1, y0: y0, y1: y0 + LABEL_H, at: [a, x, y, baseline, g.font, g.fillStyle] };
+    if (r.x0 < 0 || r.y0 < 0 || r.x1 > room.W || r.y1 > room.H) continue;
+    if (room.labels.some(function (t) { return t !== mine && hits(r, t); })) continue;
+    if (!room.blocks.some(function (b, i) { return i !== own && hits(r, b); })) return r;
+  }
+  return null;
+}
+function keep(room, r, mine) {   // r in the place of `mine` (or added); -> r
+  var k = room.labels.indexOf(mine);
+  if (r) { if (k >= 0) room.labels[k] = r; else room.labels.push(r); }
+  return r;
 }
 function stagePoints(s, sel) {
   var o = s.origin, lift = sel ? LIFT : 0;
   return { top: toScreen([o[0] + s.w / 2, o[1] + s.h + lift, o[2]]), bot: toScreen([o[0] + s.w / 2, o[1] + lift, o[2] + s.d]),
            mid: toScreen([o[0] + s.w, o[1] + s.h / 2 + lift, o[2] + s.d / 2]), left: toScreen([o[0], o[1] + s.h / 2 + lift, o[2] + s.d / 2]) };
 }
-function drawStageLabel(g, s, sel, taken) {
-  var p = stagePoints(s, sel);
-  g.fillStyle = sel ? "#b34700" : "#1b1f24"; g.font = BOLD;
-  var name = s.st.stage + " · " + (s.st.short || s.st.title);
-  if (!placeText(g, taken, name, p.top[0], p.top[1] - 6, "bottom") && !placeText(g, taken, name, p.top[0], p.top[1] - 20, "bottom"))
-    placeText(g, taken, String(s.st.stage), p.top[0], p.top[1] - 6, "bottom");
+function nameSpot(g, room, i, text, mine) {   // stage i's name above its block, a line higher, or from its middle on
+  var p = stagePoints(stages[i], i === S.stage).top;
+  g.font = BOLD; g.fillStyle = i === S.stage ? "#b34700" : "#1b1f24";
+  var spots = [["center", p[0], p[1] - 6], ["center", p[0], p[1] - 20], ["left", p[0] - 8, p[1] - 6]];
+  return keep(room, spotFor(g, room, text, spots, "bottom", i, mine), mine);
+}
+function numberSpot(g, room, i) {   // stage i's number above its block, else beside it (right, then left)
+  var b = screenBox(stages[i]), y = (b.y0 + b.y1) / 2;
+  return nameSpot(g, room, i, String(stages[i].st.stage), null) ||
+         keep(room, spotFor(g, room, String(stages[i].st.stage), [["left", b.x1 + 3, y], ["right", b.x0 - 3, y]], "middle", i, null), null);
+}
+function shapeSpot(g, room, i) {
+  var s = stages[i], p = stagePoints(s, i === S.stage).bot;
   g.font = SMALL; g.fillStyle = "#57606a";
-  placeText(g, taken, shapeText(s) + (s.binned ? " ⋯" : ""), p.bot[0], p.bot[1] + 6, "top");
+  keep(room, spotFor(g, room, shapeText(s) + (s.binned ? " ⋯" : ""), [["center", p[0], p[1] + 6]], "top", i, null), null);
+}
+function stageName(s) { return s.st.stage + " · " + (s.st.short || s.st.title); }
+function placeLabels(g, room) {   // the labels' boxes, most important first (see above)
+  var sel = S.stage, others = stages.map(function (s, i) { return i; }).filter(function (i) { return i !== sel; });
+  if (!nameSpot(g, room, sel, stageName(stages[sel]), null)) nameSpot(g, room, sel, String(stages[sel].st.stage), null);
+  shapeSpot(g, room, sel);
+  var nums = others.map(function (i) { return numberSpot(g, room, i); });
+  others.forEach(function (i, k) { nameSpot(g, room, i, stageName(stages[i]), nums[k] || undefined); });
+  others.forEach(function (i) { shapeSpot(g, room, i); });
+  g.font = SMALL; g.fillStyle = "#57606a";
+  keep(room, spotFor(g, room, "sample " + P.samples[S.sample] + " · ⋯ = shown as " + P.bin + "-minute means", [["left", 6, room.H - 4]], "bottom", -1, null), null);
 }
 function drawLabels() {
-  var W = canvas.clientWidth, H = canvas.clientHeight, g = overlay2d(overlay, W, H), taken = [], prev = null;
+  var W = canvas.clientWidth, H = canvas.clientHeight, g = overlay2d(overlay, W, H), prev = null;
   stages.forEach(function (s, i) {   // flow arrows first, under the labels
     var p = stagePoints(s, i === S.stage);
     if (prev && prev.row === s.row) drawArrow(g, prev.p, p.left);
     prev = { p: p.mid, row: s.row };
   });
-  g.textAlign = "center";
-  var order = stages.map(function (s, i) { return i; }).filter(function (i) { return i !== S.stage; });
-  [S.stage].concat(order).forEach(function (i) { drawStageLabel(g, stages[i], i === S.stage, taken); });
-  g.textAlign = "left"; g.font = SMALL; g.fillStyle = "#57606a"; g.textBaseline = "bottom";
-  g.fillText("sample " + P.samples[S.sample] + " · ⋯ = shown as " + P.bin + "-minute means", 6, H - 4);
+  var room = { W: W, H: H, labels: (plot2d.chartOf(overlay).labels = []), blocks: stages.map(blockArea) };
+  placeLabels(g, room);
+  room.labels.forEach(function (r) {
+    var a = r.at;
+    g.textAlign = a[0]; g.textBaseline = a[3]; g.font = a[4]; g.fillStyle = a[5]; g.fillText(r.text, a[1], a[2]);
+  });
 }
 
 /* ---------- zoom panel (exact values of the selected stage) ---------- */

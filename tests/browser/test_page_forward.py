@@ -199,3 +199,47 @@ def test_blob_budget(site_context):
 
     spec = forward.build(site_context)
     assert sum(len(b) for b in spec.blobs.values()) < 3_000_000
+
+
+LABELS_3D = """() => { const t = nilmbuild.test, c = document.getElementById('fwd-3d-overlay').nbChart;
+  return {labels: c.labels.map(l => ({text: l.text, x0: l.x0, x1: l.x1, y0: l.y0, y1: l.y1})),
+          blocks: t.stages.map(s => t.screenBox(s)), names: t.stages.map(s => [s.st.stage, s.st.short || s.st.title]),
+          W: c.canvas.clientWidth, H: c.canvas.clientHeight}; }"""
+
+
+def _hit(a, b, inset=0.0):
+    return (
+        a["x0"] < b["x1"] - inset - 1
+        and b["x0"] + inset < a["x1"] - 1
+        and a["y0"] < b["y1"] - inset - 1
+        and b["y0"] + inset < a["y1"] - 1
+    )
+
+
+def _check_3d_labels(page, stage):
+    """The checks of one selection; -> the number of full names and shapes drawn."""
+    page.locator("#fwd-stage").select_option(stage)
+    g = page.evaluate(LABELS_3D)
+    L, texts = g["labels"], [lb["text"] for lb in g["labels"]]
+    for i, a in enumerate(L):
+        assert -1 <= a["x0"] and a["x1"] <= g["W"] + 1 and -1 <= a["y0"] and a["y1"] <= g["H"] + 1, a
+        assert not [b["text"] for b in L[i + 1 :] if _hit(a, b)], a
+    for k, (num, name) in enumerate(g["names"]):
+        assert f"{num} · {name}" in texts or num in texts, (stage, num, texts)
+        for lb in (lb for lb in L if lb["text"] in (f"{num} · {name}", num)):
+            assert [j for j, b in enumerate(g["blocks"]) if j != k and _hit(lb, b, inset=4)] == [], lb
+    num, name = g["names"][int(stage)]
+    assert f"{num} · {name}" in texts
+    return sum(" · " in t for t in texts) + sum("×" in t for t in texts)
+
+
+def test_3d_labels_thin_out_without_overlap(nb, page_at, built_site):
+    """The 3D view's labels (stage names, numbers, shapes), as drawn, at 1400x900 and 390x844: no two boxes overlap,
+    none leaves the canvas or covers another block (its screen box less the 4 px corners an isometric box leaves
+    empty), every stage keeps at least its number and the selected stage its full name, for several selections.
+    On the phone the labels thin out: fewer full names and shapes than on the desktop."""
+    drawn = {}
+    for size in ((1400, 900), (390, 844)):
+        page = nb.open_page(page_at, built_site, "forward", viewport=size)
+        drawn[size] = [_check_3d_labels(page, stage) for stage in ("0", "6", "10")]
+    assert all(0 < p < d for p, d in zip(drawn[(390, 844)], drawn[(1400, 900)])), drawn
