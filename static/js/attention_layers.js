@@ -13,6 +13,7 @@ import { context2d, font, onResize, sizeBacking } from "./core.js";
 import { gl } from "./gl.js";
 import { fitCanvas } from "./grid.js";
 import { texCache } from "./tex_cache.js";
+import { plot2d } from "./plot2d.js";
 var LOG_MIN = -4, LOG_MAX = 0, PAD = { l: 40, t: 22, b: 34, gap: 22 };
 
 // (H, L, E) q or k of one sample -> RGBA float texture rows t, texels h * T4 + d / 4 (as the shader reads them)
@@ -35,6 +36,7 @@ function labels(overlay, canvas, B, L, head) {
   sizeBacking(overlay, Math.round(W * dpr), Math.round(H * dpr));
   var g = context2d(overlay);
   g.setTransform(dpr, 0, 0, dpr, 0, 0); g.clearRect(0, 0, W, H);
+  plot2d.recordText(g, overlay);   // every label's box, for the overlap tests
   g.font = font(12); g.fillStyle = "#1b1f24";
   B.forEach(function (b, l) {
     g.textAlign = "left"; g.textBaseline = "bottom"; g.fillText("layer " + l + ", head " + head, b.x, b.y - 4);

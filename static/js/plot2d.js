@@ -115,13 +115,16 @@ function flatNote(ctx, box, lane, labels) {
 function below0Lane(lanes) { return lanes.find(function (l) { return l.below0 && laneStats(l).lo < 0; }); }
 
 // Draw text and record its box (CSS px, canvas space) in p.labels, so tests can check that no two labels overlap.
-// rotated: drawn turned -90 degrees about (x, y). Uses the context's current align; baseline is "middle".
+// rotated: drawn turned -90 degrees about (x, y). Uses the context's current align and baseline (top, middle or
+// bottom / alphabetic); the box is the font's size high.
 function put(ctx, labels, text, x, y, rotated) {
-  var w = ctx.measureText(text).width, h = 12, a = ctx.textAlign, x0 = a === "right" ? -w : a === "center" ? -w / 2 : 0;
+  var w = ctx.measureText(text).width, m = /(\d+(?:\.\d+)?)px/.exec(ctx.font), h = m ? Number(m[1]) : 12;
+  var a = ctx.textAlign, x0 = a === "right" || a === "end" ? -w : a === "center" ? -w / 2 : 0;
+  var b = ctx.textBaseline, yt = b === "top" || b === "hanging" ? 0 : b === "middle" ? -h / 2 : -h;
   if (rotated) { ctx.save(); ctx.translate(x, y); ctx.rotate(-Math.PI / 2); ctx.fillText(text, 0, 0); ctx.restore();
-                 labels.push({ text: text, x0: x - h / 2, x1: x + h / 2, y0: y - x0 - w, y1: y - x0 }); return; }
+                 labels.push({ text: text, x0: x + yt, x1: x + yt + h, y0: y - x0 - w, y1: y - x0 }); return; }
   ctx.fillText(text, x, y);
-  labels.push({ text: text, x0: x + x0, x1: x + x0 + w, y0: y - h / 2, y1: y + h / 2 });
+  labels.push({ text: text, x0: x + x0, x1: x + x0 + w, y0: y + yt, y1: y + yt + h });
 }
 // A rotated y-axis title that fits its lane: the full title, else the label without its unit, else cut with "…".
 function fitTitle(ctx, ax, room) {
@@ -181,7 +184,7 @@ function drawHeader(ctx, items, labels) {
 // shared with the charts drawn by hand (playground_plot.js): ticks, clock ticks, text drawn with its box recorded (put),
 // words wrapped to a width (wrap)
 export const plot2d = { ticks: ticks, clockTicks: clockTicks, clockText: function (clock, x) { return clockText(clock, x, false); },
-                        put: put, wrap: wrapWords, chartOf: chartOf };
+                        put: put, wrap: wrapWords, chartOf: chartOf, labelsOf: labelsOf, recordText: recordText };
 
 // The record of a hand-drawn figure's label boxes ({canvas, labels}: fill labels with put), made once per canvas and
 // listed with plot2d's charts for the browser tests (nilmbuild.test.plots2d: no two boxes overlap, none is clipped).
@@ -192,6 +195,31 @@ function chartOf(canvas) {
     if (nb && nb.test) (nb.test.plots2d = nb.test.plots2d || []).push(canvas.nbChart);
   }
   return canvas.nbChart;
+}
+function labelsOf(canvas) { return (chartOf(canvas).labels = []); }   // a fresh list for a redraw of the whole canvas
+
+// For figures drawn by hand with plain fillText (the encoder, attention and FiLM grids' axes): from this call on,
+// every fillText on ctx also records its box, in CSS px of the canvas whatever the transform (a rotated title's
+// too), in a fresh list of the canvas' chart labels. Call it where the canvas is cleared for a whole redraw.
+function recordText(ctx, canvas) {
+  if (!ctx.nbFillText) {
+    var fill = (ctx.nbFillText = ctx.fillText);
+    ctx.fillText = function (text, x, y, maxWidth) {
+      if (maxWidth === undefined) fill.call(ctx, text, x, y); else fill.call(ctx, text, x, y, maxWidth);
+      if (ctx.nbLabels) ctx.nbLabels.push(textBox(ctx, String(text), x, y));
+    };
+  }
+  return (ctx.nbLabels = labelsOf(canvas));
+}
+function textBox(ctx, text, x, y) {   // the axis-aligned box (CSS px) of text drawn at (x, y) under ctx's transform
+  var w = ctx.measureText(text).width, m = /(\d+(?:\.\d+)?)px/.exec(ctx.font), h = m ? Number(m[1]) : 12;
+  var a = ctx.textAlign, b = ctx.textBaseline, c = ctx.canvas, k = c.clientWidth ? c.clientWidth / c.width : 1;
+  var x0 = x + (a === "right" || a === "end" ? -w : a === "center" ? -w / 2 : 0), y0 = y + (b === "top" || b === "hanging" ? 0 : b === "middle" ? -h / 2 : -h);
+  var t = ctx.getTransform(), xs = [], ys = [];
+  [[x0, y0], [x0 + w, y0], [x0, y0 + h], [x0 + w, y0 + h]].forEach(function (p) {
+    xs.push((t.a * p[0] + t.c * p[1] + t.e) * k); ys.push((t.b * p[0] + t.d * p[1] + t.f) * k);
+  });
+  return { text: text, x0: Math.min.apply(null, xs), x1: Math.max.apply(null, xs), y0: Math.min.apply(null, ys), y1: Math.max.apply(null, ys) };
 }
 
 plot2d.create = function (canvas, opts) {
