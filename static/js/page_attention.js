@@ -91,11 +91,11 @@ function aggregateW() {   // the input aggregate of the sample in watts (channel
 function headColour(h) { return palette[h % palette.length]; }
 
 /* ---------- the WebGL heads: a draw command, layout, hover adapters ---------- */
-function openGL() {   // the context alone (gl.open): the longest single step of the page's start in software GL
+function findViews() {   // the maps' canvases, laid out
   canvas = document.getElementById("att-main"); axes = document.getElementById("att-main-axes");
   fitCanvas(canvas);
-  gl.open(canvas);
 }
+function openGL() { gl.open(canvas); }   // the context alone (gl.open), once gl.warm has paid software GL's start-up
 function createGL() {   // regl on gl.open's context (its probes are synchronous: after prepare, the GPU has caught up)
   regl = gl.create(canvas, gl.FLOAT_TEXTURES);
   if (!regl) throw new Error("no WebGL context for the attention maps");
@@ -463,13 +463,16 @@ function exposeForTests() {
   });
 }
 
+// The first WebGL context's software-GL start-up (0.05-0.5 s) is paid in a worker (gl.warm), started in the page's <head>,
+// while the capture is decoded and the controls, marks and pointer are built; then the context in a task of its own (now
+// ~10-30 ms) and regl's synchronous probes: no long task while loading; the heads first (ready), then the views
+// further down: the layers view and the head matrix (core.afterReady)
+var warm = gl.warm();
 function start(pg) {
   P = pg.data; N = P.names;
-  // the WebGL context first, in a task of its own (0.02-0.3 s in software GL); the GPU process goes on setting it up
-  // while the capture is decoded, and regl's synchronous probes come after that: no long task while loading; the
-  // heads first (ready), then the views further down: the layers view and the head matrix (core.afterReady)
-  inTasks([newTask, openGL, function () { load(); prepare(); }, createGL,
-           function () { buildMarks(); buildHeatmaps(); buildControls(); buildPointer(); buildLater(); }, buildGL, upload, finish]);
+  inTasks([newTask, function () { load(); prepare(); }, findViews,
+           function () { buildMarks(); buildHeatmaps(); buildControls(); buildPointer(); buildLater(); },
+           function () { return warm; }, openGL, createGL, buildGL, upload, finish]);
 }
 function load() {   // the capture, its sizes and the first selection
   cap = decode(blob("capture"));

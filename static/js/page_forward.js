@@ -13,7 +13,7 @@ import boxVert from "../glsl/forward_box.vert";
 import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
 import { colormaps, setLegends } from "./colormaps.js";
-import { afterReady, animationsOff, blob, controls, fail, fmt, font, inTasks, newTask, onResize, overlay2d, ready, saveButton, setText, tooltip } from "./core.js";
+import { afterReady, animationsOff, blob, controls, fail, fmt, font, inTasks, newTask, onResize, onScreen, overlay2d, ready, saveButton, setText, tooltip } from "./core.js";
 import { decode, decodeF16 } from "./decode.js";
 import { createForwardAnim } from "./forward_anim.js";
 import { animData } from "./forward_anim_data.js";
@@ -224,15 +224,28 @@ function faceImage(s, v, tr, tc) {   // the averaged face as RGBA8 texels, diver
   }
   return { img: img, k: k };
 }
-function faceTexture(si) {   // stage si's face for the selected sample (cached), its scale k in faceK under the same key
-  var key = si + "#" + S.sample;
+// Stage si's face for the selected sample: its texels and scale k computed on the CPU (facePixels, kept until
+// uploaded; k in faceK), then its texture (cached), so a page's start can do the CPU part before its WebGL context.
+var facePix = {};
+function faceKey(si) { return si + "#" + S.sample; }
+function facePixels(si) {
+  var key = faceKey(si);
+  if (!facePix[key]) {
+    var s = stages[si], tr = Math.min(s.rows, MAXTEX), tc = Math.min(s.cols, MAXTEX), f = faceImage(s, s.values(S.sample), tr, tc);
+    facePix[key] = { img: f.img, tr: tr, tc: tc };
+    faceK[key] = f.k;
+  }
+  return facePix[key];
+}
+function faceTexture(si) {
+  var key = faceKey(si);
   if (texCache[key]) return texCache[key];
-  var s = stages[si], tr = Math.min(s.rows, MAXTEX), tc = Math.min(s.cols, MAXTEX), f = faceImage(s, s.values(S.sample), tr, tc);
-  faceK[key] = f.k;
-  return (texCache[key] = regl.texture({ width: tc, height: tr, data: f.img, min: "linear", mag: tc < 40 || tr < 40 ? "nearest" : "linear",
+  var f = facePixels(si);
+  delete facePix[key];
+  return (texCache[key] = regl.texture({ width: f.tc, height: f.tr, data: f.img, min: "linear", mag: f.tc < 40 || f.tr < 40 ? "nearest" : "linear",
                                           wrapS: "clamp", wrapT: "clamp" }));
 }
-function faceScaleOf(si) { faceTexture(si); return faceK[si + "#" + S.sample]; }
+function faceScaleOf(si) { if (faceK[faceKey(si)] === undefined) facePixels(si); return faceK[faceKey(si)]; }
 // What the faces' colours mean: one scale per face, said in place with each face's range (its k) for this sample.
 function drawFaceLegend() {
   var parts = stages.map(function (s, i) { return s.st.stage + " " + (s.st.short || s.st.title) + " ±" + fmt(faceScaleOf(i), 3); });
@@ -494,15 +507,12 @@ function listen() {
   zc.addEventListener("mouseleave", function () { tooltip.hide(); });
 }
 
-/* ---------- start: data, the blocks' regl context, the views and controls (the animation's context: after ready) ---------- */
-// One WebGL context per task (0.02-0.3 s in software GL; see core.inTasks), alone (gl.open): the GPU process goes on setting it up
-// while the data is decoded, and regl's synchronous probes come after that. A step that cannot go on throws: fail() already shows
+/* ---------- start: data, the 2D views and the faces, then the blocks' regl context (the animation's: when in view) ---------- */
+// One WebGL context per task (see core.inTasks), alone (gl.open), once a worker has paid software GL's start-up (gl.warm: started
+// in the page's <head>, awaited once the data, the 2D views and the block faces are made): the context then takes ~10-30 ms
+// instead of 0.05-0.5 s; regl's synchronous probes come a task later. A step that cannot go on throws: fail() already shows
 // the first (root-cause) message, and inTasks stops there.
-function openMainView() {
-  canvas = document.getElementById("fwd-3d"); overlay = document.getElementById("fwd-3d-overlay");
-  fitCanvas(canvas);
-  gl.open(canvas);
-}
+var warm = gl.warm();
 function load() {   // the capture, the binned blocks and the first selection
   cap = decode(blob("capture"));
   var binned = unpack(blob("binned"));
@@ -510,13 +520,9 @@ function load() {   // the capture, the binned blocks and the first selection
   S = { sample: 0, stage: 0, playing: null };
   layoutStages(PG.model.window);
 }
-function createMainView() {
-  regl = gl.create(canvas);
-  if (!regl) throw new Error("no WebGL context for the 3D view");
-}
-function buildMainView() {   // the box command (shaders compiled here) and the colour LUT
-  drawBox = buildBoxCommand();
-  lut = colormaps.lut(CMAP);
+function findViews() {   // the 3D view's canvases, laid out
+  canvas = document.getElementById("fwd-3d"); overlay = document.getElementById("fwd-3d-overlay");
+  fitCanvas(canvas);
 }
 function buildZoomView() {   // a 2D canvas (heatmap2d.js): one WebGL context less to create
   zc = document.getElementById("fwd-zoom"); zo = document.getElementById("fwd-zoom-overlay");
@@ -524,28 +530,49 @@ function buildZoomView() {   // a 2D canvas (heatmap2d.js): one WebGL context le
   listen();
   buildControls();
 }
-function faceTextures() {   // the first frame's block faces (box-averaged on the CPU), before the frame itself
-  stages.forEach(function (s, i) { faceTexture(i); });
+function faceSteps(from, to) {   // -> a step: the first frame's block faces from..to-1, box-averaged on the CPU
+  return function () { lut = lut || colormaps.lut(CMAP); for (var i = from; i < Math.min(to, stages.length); i++) facePixels(i); };
 }
+function openMainView() { gl.open(canvas); }
+function createMainView() {
+  regl = gl.create(canvas);
+  if (!regl) throw new Error("no WebGL context for the 3D view");
+}
+function buildMainView() { drawBox = buildBoxCommand(); }   // the box command (shaders compiled here)
+function firstFrame() {   // the 3D view's first frame (its canvas' first layout and draw), a task before the rest
+  S.stage = 0; stageSel.value = 0;
+  frame3d();
+}
+// The animation sits below the first screen: its WebGL context (50-200 ms in software GL) and first frame are made
+// when it comes into view (core.onScreen; flushDeferred for tests and Save PNG), a task each (core.afterReady); until
+// then a sample change only updates what it will show.
+var animLater = null, animBuilt = false;
 function buildAnimation() {
   anim = startAnim(PG, function () { return S.sample; }, onAnimStage);
-  document.getElementById("fwd-sample").addEventListener("change", function () { anim.draw(); });
+  animLater = onScreen(document.getElementById("fwd-anim"));
+  document.getElementById("fwd-sample").addEventListener("change", function () { animLater(showAnim); });
+}
+function showAnim() {
+  if (animBuilt) { anim.draw(); return; }
+  animBuilt = true;
+  afterReady([function () { anim.open(); }, function () { anim.prepare(); }, function () { anim.draw(); }]);
 }
 function finish() {
-  select(0);
+  frameZoom(); drawInfo();   // select(0) less the 3D frame firstFrame drew
   drawFaceLegend();
   urlState = stateInUrl([["sample", "#fwd-sample"], ["stage", stageSel], ["alayer", "#fwd-anim-layer"], ["ahead", "#fwd-anim-head"]]);
   onResize(canvas, function () { frame3d(); frameZoom(); });
   testHook({ state: S, stages: stages, capture: cap, select: select, screenBox: screenBox, anim: anim, faceScale: faceScaleOf,
              zoomBox: function () { return ZB; }, zoomHeatmap: function () { return zhm[S.stage]; } });
   ready();
-  // the animation's controls exist before ready (the URL may set them); its WebGL context and first frame come
-  // after, a task each: it sits below the 3D view, whose own context already took 0.05-0.5 s in software GL
-  afterReady([function () { anim.open(); }, function () { anim.prepare(); }, function () { anim.draw(); }]);
+  // the animation's controls exist before ready (the URL may set them); its context and first frame come when it is
+  // in view, asked two frames after ready (afterReady), once the visibility observer has reported
+  afterReady([function () { animLater(showAnim); }]);
 }
 function start(pg) {
   P = pg.data; PG = pg;
-  inTasks([newTask, openMainView, load, createMainView, buildMainView, buildZoomView, buildAnimation, faceTextures, finish]);
+  inTasks([newTask, load, findViews, buildZoomView, buildAnimation, faceSteps(0, 5), faceSteps(5, 9), faceSteps(9, Infinity),
+           function () { return warm; }, openMainView, createMainView, buildMainView, firstFrame, finish]);
 }
 
 registerPage({ slug: "forward", start: start });
