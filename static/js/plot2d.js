@@ -199,27 +199,35 @@ function chartOf(canvas) {
 function labelsOf(canvas) { return (chartOf(canvas).labels = []); }   // a fresh list for a redraw of the whole canvas
 
 // For figures drawn by hand with plain fillText (the encoder, attention and FiLM grids' axes): from this call on,
-// every fillText on ctx also records its box, in CSS px of the canvas whatever the transform (a rotated title's
-// too), in a fresh list of the canvas' chart labels. Call it where the canvas is cleared for a whole redraw.
+// every fillText on ctx is noted (text, place, font, align, baseline, transform) in a fresh list, and the canvas'
+// chart labels are their boxes in CSS px of the canvas whatever the transform (a rotated title's too), measured
+// only when read (the browser tests), so a redraw pays no measuring. Call it where the canvas is cleared for a
+// whole redraw.
+var scratch = null;
 function recordText(ctx, canvas) {
   if (!ctx.nbFillText) {
     var fill = (ctx.nbFillText = ctx.fillText);
     ctx.fillText = function (text, x, y, maxWidth) {
       if (maxWidth === undefined) fill.call(ctx, text, x, y); else fill.call(ctx, text, x, y, maxWidth);
-      if (ctx.nbLabels) ctx.nbLabels.push(textBox(ctx, String(text), x, y));
+      if (ctx.nbTexts) ctx.nbTexts.push([String(text), x, y, ctx.font, ctx.textAlign, ctx.textBaseline, ctx.getTransform()]);
     };
   }
-  return (ctx.nbLabels = labelsOf(canvas));
+  var chart = chartOf(canvas), texts = (ctx.nbTexts = []);
+  Object.defineProperty(chart, "labels", { configurable: true, enumerable: true,
+    get: function () { return texts.map(function (t) { return textBox(canvas, t); }); } });
+  return texts;
 }
-function textBox(ctx, text, x, y) {   // the axis-aligned box (CSS px) of text drawn at (x, y) under ctx's transform
-  var w = ctx.measureText(text).width, m = /(\d+(?:\.\d+)?)px/.exec(ctx.font), h = m ? Number(m[1]) : 12;
-  var a = ctx.textAlign, b = ctx.textBaseline, c = ctx.canvas, k = c.clientWidth ? c.clientWidth / c.width : 1;
-  var x0 = x + (a === "right" || a === "end" ? -w : a === "center" ? -w / 2 : 0), y0 = y + (b === "top" || b === "hanging" ? 0 : b === "middle" ? -h / 2 : -h);
-  var t = ctx.getTransform(), xs = [], ys = [];
+function textBox(canvas, t) {   // the axis-aligned box (CSS px) of a noted fillText
+  scratch = scratch || document.createElement("canvas").getContext("2d");
+  scratch.font = t[3];
+  var w = scratch.measureText(t[0]).width, m = /(\d+(?:\.\d+)?)px/.exec(t[3]), h = m ? Number(m[1]) : 12;
+  var a = t[4], b = t[5], k = canvas.clientWidth ? canvas.clientWidth / canvas.width : 1, tr = t[6];
+  var x0 = t[1] + (a === "right" || a === "end" ? -w : a === "center" ? -w / 2 : 0), y0 = t[2] + (b === "top" || b === "hanging" ? 0 : b === "middle" ? -h / 2 : -h);
+  var xs = [], ys = [];
   [[x0, y0], [x0 + w, y0], [x0, y0 + h], [x0 + w, y0 + h]].forEach(function (p) {
-    xs.push((t.a * p[0] + t.c * p[1] + t.e) * k); ys.push((t.b * p[0] + t.d * p[1] + t.f) * k);
+    xs.push((tr.a * p[0] + tr.c * p[1] + tr.e) * k); ys.push((tr.b * p[0] + tr.d * p[1] + tr.f) * k);
   });
-  return { text: text, x0: Math.min.apply(null, xs), x1: Math.max.apply(null, xs), y0: Math.min.apply(null, ys), y1: Math.max.apply(null, ys) };
+  return { text: t[0], x0: Math.min.apply(null, xs), x1: Math.max.apply(null, xs), y0: Math.min.apply(null, ys), y1: Math.max.apply(null, ys) };
 }
 
 plot2d.create = function (canvas, opts) {
