@@ -76,6 +76,11 @@ def read_css(root: Path | None = None) -> str:
     return ((root or ROOT) / "static" / "css" / "site.css").read_text(encoding="utf-8")
 
 
+def read_js(name: str, root: Path | None = None) -> str:
+    """A classic script of static/js inlined as it is (no bundling: it imports nothing), e.g. gl_warm.js."""
+    return ((root or ROOT) / "static" / "js" / name).read_text(encoding="utf-8")
+
+
 #: A blob is deflated (zlib format) when that saves at least this share of its bytes; pages inflate it before
 #: they start (core.js inflateBlobs, the browser's native DecompressionStream), so blob(name) stays synchronous.
 DEFLATE_MIN_SAVING = 0.05

@@ -182,6 +182,7 @@ def render_page(
             "css": Markup(assets.script_safe(assets.read_css()).replace("</style", "<\\/style")),
             "scripts": Markup("\n".join(scripts)),
             "blobs": Markup("\n".join(blobs)),
+            "gl_warm": Markup("<script>\n" + assets.script_safe(assets.read_js("gl_warm.js")) + "\n</script>"),
         },
     )
     try:

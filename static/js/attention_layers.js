@@ -13,6 +13,7 @@ import { context2d, font, onResize, sizeBacking } from "./core.js";
 import { gl } from "./gl.js";
 import { fitCanvas } from "./grid.js";
 import { texCache } from "./tex_cache.js";
+import { plot2d } from "./plot2d.js";
 var LOG_MIN = -4, LOG_MAX = 0, PAD = { l: 40, t: 22, b: 34, gap: 22 };
 
 // (H, L, E) q or k of one sample -> RGBA float texture rows t, texels h * T4 + d / 4 (as the shader reads them)
@@ -35,10 +36,13 @@ function labels(overlay, canvas, B, L, head) {
   sizeBacking(overlay, Math.round(W * dpr), Math.round(H * dpr));
   var g = context2d(overlay);
   g.setTransform(dpr, 0, 0, dpr, 0, 0); g.clearRect(0, 0, W, H);
+  plot2d.recordText(g, overlay);   // every label's box, for the overlap tests
   g.font = font(12); g.fillStyle = "#1b1f24";
   B.forEach(function (b, l) {
     g.textAlign = "left"; g.textBaseline = "bottom"; g.fillText("layer " + l + ", head " + head, b.x, b.y - 4);
-    g.textAlign = "center"; g.textBaseline = "top"; g.fillText("key s (0 … " + (L - 1) + " min)", b.x + b.width / 2, b.y + b.height + 4);
+    var key = "key s (0 … " + (L - 1) + " min)";   // a phone's narrow maps: the short form
+    if (g.measureText(key).width > b.width + PAD.gap - 6) key = "key s (min)";
+    g.textAlign = "center"; g.textBaseline = "top"; g.fillText(key, b.x + b.width / 2, b.y + b.height + 4);
   });
   g.save(); g.translate(12, B[0].y + B[0].height / 2); g.rotate(-Math.PI / 2); g.textAlign = "center"; g.textBaseline = "middle";
   g.fillText("query t (rows, min)", 0, 0); g.restore();
@@ -51,7 +55,7 @@ export const attentionLayers = {
     var regl = gl.create(canvas, gl.FLOAT_TEXTURES);
     if (!regl) return null;
     var lut = regl.texture({ width: 256, height: 1, data: colormaps.lut("viridis"), min: "nearest", mag: "nearest" });
-    var T4 = Math.ceil(E / 4), cache = {};
+    var T4 = Math.ceil(E / 4), cache = {}, labelsKey = null;
     function tex(name, sample, lse) {
       var key = name + "#" + sample;
       if (cache[key]) return cache[key];
@@ -83,7 +87,8 @@ export const attentionLayers = {
                 scale: w.scale, mask: !!w.mask_diagonal, viewport: v });
         });
       }
-      labels(overlay, canvas, B, L, state.head);
+      var key = [canvas.clientWidth, canvas.clientHeight, window.devicePixelRatio, state.head].join("|");
+      if (key !== labelsKey) { labelsKey = key; labels(overlay, canvas, B, L, state.head); }   // a redrawn 2D canvas is re-uploaded whole
     }
     // the first draw is the caller's (draw(), a step of its own); a resize redraws through opts.later if given
     // (core.onScreen: not while off screen)

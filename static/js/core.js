@@ -118,8 +118,8 @@ export const afterReady = function (steps) {
   }
   next();
 };
-export function flushDeferred() {
-  Array.from(pendingDraws).forEach(function (e) { e.run(); });
+export function flushDeferred() {   // until none is left: a deferred draw may defer steps of its own (afterReady)
+  for (var k = 0; k < 8 && pendingDraws.size; k++) Array.from(pendingDraws).forEach(function (e) { e.run(); });
 }
 
 /* ---- ready / fail ---- */

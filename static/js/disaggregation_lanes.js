@@ -58,7 +58,7 @@ lanes.create = function (canvas, o) {
     if (canvas.width !== Math.round(W * dpr) || canvas.height !== Math.round(H * dpr)) { canvas.width = Math.round(W * dpr); canvas.height = Math.round(H * dpr); }
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.fillStyle = "#fff"; ctx.fillRect(0, 0, W, H);
-    var L = (v.L = layout(W, H)), n = L.n;
+    var L = (v.L = layout(W, H)), n = L.n, labels = plot2d.labelsOf(canvas);   // every text's box, for the overlap tests
     ctx.font = "12px " + FONT; ctx.textBaseline = "middle";
     // centre shading + seams (day view)
     if (o.centres) {
@@ -77,7 +77,7 @@ lanes.create = function (canvas, o) {
       var ticks = niceTicks(L.maxes[k], Math.max(2, Math.floor(b.h / 28)));
       ctx.strokeStyle = GRID; ctx.lineWidth = 1;
       ticks.forEach(function (t) { var y = Math.round(ypx(k, t)) + 0.5; ctx.beginPath(); ctx.moveTo(b.x, y); ctx.lineTo(b.x + b.w, y); ctx.stroke();
-        ctx.fillStyle = AXIS; ctx.textAlign = "right"; ctx.fillText(lanes.fmtTick(t), b.x - 6, y); });
+        ctx.fillStyle = AXIS; ctx.textAlign = "right"; plot2d.put(ctx, labels, lanes.fmtTick(t), b.x - 6, y); });
       ctx.strokeStyle = "#d0d7de"; ctx.strokeRect(b.x + 0.5, b.y + 0.5, b.w - 1, b.h - 1);
     });
     if (o.seams) {
@@ -127,24 +127,24 @@ lanes.create = function (canvas, o) {
       ctx.font = "600 12px " + FONT; ctx.textAlign = "left";
       var w = ctx.measureText(title).width;
       ctx.fillStyle = "rgba(255,255,255,0.85)"; ctx.fillRect(b.x + 3, b.y + 3, w + 8, 16);
-      ctx.fillStyle = k === 0 ? TEXT : o.devices[k - 1].color; ctx.fillText(title, b.x + 7, b.y + 11);
+      ctx.fillStyle = k === 0 ? TEXT : o.devices[k - 1].color; plot2d.put(ctx, labels, title, b.x + 7, b.y + 11);
       ctx.font = "12px " + FONT;
     });
     // y title
-    ctx.save(); ctx.translate(14, (L.boxes[0].y + L.boxes[L.boxes.length - 1].y + L.boxes[L.boxes.length - 1].h) / 2);
-    ctx.rotate(-Math.PI / 2); ctx.textAlign = "center"; ctx.fillStyle = TEXT; ctx.fillText("power (W), each lane its own scale", 0, 0); ctx.restore();
+    ctx.textAlign = "center"; ctx.fillStyle = TEXT;
+    plot2d.put(ctx, labels, "power (W), each lane its own scale", 14, (L.boxes[0].y + L.boxes[L.boxes.length - 1].y + L.boxes[L.boxes.length - 1].h) / 2, true);
     // x axis
     var last = L.boxes[L.boxes.length - 1], yb = last.y + last.h;
     ctx.fillStyle = AXIS; ctx.textAlign = "center"; ctx.strokeStyle = AXIS;
     v.xTicks = stepTicks(o.clock, 0, n - 1, Math.floor(b0.w / 90));
     v.xTicks.forEach(function (tk) {   // clock time (UTC)
       var x = xpx(tk.step), hw = ctx.measureText(tk.label).width / 2;
-      ctx.beginPath(); ctx.moveTo(x, yb); ctx.lineTo(x, yb + 4); ctx.stroke(); ctx.fillText(tk.label, Math.max(hw + 1, Math.min(W - hw - 1, x)), yb + 13);
+      ctx.beginPath(); ctx.moveTo(x, yb); ctx.lineTo(x, yb + 4); ctx.stroke(); plot2d.put(ctx, labels, tk.label, Math.max(hw + 1, Math.min(W - hw - 1, x)), yb + 13);
     });
     ctx.fillStyle = TEXT;
     L.xLines.forEach(function (line, k) {   // centred under the lanes, kept inside the canvas
       var hw = ctx.measureText(line).width / 2;
-      ctx.fillText(line, Math.max(hw + 2, Math.min(W - hw - 2, b0.x + b0.w / 2)), yb + 30 + 14 * k);
+      plot2d.put(ctx, labels, line, Math.max(hw + 2, Math.min(W - hw - 2, b0.x + b0.w / 2)), yb + 30 + 14 * k);
     });
     // legend
     ctx.textAlign = "left"; ctx.font = "12px " + FONT;
@@ -153,7 +153,7 @@ lanes.create = function (canvas, o) {
       ctx.strokeStyle = it[1]; ctx.fillStyle = it[1]; ctx.lineWidth = 1.5;
       if (it[2] === "box") ctx.fillRect(lx, ly - 3, 14, 6);
       else { ctx.setLineDash(it[2] === "dot" ? [2, 2] : it[2] ? [4, 2] : []); ctx.beginPath(); ctx.moveTo(lx, ly); ctx.lineTo(lx + 14, ly); ctx.stroke(); ctx.setLineDash([]); }
-      ctx.fillStyle = TEXT; ctx.fillText(it[0], lx + 18, ly);
+      ctx.fillStyle = TEXT; plot2d.put(ctx, labels, it[0], lx + 18, ly);
     });
     // cursor
     if (v.cursor !== null && e >= 1) {

@@ -14,6 +14,7 @@ import { blob, context2d, controls, fmt, font, onResize, saveButton, setText } f
 import { decode } from "./decode.js";
 import { watts } from "./disaggregation_watts.js";
 import { timeAxis, windowClock } from "./time_axis.js";
+import { plot2d } from "./plot2d.js";
 
 export const kit = {};
 var loaded = null;
@@ -119,6 +120,7 @@ kit.ctx2d = function (canvas) {
   var g = context2d(canvas);
   g.setTransform(dpr, 0, 0, dpr, 0, 0);
   g.clearRect(0, 0, W, H);
+  plot2d.recordText(g, canvas);   // every label's box, for the overlap tests
   g.font = font(12);
   g.textBaseline = "middle";
   return { g: g, W: W, H: H };

@@ -7,6 +7,10 @@
  *                               gl.create reports it)
  * gl.create(canvas, extra?)  -> regl (preserveDrawingBuffer, no antialias) or null after fail(); extra: more
  *                               createREGL options, e.g. gl.FLOAT_TEXTURES; uses the context gl.open made, if any
+ * gl.warm()                 -> Promise, resolved once gl_warm.js's worker (started in the page's <head>) has made a
+ *                               WebGL context of its own, or failed to: a page's first context costs 50-500 ms of
+ *                               software-GL start-up in one synchronous call, which the worker pays off the main thread;
+ *                               gl.open afterwards takes ~10-30 ms. Await it just before gl.open.
  * gl.FLOAT_TEXTURES          ask for OES_texture_float (regl then probes float read-back: a synchronous read of
  *                               the GPU, ~20-50 ms in software GL, so only views that upload float textures ask)
  */
@@ -19,6 +23,9 @@ export const gl = {};
 gl.FLOAT_TEXTURES = { optionalExtensions: ["OES_texture_float"] };
 
 var ATTRIBUTES = { preserveDrawingBuffer: true, antialias: false, alpha: false, premultipliedAlpha: false };
+
+// gl_warm.js's worker (inlined in the page's <head>), or nothing to wait for on a page without it
+gl.warm = function () { return window.nilmbuildGLWarm || Promise.resolve(false); };
 
 gl.open = function (canvas) {
   try { canvas.getContext("webgl", ATTRIBUTES); } catch (e) { /* gl.create reports it */ }

@@ -8,6 +8,7 @@
 import { context2d, fmt, font, onResize, sizeBacking } from "./core.js";
 import { fitCanvas, hoverGrid } from "./grid.js";
 import { clear2d, heatmap2d } from "./heatmap2d.js";
+import { plot2d } from "./plot2d.js";
 var PAD = { l: 118, t: 64, r: 8, b: 8 };
 
 function pretty(s) { return String(s).replace(/_/g, " "); }
@@ -24,11 +25,16 @@ function labels(overlay, m, devices, box) {
   sizeBacking(overlay, Math.round(W * dpr), Math.round(Hh * dpr));
   var g = context2d(overlay);
   g.setTransform(dpr, 0, 0, dpr, 0, 0); g.clearRect(0, 0, W, Hh);
+  plot2d.recordText(g, overlay);   // every label's box, for the overlap tests
   g.font = font(12); g.fillStyle = "#1b1f24";
   var rh = box.height / (m.layers * m.heads), cw = box.width / m.devices;
   g.textAlign = "center"; g.textBaseline = "bottom";
-  for (var d = 0; d < m.devices; d++) g.fillText(pretty(devices[d]), box.x + (d + 0.5) * cw, box.y - 6);
-  g.fillText("device whose output changes →", box.x + box.width / 2, box.y - 24);
+  var names = devices.slice(0, m.devices).map(pretty), wide = names.some(function (t) { return g.measureText(t).width + 4 > cw; });
+  names.forEach(function (t, d) {   // on two staggered rows where the columns are too narrow (a phone), inside the canvas
+    var hw = g.measureText(t).width / 2, x = Math.max(hw + 1, Math.min(W - hw - 1, box.x + (d + 0.5) * cw));
+    g.fillText(t, x, box.y - 6 - (wide && d % 2 ? 15 : 0));
+  });
+  g.fillText("device whose output changes →", box.x + box.width / 2, box.y - (wide ? 38 : 24));
   g.textAlign = "right"; g.textBaseline = "middle";
   for (var l = 0; l < m.layers; l++) for (var h = 0; h < m.heads; h++) {
     var y = box.y + (l * m.heads + h + 0.5) * rh;

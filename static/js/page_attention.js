@@ -91,11 +91,11 @@ function aggregateW() {   // the input aggregate of the sample in watts (channel
 function headColour(h) { return palette[h % palette.length]; }
 
 /* ---------- the WebGL heads: a draw command, layout, hover adapters ---------- */
-function openGL() {   // the context alone (gl.open): the longest single step of the page's start in software GL
+function findViews() {   // the maps' canvases, laid out
   canvas = document.getElementById("att-main"); axes = document.getElementById("att-main-axes");
   fitCanvas(canvas);
-  gl.open(canvas);
 }
+function openGL() { gl.open(canvas); }   // the context alone (gl.open), once gl.warm has paid software GL's start-up
 function createGL() {   // regl on gl.open's context (its probes are synchronous: after prepare, the GPU has caught up)
   regl = gl.create(canvas, gl.FLOAT_TEXTURES);
   if (!regl) throw new Error("no WebGL context for the attention maps");
@@ -119,17 +119,27 @@ function buildGL() {   // the colour LUT, the map cache and the draw command (sh
     viewport: regl.prop("viewport"), scissor: { enable: true, box: regl.prop("viewport") }, depth: { enable: false },
   });
 }
-function layout() {   // large head left, one small multiple per head right
+var SMALL_LABEL_W = 42;   // a small multiple's "head h" label, right of its 8 px colour swatch
+function layout() {   // large head left, one small multiple per head right; a phone: the small multiples below it
   var W = canvas.clientWidth, Hh = canvas.clientHeight;
   var padL = 58, padT = 26, padB = 44, gap = 28;
+  if (W < 560) return layoutBelow(W, Hh, padL, padT, padB);
   var big = Math.floor(Math.max(80, Math.min(Hh - padT - padB, (W - padL - gap) * 0.64)));
-  var smallW = W - padL - big - gap - 8, cols = 2, rows = Math.ceil(H / cols);
-  var cell = Math.floor(Math.max(24, Math.min((smallW - 10) / cols, (Hh - padT - 8 - 16 * rows) / rows)));
-  var out = { big: { x: padL, y: padT, width: big, height: big }, small: [] };
-  var x0 = padL + big + gap;
-  for (var h = 0; h < H; h++) {
-    out.small.push({ x: x0 + (h % cols) * (cell + 10), y: padT + Math.floor(h / cols) * (cell + 16), width: cell, height: cell });
-  }
+  var smallW = W - padL - big - gap - 8, cols = 2, rows = Math.ceil(H / cols), x0 = padL + big + gap;
+  var labelRoom = (W - 2 - x0 - 12 - SMALL_LABEL_W) / (cols - 1) - 10;   // the last column's label inside the canvas
+  var cell = Math.floor(Math.max(24, Math.min((smallW - 10) / cols, (Hh - padT - 8 - 16 * rows) / rows, labelRoom)));
+  return grid({ x: padL, y: padT, width: big, height: big }, x0, padT, cols, cell);
+}
+function layoutBelow(W, Hh, padL, padT, padB) {   // a narrow screen: the large head full width, the heads in rows of 4 under it
+  var cols = Math.min(H, 4), rows = Math.ceil(H / cols), room = W - padL - 8;
+  var cell = Math.floor(Math.max(24, (room - (cols - 1) * 10) / cols));
+  var big = Math.floor(Math.max(80, Math.min(room, Hh - padT - padB - rows * (cell + 16) - 8)));
+  cell = Math.floor(Math.min(cell, (big - (cols - 1) * 10) / cols));
+  return grid({ x: padL, y: padT, width: big, height: big }, padL, padT + big + padB + 16, cols, cell);
+}
+function grid(big, x0, y0, cols, cell) {   // the layout: the large head's box and the small multiples from (x0, y0)
+  var out = { big: big, small: [] };
+  for (var h = 0; h < H; h++) out.small.push({ x: x0 + (h % cols) * (cell + 10), y: y0 + Math.floor(h / cols) * (cell + 16), width: cell, height: cell });
   return out;
 }
 function adapter(getHead, boxRef) {   // heatmap2d's hover interface (grid.js hoverGrid) over one head's box
@@ -216,6 +226,7 @@ function drawAxes() {   // what is drawn for a layout only: ticks and the small 
   if (key === axesKey) return;
   axesKey = key;
   var g = overlay2d(axes, W, Hh);
+  plot2d.recordText(g, axes);   // every label's box, for the overlap tests
   g.font = font(12);
   g.fillStyle = "#1b1f24"; g.strokeStyle = "#57606a";
   drawTicks(g, b);
@@ -296,23 +307,32 @@ function drawSplit() {
   var g = context2d(splitCanvas);
   g.setTransform(dpr, 0, 0, dpr, 0, 0);
   g.fillStyle = "#fff"; g.fillRect(0, 0, W, Hh);
-  var parts = splitParts(), D = H * E, top = 22;
-  var box = { W: W, left: 64, right: 12, laneH: (Hh - top - 40 - 6 * (parts.length - 1)) / parts.length };
+  plot2d.recordText(g, splitCanvas);
+  var parts = splitParts(), D = H * E;
+  g.textBaseline = "bottom"; g.fillStyle = "#1b1f24"; g.textAlign = "left"; g.font = font(13, 600);
+  var title = plot2d.wrap(g, "layer " + S.layer + ": the " + D + "-d " + parts.map(function (p) { return p[0]; }).join(", ") + " vectors at t = " + S.query +
+             " min, split into " + H + " heads × " + E + (S.masked ? "" : " (unmasked run: q, k only)"), W - 8);
+  var tx = title.length > 1 || g.measureText(title[0]).width > W - 64 - 4 ? 4 : 64;   // from the lanes' left edge when it fits there
+  title.forEach(function (line, k) { g.fillText(line, tx, 16 + 15 * k); });
+  g.font = font(12);
+  var heads = headLabels(g, (W - 64 - 12) / H), top = 22 + 15 * (title.length - 1), foot = 40 + 14 * (heads.rows - 1);
+  var box = { W: W, left: 64, right: 12, laneH: (Hh - top - foot - 6 * (parts.length - 1)) / parts.length };
   var bw = (W - box.left - box.right) / D, bottom = top + parts.length * (box.laneH + 6);
-  g.font = font(12);
-  g.textBaseline = "bottom"; g.fillStyle = "#1b1f24"; g.textAlign = "left";
-  g.font = font(13, 600);
-  g.fillText("layer " + S.layer + ": the " + D + "-d " + parts.map(function (p) { return p[0]; }).join(", ") + " vectors at t = " + S.query +
-             " min, split into " + H + " heads × " + E + (S.masked ? "" : " (unmasked run: q, k only)"), box.left, 16);
-  g.font = font(12);
   parts.forEach(function (pt, pi) { drawSplitLane(g, splitVector(pt[1]), pt[0], top + pi * (box.laneH + 6), box); });
   g.textAlign = "center"; g.textBaseline = "top";
   for (var h = 0; h < H; h++) {
     g.fillStyle = headColour(h);
-    g.fillText("head " + h, box.left + (h + 0.5) * E * bw, bottom + 4);
+    g.fillText(heads.text[h], box.left + (h + 0.5) * E * bw, bottom + 4 + 14 * (h % heads.rows));
   }
   g.fillStyle = "#57606a";
-  g.fillText("feature index 0 … " + (D - 1) + " (head h owns features " + E + "h … " + E + "h + " + (E - 1) + ")", box.left + (W - box.left - box.right) / 2, bottom + 18);
+  var note = "feature index 0 … " + (D - 1) + " (head h owns features " + E + "h … " + E + "h + " + (E - 1) + ")", hw = g.measureText(note).width / 2;
+  g.fillText(note, Math.max(hw + 2, Math.min(W - hw - 2, box.left + (W - box.left - box.right) / 2)), bottom + 4 + 14 * heads.rows);
+}
+function headLabels(g, room) {   // "head h" under each head's features, on two staggered rows where they do not fit in one
+  var text = [];
+  for (var h = 0; h < H; h++) text.push("head " + h);
+  var widest = Math.max.apply(null, text.map(function (t) { return g.measureText(t).width; }));
+  return { text: text, rows: widest + 4 <= room ? 1 : 2 };
 }
 function drawReadout() {
   var w = row(S.head, S.query), best = 0;
@@ -443,13 +463,16 @@ function exposeForTests() {
   });
 }
 
+// The first WebGL context's software-GL start-up (0.05-0.5 s) is paid in a worker (gl.warm), started in the page's <head>,
+// while the capture is decoded and the controls, marks and pointer are built; then the context in a task of its own (now
+// ~10-30 ms) and regl's synchronous probes: no long task while loading; the heads first (ready), then the views
+// further down: the layers view and the head matrix (core.afterReady)
+var warm = gl.warm();
 function start(pg) {
   P = pg.data; N = P.names;
-  // the WebGL context first, in a task of its own (0.02-0.3 s in software GL); the GPU process goes on setting it up
-  // while the capture is decoded, and regl's synchronous probes come after that: no long task while loading; the
-  // heads first (ready), then the views further down: the layers view and the head matrix (core.afterReady)
-  inTasks([newTask, openGL, function () { load(); prepare(); }, createGL,
-           function () { buildMarks(); buildHeatmaps(); buildControls(); buildPointer(); buildLater(); }, buildGL, upload, finish]);
+  inTasks([newTask, function () { load(); prepare(); }, findViews,
+           function () { buildMarks(); buildHeatmaps(); buildControls(); buildPointer(); buildLater(); },
+           function () { return warm; }, openGL, createGL, buildGL, upload, finish]);
 }
 function load() {   // the capture, its sizes and the first selection
   cap = decode(blob("capture"));

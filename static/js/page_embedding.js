@@ -154,7 +154,8 @@ function drawRFAxis(g, geo) {
   g.strokeStyle = "#57606a"; g.fillStyle = "#57606a"; g.font = kit.FONT; g.textAlign = "center";
   var clock = kit.clock(extra, state.sample);
   stepTicks(clock, geo.x0, geo.x1, Math.floor(geo.pw / 70)).forEach(function (tk) {
-    g.beginPath(); g.moveTo(X(tk.step), yb); g.lineTo(X(tk.step), yb + 4); g.stroke(); g.fillText(tk.label, X(tk.step), yb + 13);
+    var hw = g.measureText(tk.label).width / 2;   // a label at the window's edge stays inside the canvas
+    g.beginPath(); g.moveTo(X(tk.step), yb); g.lineTo(X(tk.step), yb + 4); g.stroke(); g.fillText(tk.label, Math.max(hw + 1, Math.min(geo.W - hw - 1, X(tk.step))), yb + 13);
   });
   g.fillStyle = "#1b1f24"; g.fillText("time (UTC); output step t at " + stepTime(clock, state.t), geo.m.l + geo.pw / 2, geo.H - 8);
 }
@@ -218,9 +219,13 @@ function sampleMaps() {
 function drawMapLabels(g, hm, k) {   // title, record and shape, axis ends, the t cursor, the unit's receptive field
   var b = boxes[k], d = hm.def, t = state.t;
   g.fillStyle = "#1b1f24"; g.font = kit.BOLD; g.textAlign = "left";
-  g.fillText(d.label, b.x, b.y - 9);
+  var tw = g.measureText(d.label).width, tx = Math.max(4, Math.min(b.x, g.canvas.clientWidth - 4 - tw));   // inside the canvas
+  g.fillText(d.label, tx, b.y - 9);
   g.font = kit.SMALL; g.fillStyle = "#57606a"; g.textAlign = "right";
-  g.fillText(d.name + " (" + hm.rows + " × " + hm.cols + ")" + (d.shared ? " · same for every sample" : ""), b.x + b.width, b.y - 9);
+  // the record, its shape and note right of the title where they fit; on a phone the shortest form that fits, or none
+  var rec = [d.name + " (" + hm.rows + " × " + hm.cols + ")" + (d.shared ? " · same for every sample" : ""), d.name + " (" + hm.rows + " × " + hm.cols + ")", d.name]
+    .find(function (r) { return tx + tw + 12 + g.measureText(r).width <= b.x + b.width; });
+  if (rec) g.fillText(rec, b.x + b.width, b.y - 9);
   g.textAlign = "right";
   g.fillText(hm.axes[0] + " 0", b.x - 6, b.y + 6);
   g.fillText(String(hm.rows - 1), b.x - 6, b.y + b.height - 6);

@@ -102,6 +102,7 @@ function drawOverlay() {   // labels, frames and time axis, redrawn only when th
   if (key === overlayKey) return;
   overlayKey = key;
   var g = overlay2d(overlay, W, Hh);
+  plot2d.recordText(g, overlay);   // every label's box, for the overlap tests
   steps.forEach(function (s, i) { drawStripLabels(g, s, i); });
   var last = LAY[LAY.length - 1], ticks = plot2d.ticks(0, T - 1, 8);
   g.fillStyle = "#1b1f24"; g.textAlign = "center"; g.textBaseline = "top"; g.font = FONT;
@@ -148,6 +149,7 @@ function ctx2d(c) {
   g.setTransform(dpr, 0, 0, dpr, 0, 0);
   g.fillStyle = "#fff"; g.fillRect(0, 0, c.clientWidth, c.clientHeight);
   g.font = FONT; g.textBaseline = "alphabetic"; g.textAlign = "left";
+  plot2d.recordText(g, c);   // every label's box, for the overlap tests
   return g;
 }
 // bars of v in the box, centred on a zero line, scaled to ±m; colour by value through the diverging map
@@ -160,14 +162,21 @@ function bars(g, v, box, m, colourByValue, colour) {
     g.fillRect(box.x + i * bw, h >= 0 ? mid - h : mid, Math.max(1, bw - (bw > 3 ? 1 : 0)), Math.max(Math.abs(h), 0.5));
   }
 }
+// A panel's bold title at (left, y) where it fits on one line, else wrapped from the canvas' left edge (a phone);
+// -> {extra: the px the lines below it move down}.
+function headLines(g, text, left, W, y) {
+  var fits = g.measureText(text).width <= W - left - 4, lines = fits ? [text] : plot2d.wrap(g, text, W - 8);
+  lines.forEach(function (line, k) { g.fillText(line, fits ? left : 4, y + 15 * k); });
+  return { extra: 15 * (lines.length - 1) };
+}
 function drawFFN() {
   var c = document.getElementById("enc-ffn");
   var g = ctx2d(c), W = c.clientWidth, Hh = c.clientHeight, left = 100, right = 60;
   if (!heavyDone[S.layer]) { g.fillStyle = "#57606a"; g.fillText("computing the FFN hidden layer…", left, 20); return; }
   var rows = [["LN2", "ln2"], ["GELU", "ffn.gelu"], ["FFN out", "ffn.out"]].filter(function (r) { return cap.has(name(S.layer, r[1])); });
-  var full = W - left - right, laneH = (Hh - 30 - 24 * (rows.length - 1)) / rows.length, y = 24;
   g.font = BOLD; g.fillStyle = "#1b1f24";
-  g.fillText("layer " + S.layer + ", t = " + S.pos + " min: each time step passes through the FFN on its own", left, 15);
+  var head = headLines(g, "layer " + S.layer + ", t = " + S.pos + " min: each time step passes through the FFN on its own", left, W, 15);
+  var full = W - left - right, laneH = (Hh - 30 - head.extra - 24 * (rows.length - 1)) / rows.length, y = 24 + head.extra;
   var prev = null, widest = Math.max.apply(null, rows.map(function (r) { return vecAt(name(S.layer, r[1]), S.pos).length; }));
   rows.forEach(function (r) {
     var nm = name(S.layer, r[1]), v = vecAt(nm, S.pos), F = v.length, w = full * F / widest, x = left + (full - w) / 2, box = { x: x, y: y, width: w, height: laneH };
@@ -194,9 +203,11 @@ function drawFiLM() {
   var gam = cap.slice(N.gamma_mean, S.sample), bet = cap.slice(N.beta_mean, S.sample);
   var m = Math.max(absMax(gam), absMax(bet), 1e-6), colW = (W - left - gap - 50) / 2, laneH = (Hh - 40) / nL;
   g.font = BOLD; g.fillStyle = "#1b1f24";
-  g.fillText("γ (scale: FFN × (1 + γ))", left, 14); g.fillText("β (shift)", left + colW + gap, 14);
+  var gTitle = "γ (scale: FFN × (1 + γ))", room = colW + gap - 8, scale = "bars scaled to ±" + fmt(m, 3);
+  g.fillText(g.measureText(gTitle).width <= room ? gTitle : "γ (scale)", left, 14); g.fillText("β (shift)", left + colW + gap, 14);
+  var bEnd = left + colW + gap + g.measureText("β (shift)").width + 8;
   g.font = FONT; g.fillStyle = "#57606a"; g.textAlign = "right";
-  g.fillText("bars scaled to ±" + fmt(m, 3), W - 4, 14);
+  g.fillText(W - 4 - g.measureText(scale).width >= bEnd ? scale : "±" + fmt(m, 3), W - 4, 14);   // a phone: the scale alone
   for (var l = 0; l < nL; l++) {
     var y = 24 + l * laneH;
     if (l === S.layer) { g.fillStyle = "rgba(11,92,173,0.08)"; g.fillRect(0, y - 2, W, laneH); }
@@ -229,11 +240,11 @@ function drawEvo() {
   var rows = [["enters layer 0", name(0, "in")]];
   for (var l = 0; l < P.n_layers; l++) rows.push(["after layer " + l, name(l, "out")]);
   var vs = rows.map(function (r) { return vecAt(r[1], S.pos); }), m = Math.max.apply(null, vs.map(absMax));
-  var laneH = (Hh - 40) / rows.length;
   g.font = BOLD; g.fillStyle = "#1b1f24";
-  g.fillText("t = " + S.pos + " min, " + D + " features, common scale ±" + fmt(m, 3) + " (▲ = the 5 largest changes)", left, 14);
+  var head = headLines(g, "t = " + S.pos + " min, " + D + " features, common scale ±" + fmt(m, 3) + " (▲ = the 5 largest changes)", left, W, 14);
+  var laneH = (Hh - 40 - head.extra) / rows.length;
   rows.forEach(function (r, i) {
-    var y = 22 + i * laneH, box = { x: left, y: y, width: W - left - right, height: laneH - 10 };
+    var y = 22 + head.extra + i * laneH, box = { x: left, y: y, width: W - left - right, height: laneH - 10 };
     g.fillStyle = "#f6f8fa"; g.fillRect(box.x, box.y, box.width, box.height);
     bars(g, vs[i], box, m, true);
     g.fillStyle = "#1b1f24"; g.font = FONT; g.textAlign = "right"; g.textBaseline = "middle";

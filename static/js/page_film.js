@@ -77,25 +77,35 @@ function drawSpectrumCurves(g, spec, bands, edges, s, m, ph) {
   g.setLineDash([]); g.strokeStyle = palette[3]; g.lineWidth = 3;
   for (b = 0; b < bands.length; b++) { g.beginPath(); g.moveTo(X(edges[b]), Y(bands[b])); g.lineTo(X(edges[b + 1] - 1), Y(bands[b])); g.stroke(); }
 }
+// Where the legend's second item ("band mean") goes: after the first on its line, else on a line of its own (a phone).
+function legendSpot(g, W, left) {
+  g.font = kit.FONT;
+  var x = left + 36 + g.measureText("|rFFT| of the centred aggregate").width;
+  return x + 18 + g.measureText("band mean (" + N.cond.bands + ")").width > W - 4 ? { x: left, y: 40 } : { x: x, y: 26 };
+}
 function drawSpectrumLabels(g, edges, s, m, W, H, ph, i) {
   g.fillStyle = "#57606a"; g.font = kit.FONT; g.textAlign = "center";
   edges.forEach(function (e) { g.fillText(String(e), s.X(Math.min(e, s.n - 1)), m.t + ph + 12); });
   g.textAlign = "right";
   for (var dec = Math.ceil(s.ly(s.lo)); dec <= Math.floor(s.ly(s.ymax)); dec++) g.fillText("1e" + dec, m.l - 5, s.Y(Math.pow(10, dec)));
   g.fillStyle = "#1b1f24"; g.textAlign = "center";
-  g.fillText("frequency bin k (k cycles per " + L + "-min window); dashed: band edges", m.l + s.pw / 2, H - 10);
+  var xTitle = "frequency bin k (k cycles per " + L + "-min window); dashed: band edges";
+  if (g.measureText(xTitle).width > W - 8) xTitle = "frequency bin k (cycles per " + L + " min)";   // a phone: the band edges are in the text above
+  g.fillText(xTitle, Math.max(g.measureText(xTitle).width / 2 + 2, m.l + s.pw / 2), H - 10);
   g.save(); g.translate(13, m.t + ph / 2); g.rotate(-Math.PI / 2); g.fillText("|rFFT| (log)", 0, 0); g.restore();
-  g.textAlign = "left"; g.font = kit.BOLD; g.fillText(N.cond.spectrum + " · " + kit.sampleLabel(extra, i), m.l, 10);
+  var title = N.cond.spectrum + " · " + kit.sampleLabel(extra, i);
+  g.textAlign = "left"; g.font = kit.BOLD; g.fillText(title, g.measureText(title).width <= W - m.l - 4 ? m.l : 4, 10);
   g.font = kit.FONT; g.textAlign = "left";
+  var second = "band mean (" + N.cond.bands + ")", sp = legendSpot(g, W, m.l), lx = sp.x, ly = sp.y;
   g.fillStyle = palette[0]; g.fillRect(m.l, 24, 14, 3); g.fillStyle = "#1b1f24"; g.fillText("|rFFT| of the centred aggregate", m.l + 18, 26);
-  var lx = m.l + 36 + g.measureText("|rFFT| of the centred aggregate").width;
-  g.fillStyle = palette[3]; g.fillRect(lx, 24, 14, 3); g.fillStyle = "#1b1f24"; g.fillText("band mean (" + N.cond.bands + ")", lx + 18, 26);
+  g.fillStyle = palette[3]; g.fillRect(lx, ly - 2, 14, 3); g.fillStyle = "#1b1f24"; g.fillText(second, lx + 18, ly);
 }
 function drawCond() {
   var i = state.sample, elec = cap.slice(N.cond.elec, i), bands = cap.slice(N.cond.bands, i), spec = cap.slice(N.cond.spectrum, i);
   var edges = extra.band_edges;
   condTable(elec, bands, edges);
   var c = kit.ctx2d(document.getElementById("film-spectrum")), g = c.g, W = c.W, H = c.H, m = { l: 56, r: 12, t: 38, b: 38 };
+  if (legendSpot(g, W, m.l).y > 26) m.t = 52;   // room for the legend's second line
   var pw = W - m.l - m.r, ph = H - m.t - m.b, s = spectrumScales(spec, m, pw, ph);
   s.pw = pw;
   g.fillStyle = "#fff"; g.fillRect(0, 0, W, H);
@@ -104,7 +114,7 @@ function drawCond() {
 }
 
 /* ---------------- 2: MLP diagram ---------------- */
-function cellRow(g, x, y, w, h, vals, label, key, maxAbs) {
+function cellRow(g, x, y, w, h, vals, label, key, maxAbs, keyAt) {   // keyAt: {room: px for a one-line key, right: end it at the row's right}
   var n = vals.length, cw = w / n, m = maxAbs || kit.absmax(vals);
   for (var k = 0; k < n; k++) {
     g.fillStyle = colormaps.css("burd", 0.5 + 0.5 * vals[k] / m);
@@ -112,40 +122,55 @@ function cellRow(g, x, y, w, h, vals, label, key, maxAbs) {
     mlp.cells.push({ x: x + k * cw, y: y, w: cw, h: h, v: vals[k], label: label + "[" + k + "]" });
   }
   g.strokeStyle = "#8c959f"; g.lineWidth = 1; g.strokeRect(x - 0.5, y - 0.5, w + 1, h + 1);
-  if (!key) return;
-  g.fillStyle = "#57606a"; g.font = kit.SMALL; g.textAlign = "left";
-  g.fillText(key + "  (max |v| " + fmt(m, 3) + ")", x, y + h + 9);
+  var at = keyAt || {};
+  if (key) rowKey(g, key, "(max |v| " + fmt(m, 3) + ")", at.right ? x + w : x, y + h + 9, at.room || g.canvas.clientWidth - x - 4, at.right);
+}
+// A cell row's key under it: "key  (max |v| m)" on one line where it fits in `room` px, else on two lines (a phone).
+function rowKey(g, key, scale, x, y, room, right) {
+  g.fillStyle = "#57606a"; g.font = kit.SMALL; g.textAlign = right ? "right" : "left";
+  var one = key + "  " + scale;
+  if (!KEY_EXTRA && g.measureText(one).width <= room) { g.fillText(one, x, y); return; }
+  g.fillText(key, x, y); g.fillText(scale, x, y + 12);
+  g.textAlign = "left";
 }
 function arrow(g, x0, y0, x1, y1, text) {
   g.strokeStyle = "#57606a"; g.fillStyle = "#57606a"; g.lineWidth = 1.25;
   g.beginPath(); g.moveTo(x0, y0); g.lineTo(x1, y1); g.stroke();
   var a = Math.atan2(y1 - y0, x1 - x0);
   g.beginPath(); g.moveTo(x1, y1); g.lineTo(x1 - 7 * Math.cos(a - 0.4), y1 - 7 * Math.sin(a - 0.4)); g.lineTo(x1 - 7 * Math.cos(a + 0.4), y1 - 7 * Math.sin(a + 0.4)); g.fill();
-  g.fillStyle = "#1b1f24"; g.font = kit.SMALL; g.textAlign = "left"; g.fillText(text, x1 + 6, (y0 + y1) / 2);
+  g.fillStyle = "#1b1f24"; g.font = kit.SMALL;   // the label right of the arrow, else left of it where the right has no room
+  var right = x1 + 6 + g.measureText(text).width <= g.canvas.clientWidth - 4;
+  g.textAlign = right ? "left" : "right"; g.fillText(text, right ? x1 + 6 : x1 - 6, (y0 + y1) / 2);
+  g.textAlign = "left";
 }
 function deviceVec(name) {   // the selected device's row of a (B, device, ...) record at the sample
   var r = cap.record(name), a = cap.slice(name, state.sample), per = a.length / r.shape[1], d = state.dev;
   return a.subarray(d * per, (d + 1) * per);
 }
+var ROW_PITCH = 12, ROW_H = 11;   // the encoder FiLM's γ, β rows: one per layer
+var KEY_EXTRA = 0;                // px each key under a row takes beyond one line (set by drawMLP)
 function drawEncOutput(g, x0, w, y, h, hid) {   // film_enc: fc2 -> (layers, 2, F): gamma and beta per layer
   var n = N.film_enc, i = state.sample, d = state.dev;
   var gam = cap.slice(n.gamma, i), bet = cap.slice(n.beta, i), per = NL * F;
-  arrow(g, x0 + w / 2, y + 2 * h + 52, x0 + w / 2, y + 2 * h + 70, "fc2 " + hid.length + " → " + (NL * 2 * F) + ", view (" + NL + ", 2, " + F + "), 0.5·tanh");
-  var gy = y + 2 * h + 74, gd = gam.subarray(d * per, (d + 1) * per), bd = bet.subarray(d * per, (d + 1) * per);
+  var e = KEY_EXTRA;
+  arrow(g, x0 + w / 2, y + 2 * h + 52 + 2 * e, x0 + w / 2, y + 2 * h + 70 + 2 * e, "fc2 " + hid.length + " → " + (NL * 2 * F) + ", view (" + NL + ", 2, " + F + "), 0.5·tanh");
+  var gy = y + 2 * h + 74 + 2 * e, gd = gam.subarray(d * per, (d + 1) * per), bd = bet.subarray(d * per, (d + 1) * per);
   var m = Math.max(kit.absmax(gd), kit.absmax(bd));
   var half = (w - 10) / 2;
   g.fillStyle = "#57606a"; g.font = kit.SMALL; g.textAlign = "right";
-  for (var l = 0; l < NL; l++) g.fillText("layer " + l, x0 - 4, gy + l * 9 + 4);
+  for (var l = 0; l < NL; l++) g.fillText("layer " + l, x0 - 4, gy + l * ROW_PITCH + ROW_H / 2);   // rows one label high apart
   for (l = 0; l < NL; l++) {
-    cellRow(g, x0, gy + l * 9, half, 8, gd.subarray(l * F, (l + 1) * F), "γ layer " + l, l === NL - 1 ? "γ: " + NL + " layers × " + F : "", m);
-    cellRow(g, x0 + half + 10, gy + l * 9, half, 8, bd.subarray(l * F, (l + 1) * F), "β layer " + l, l === NL - 1 ? "β: " + NL + " layers × " + F : "", m);
+    cellRow(g, x0, gy + l * ROW_PITCH, half, ROW_H, gd.subarray(l * F, (l + 1) * F), "γ layer " + l, l === NL - 1 ? "γ: " + NL + " layers × " + F : "", m, { room: half + 6 });
+    cellRow(g, x0 + half + 10, gy + l * ROW_PITCH, half, ROW_H, bd.subarray(l * F, (l + 1) * F), "β layer " + l, l === NL - 1 ? "β: " + NL + " layers × " + F : "", m);
   }
 }
 function drawDecOutput(g, x0, w, y, h, hid) {   // film_dec: fc2 -> (gamma_dec, beta_dec)
   var n = N.film_dec, i = state.sample, d = state.dev;
-  arrow(g, x0 + w / 2, y + 2 * h + 52, x0 + w / 2, y + 2 * h + 70, "fc2 " + hid.length + " → 2, 0.5·tanh");
-  var gdv = cap.slice(n.gamma, i)[d], bdv = cap.slice(n.beta, i)[d];
-  cellRow(g, x0 + w / 2 - 60, y + 2 * h + 74, 120, h, new Float32Array([gdv, bdv]), "(γ_dec, β_dec)", "γ_dec = " + fmt(gdv, 4) + ", β_dec = " + fmt(bdv, 4), 0.5);
+  var e = KEY_EXTRA, ry = y + 2 * h + 74 + 2 * e;
+  arrow(g, x0 + w / 2, y + 2 * h + 52 + 2 * e, x0 + w / 2, y + 2 * h + 70 + 2 * e, "fc2 " + hid.length + " → 2, 0.5·tanh");
+  var gdv = cap.slice(n.gamma, i)[d], bdv = cap.slice(n.beta, i)[d], key = "γ_dec = " + fmt(gdv, 4) + ", β_dec = " + fmt(bdv, 4);
+  cellRow(g, x0 + w / 2 - 60, ry, 120, h, new Float32Array([gdv, bdv]), "(γ_dec, β_dec)", e ? "" : key, 0.5);
+  if (e) rowKey(g, key, "(max |v| " + fmt(0.5, 3) + ")", x0, ry + h + 9, w);   // a phone: from the column's left edge, two lines
 }
 function drawGenerator(g, gen, title, y, x0, w, h) {   // one FiLM MLP: input (condition | device embedding), hidden, output
   var n = N[gen];
@@ -154,11 +179,12 @@ function drawGenerator(g, gen, title, y, x0, w, h) {   // one FiLM MLP: input (c
   g.font = kit.SMALL; g.fillStyle = "#57606a"; g.fillText(kit.devName(devs[state.dev]), 8, y + 22);
   var inp = deviceVec(n.input), nc = inp.length - cap.record(n.device_embed).shape[1];
   var wc = w * nc / inp.length;
-  cellRow(g, x0, y, wc - 4, h, inp.subarray(0, nc), n.input + " cond", "condition (" + nc + ")");
-  cellRow(g, x0 + wc, y, w - wc, h, inp.subarray(nc), n.input + " embed", "device embedding (" + (inp.length - nc) + ")");
-  arrow(g, x0 + w / 2, y + h + 14, x0 + w / 2, y + h + 34, "fc1 " + inp.length + " → " + cap.record(n.hidden).shape[2] + " + ReLU");
+  cellRow(g, x0, y, wc - 4, h, inp.subarray(0, nc), n.input + " cond", "condition (" + nc + ")", 0, { room: wc - 4 });
+  cellRow(g, x0 + wc, y, w - wc, h, inp.subarray(nc), n.input + " embed", "device embedding (" + (inp.length - nc) + ")", 0, { right: KEY_EXTRA > 0 });
+  var e = KEY_EXTRA;
+  arrow(g, x0 + w / 2, y + h + 14 + e, x0 + w / 2, y + h + 34 + e, "fc1 " + inp.length + " → " + cap.record(n.hidden).shape[2] + " + ReLU");
   var hid = deviceVec(n.hidden);
-  cellRow(g, x0 + w * 0.2, y + h + 38, w * 0.6, h, hid, n.hidden, n.hidden + " (" + hid.length + ")");
+  cellRow(g, x0 + w * 0.2, y + h + 38 + e, w * 0.6, h, hid, n.hidden, n.hidden + " (" + hid.length + ")");
   if (gen === "film_enc") drawEncOutput(g, x0, w, y, h, hid); else drawDecOutput(g, x0, w, y, h, hid);
 }
 function drawMLP() {
@@ -166,8 +192,9 @@ function drawMLP() {
   var c = kit.ctx2d(mlp.canvas), g = c.g, W = c.W;
   g.fillStyle = "#fff"; g.fillRect(0, 0, W, c.H);
   var x0 = 110, w = W - x0 - 16, h = 16;
+  KEY_EXTRA = W < 600 ? 12 : 0;   // a phone: every key on two lines, the rows below moved down a line (a taller canvas)
   drawGenerator(g, "film_enc", "encoder FiLM", 14, x0, w, h);
-  drawGenerator(g, "film_dec", "output FiLM", 186, x0, w, h);
+  drawGenerator(g, "film_dec", "output FiLM", 186 + 3 * KEY_EXTRA, x0, w, h);
 }
 function onMLPHover(e) {
   var r = mlp.canvas.getBoundingClientRect(), x = e.clientX - r.left, y = e.clientY - r.top;

@@ -13,13 +13,15 @@ import boxVert from "../glsl/forward_box.vert";
 import { registerPage, testHook } from "./register.js";
 import { stateInUrl } from "./url_state.js";
 import { colormaps, setLegends } from "./colormaps.js";
-import { afterReady, animationsOff, blob, controls, fail, fmt, font, inTasks, newTask, onResize, overlay2d, ready, saveButton, setText, tooltip } from "./core.js";
+import { afterReady, animationsOff, blob, controls, fail, fmt, font, inTasks, newTask, onResize, onScreen, overlay2d, ready, saveButton, setText, tooltip } from "./core.js";
 import { decode, decodeF16 } from "./decode.js";
 import { createForwardAnim } from "./forward_anim.js";
 import { animData } from "./forward_anim_data.js";
 import { gl } from "./gl.js";
 import { fitCanvas } from "./grid.js";
 import { clear2d, heatmap2d } from "./heatmap2d.js";
+import { plot2d } from "./plot2d.js";
+import { stepTicks, stepTime, windowClock } from "./time_axis.js";
 
 var FONT = font(12);
 var SMALL = font(11);
@@ -222,15 +224,28 @@ function faceImage(s, v, tr, tc) {   // the averaged face as RGBA8 texels, diver
   }
   return { img: img, k: k };
 }
-function faceTexture(si) {   // stage si's face for the selected sample (cached), its scale k in faceK under the same key
-  var key = si + "#" + S.sample;
+// Stage si's face for the selected sample: its texels and scale k computed on the CPU (facePixels, kept until
+// uploaded; k in faceK), then its texture (cached), so a page's start can do the CPU part before its WebGL context.
+var facePix = {};
+function faceKey(si) { return si + "#" + S.sample; }
+function facePixels(si) {
+  var key = faceKey(si);
+  if (!facePix[key]) {
+    var s = stages[si], tr = Math.min(s.rows, MAXTEX), tc = Math.min(s.cols, MAXTEX), f = faceImage(s, s.values(S.sample), tr, tc);
+    facePix[key] = { img: f.img, tr: tr, tc: tc };
+    faceK[key] = f.k;
+  }
+  return facePix[key];
+}
+function faceTexture(si) {
+  var key = faceKey(si);
   if (texCache[key]) return texCache[key];
-  var s = stages[si], tr = Math.min(s.rows, MAXTEX), tc = Math.min(s.cols, MAXTEX), f = faceImage(s, s.values(S.sample), tr, tc);
-  faceK[key] = f.k;
-  return (texCache[key] = regl.texture({ width: tc, height: tr, data: f.img, min: "linear", mag: tc < 40 || tr < 40 ? "nearest" : "linear",
+  var f = facePixels(si);
+  delete facePix[key];
+  return (texCache[key] = regl.texture({ width: f.tc, height: f.tr, data: f.img, min: "linear", mag: f.tc < 40 || f.tr < 40 ? "nearest" : "linear",
                                           wrapS: "clamp", wrapT: "clamp" }));
 }
-function faceScaleOf(si) { faceTexture(si); return faceK[si + "#" + S.sample]; }
+function faceScaleOf(si) { if (faceK[faceKey(si)] === undefined) facePixels(si); return faceK[faceKey(si)]; }
 // What the faces' colours mean: one scale per face, said in place with each face's range (its k) for this sample.
 function drawFaceLegend() {
   var parts = stages.map(function (s, i) { return s.st.stage + " " + (s.st.short || s.st.title) + " ±" + fmt(faceScaleOf(i), 3); });
@@ -261,41 +276,81 @@ function drawArrow(g, from, to) {
   g.beginPath(); g.moveTo(from[0] + 2, from[1]); g.lineTo(to[0] - 5, to[1]); g.stroke();
   g.beginPath(); g.moveTo(to[0] - 2, to[1]); g.lineTo(to[0] - 8, to[1] - 3.5); g.lineTo(to[0] - 8, to[1] + 3.5); g.fill();
 }
-// Labels never pile up: each is drawn only where it overlaps no label drawn before it (the selected stage's first);
-// a stage name that does not fit goes a line higher, else shrinks to its number; a shape that does not fit is left out (narrow screens).
-function placeText(g, taken, text, x, y, baseline) {
-  var w = g.measureText(text).width, h = 13, y0 = baseline === "bottom" ? y - h : y;
-  var r = { x0: x - w / 2 - 1, x1: x + w / 2 + 1, y0: y0, y1: y0 + h };
-  if (taken.some(function (t) { return r.x0 < t.x1 && t.x0 < r.x1 && r.y0 < t.y1 && t.y0 < r.y1; })) return false;
-  taken.push(r); g.textBaseline = baseline; g.fillText(text, x, y);
-  return true;
+// Labels never pile up, on any screen: each is measured and kept only where its box overlaps no label kept before
+// it, no other block and no canvas edge, most important first: the selected stage's name and shape; every other
+// stage's number (above its block, else beside it); each of their full names in place of the number where it fits (above the block, a line higher,
+// or starting over the block's middle); then the other shapes where room is left (on a phone most of them are thinned out). Every kept box is
+// recorded (plot2d.chartOf(overlay).labels) for the browser tests' overlap check (tests/browser/test_labels.py).
+var LABEL_H = 13, BLOCK_INSET = 4;
+function blockArea(s) {   // a block's screen box less the empty corners an isometric box leaves in it
+  var b = screenBox(s), k = BLOCK_INSET;
+  return { x0: b.x0 + k, y0: b.y0 + k, x1: b.x1 - k, y1: b.y1 - k };
+}
+function hits(r, t) { return r.x0 < t.x1 && t.x0 < r.x1 && r.y0 < t.y1 && t.y0 < r.y1; }
+// The first free spot ([align, x, y]) for the text of block `own` in the current font: its box, else null.
+// `mine`: a kept box the text would replace (the stage's number), not in its way.
+function spotFor(g, room, text, spots, baseline, own, mine) {
+  var w = g.measureText(text).width;
+  for (var k = 0; k < spots.length; k++) {
+    var a = spots[k][0], x = spots[k][1], y = spots[k][2], left = a === "left" ? x : a === "right" ? x - w : x - w / 2;
+    var y0 = baseline === "bottom" ? y - LABEL_H : baseline === "middle" ? y - LABEL_H / 2 : y;
+    var r = { text: text, x0: left - 1, x1: left + w + 1, y0: y0, y1: y0 + LABEL_H, at: [a, x, y, baseline, g.font, g.fillStyle] };
+    if (r.x0 < 0 || r.y0 < 0 || r.x1 > room.W || r.y1 > room.H) continue;
+    if (room.labels.some(function (t) { return t !== mine && hits(r, t); })) continue;
+    if (!room.blocks.some(function (b, i) { return i !== own && hits(r, b); })) return r;
+  }
+  return null;
+}
+function keep(room, r, mine) {   // r in the place of `mine` (or added); -> r
+  var k = room.labels.indexOf(mine);
+  if (r) { if (k >= 0) room.labels[k] = r; else room.labels.push(r); }
+  return r;
 }
 function stagePoints(s, sel) {
   var o = s.origin, lift = sel ? LIFT : 0;
   return { top: toScreen([o[0] + s.w / 2, o[1] + s.h + lift, o[2]]), bot: toScreen([o[0] + s.w / 2, o[1] + lift, o[2] + s.d]),
            mid: toScreen([o[0] + s.w, o[1] + s.h / 2 + lift, o[2] + s.d / 2]), left: toScreen([o[0], o[1] + s.h / 2 + lift, o[2] + s.d / 2]) };
 }
-function drawStageLabel(g, s, sel, taken) {
-  var p = stagePoints(s, sel);
-  g.fillStyle = sel ? "#b34700" : "#1b1f24"; g.font = BOLD;
-  var name = s.st.stage + " · " + (s.st.short || s.st.title);
-  if (!placeText(g, taken, name, p.top[0], p.top[1] - 6, "bottom") && !placeText(g, taken, name, p.top[0], p.top[1] - 20, "bottom"))
-    placeText(g, taken, String(s.st.stage), p.top[0], p.top[1] - 6, "bottom");
+function nameSpot(g, room, i, text, mine) {   // stage i's name above its block, a line higher, or from its middle on
+  var p = stagePoints(stages[i], i === S.stage).top;
+  g.font = BOLD; g.fillStyle = i === S.stage ? "#b34700" : "#1b1f24";
+  var spots = [["center", p[0], p[1] - 6], ["center", p[0], p[1] - 20], ["left", p[0] - 8, p[1] - 6]];
+  return keep(room, spotFor(g, room, text, spots, "bottom", i, mine), mine);
+}
+function numberSpot(g, room, i) {   // stage i's number above its block, else beside it (right, then left)
+  var b = screenBox(stages[i]), y = (b.y0 + b.y1) / 2;
+  return nameSpot(g, room, i, String(stages[i].st.stage), null) ||
+         keep(room, spotFor(g, room, String(stages[i].st.stage), [["left", b.x1 + 3, y], ["right", b.x0 - 3, y]], "middle", i, null), null);
+}
+function shapeSpot(g, room, i) {
+  var s = stages[i], p = stagePoints(s, i === S.stage).bot;
   g.font = SMALL; g.fillStyle = "#57606a";
-  placeText(g, taken, shapeText(s) + (s.binned ? " ⋯" : ""), p.bot[0], p.bot[1] + 6, "top");
+  keep(room, spotFor(g, room, shapeText(s) + (s.binned ? " ⋯" : ""), [["center", p[0], p[1] + 6]], "top", i, null), null);
+}
+function stageName(s) { return s.st.stage + " · " + (s.st.short || s.st.title); }
+function placeLabels(g, room) {   // the labels' boxes, most important first (see above)
+  var sel = S.stage, others = stages.map(function (s, i) { return i; }).filter(function (i) { return i !== sel; });
+  if (!nameSpot(g, room, sel, stageName(stages[sel]), null)) nameSpot(g, room, sel, String(stages[sel].st.stage), null);
+  shapeSpot(g, room, sel);
+  var nums = others.map(function (i) { return numberSpot(g, room, i); });
+  others.forEach(function (i, k) { nameSpot(g, room, i, stageName(stages[i]), nums[k] || undefined); });
+  others.forEach(function (i) { shapeSpot(g, room, i); });
+  g.font = SMALL; g.fillStyle = "#57606a";
+  keep(room, spotFor(g, room, "sample " + P.samples[S.sample] + " · ⋯ = shown as " + P.bin + "-minute means", [["left", 6, room.H - 4]], "bottom", -1, null), null);
 }
 function drawLabels() {
-  var W = canvas.clientWidth, H = canvas.clientHeight, g = overlay2d(overlay, W, H), taken = [], prev = null;
+  var W = canvas.clientWidth, H = canvas.clientHeight, g = overlay2d(overlay, W, H), prev = null;
   stages.forEach(function (s, i) {   // flow arrows first, under the labels
     var p = stagePoints(s, i === S.stage);
     if (prev && prev.row === s.row) drawArrow(g, prev.p, p.left);
     prev = { p: p.mid, row: s.row };
   });
-  g.textAlign = "center";
-  var order = stages.map(function (s, i) { return i; }).filter(function (i) { return i !== S.stage; });
-  [S.stage].concat(order).forEach(function (i) { drawStageLabel(g, stages[i], i === S.stage, taken); });
-  g.textAlign = "left"; g.font = SMALL; g.fillStyle = "#57606a"; g.textBaseline = "bottom";
-  g.fillText("sample " + P.samples[S.sample] + " · ⋯ = shown as " + P.bin + "-minute means", 6, H - 4);
+  var room = { W: W, H: H, labels: (plot2d.chartOf(overlay).labels = []), blocks: stages.map(blockArea) };
+  placeLabels(g, room);
+  room.labels.forEach(function (r) {
+    var a = r.at;
+    g.textAlign = a[0]; g.textBaseline = a[3]; g.font = a[4]; g.fillStyle = a[5]; g.fillText(r.text, a[1], a[2]);
+  });
 }
 
 /* ---------- zoom panel (exact values of the selected stage) ---------- */
@@ -309,12 +364,12 @@ function shownAxes(p) {          // a part's axes as shown (a binned transposed 
   if (p.binned && p.entry.of) return p.entry.perm.map(function (j) { return p.src.record.axes[j]; });
   return p.rec.axes;
 }
-function rowLabel(s, r) {   // which record / index a shown row is
+function rowLabel(s, r, long) {   // which record / index a shown row is (long: the readout's wording of a binned time row)
   for (var k = 0; k < s.parts.length; k++) if (r < s.offsets[k + 1]) {
     var p = s.parts[k], rr = r - s.offsets[k], ax = shownAxes(p), sh = p.rec.shape;
     var lead = ax.slice(1, -1), txt;
     if (lead.length === 0) txt = "";
-    else if (lead.length === 1) txt = lead[0] === "time" && s.binned ? binText(p, rr) : lead[0] + " " + rr;
+    else if (lead.length === 1) txt = lead[0] === "time" && s.binned ? binText(p, rr, long) : lead[0] + " " + rr;
     else { var inner = sh[2]; txt = lead[0] + " " + Math.floor(rr / inner) + ", " + lead[1] + " " + (rr % inner); }
     return (s.parts.length > 1 ? p.name + (txt ? ", " : "") : "") + txt;
   }
@@ -322,12 +377,15 @@ function rowLabel(s, r) {   // which record / index a shown row is
 }
 function colLabel(s, c) {
   var p = s.parts[0], ax = shownAxes(p), name = ax[ax.length - 1];
-  if (s.binned && name === "time") return binText(p, c);
-  return name + " " + c + (name === "time" ? " min" : "");
+  if (s.binned && name === "time") return binText(p, c, true);
+  return name === "time" ? "time " + stepTime(sampleClock(), c) : name + " " + c;
 }
-function binText(p, k) {   // shown time index k of a binned stage: the minutes its mean covers
-  var b = P.bin, Lt = p.rec.shape[p.rec.axes.indexOf("time")];
-  return "time " + k * b + "–" + Math.min(k * b + b - 1, Lt - 1) + " min (mean)";
+// the selected sample's window in clock time (UTC): its start from the capture (meta.t0), one step per model step
+function sampleClock() { return windowClock(cap.meta.t0[S.sample], PG.model.step_minutes * 60); }
+function binText(p, k, long) {   // shown time index k of a binned stage: the clock minutes its mean covers
+  var b = P.bin, Lt = p.rec.shape[p.rec.axes.indexOf("time")], clock = sampleClock();
+  var span = "time " + plot2d.clockText(clock, k * b) + "–" + plot2d.clockText(clock, Math.min(k * b + b - 1, Lt - 1));
+  return long ? span + " UTC (" + b + "-minute mean)" : span;
 }
 function frameZoom() {
   var s = stages[S.stage], top = 8, bottom = 40, left = 150, right = 12;
@@ -340,27 +398,32 @@ function frameZoom() {
   hm.draw(ZB);
   drawZoomAxes(overlay2d(zo, W, H), s);
 }
-function drawZoomAxes(g, s) {    // row labels left of the heatmap, column ticks and the axis name below it
-  var left = ZB.x, top = ZB.y, h = ZB.height;
+function colTicks(s, cname) {   // [{x: column in full steps, label}]: clock time on a time axis, else round indices
+  var full = s.colsFull;
+  if (cname === "time") return stepTicks(sampleClock(), 0, full - 1, Math.floor(ZB.width / 70)).map(function (t) { return { x: t.step, label: t.label }; });
+  var step = Math.max(1, Math.round(full / 8 / 10) * 10 || 1), out = [];
+  for (var c = 0; c <= full - 1; c += step) out.push({ x: c, label: String(c) });
+  return out;
+}
+// Row labels left of the heatmap, column ticks and the axis name below it; every text's box is recorded (plot2d.put)
+// in the zoom chart's labels, which the browser tests check for overlaps (tests/browser/test_labels.py).
+function drawZoomAxes(g, s) {
+  var left = ZB.x, top = ZB.y, h = ZB.height, labels = (plot2d.chartOf(zo).labels = []);
   g.font = SMALL; g.fillStyle = "#1b1f24"; g.textAlign = "right"; g.textBaseline = "middle";
   var every = Math.max(1, Math.ceil(s.rows / Math.max(1, h / 14)));
-  for (var r = 0; r < s.rows; r += every) g.fillText(rowLabel(s, r), left - 6, top + (r + 0.5) * h / s.rows);
+  for (var r = 0; r < s.rows; r += every) plot2d.put(g, labels, rowLabel(s, r), left - 6, top + (r + 0.5) * h / s.rows);
   var ax = shownAxes(s.parts[0]), cname = ax[ax.length - 1], full = s.colsFull;
-  g.textAlign = "center"; g.textBaseline = "top";
-  var n = 8, step = Math.max(1, Math.round(full / n / 10) * 10 || 1);
-  for (var c = 0; c <= full - 1; c += step) {
-    var x = left + ((c + 0.5) / full) * ZB.width;
-    g.fillText(String(c), x, top + h + 3);
-  }
-  g.fillText(cname + (cname === "time" ? " (minutes from window start" + (s.binned ? "; " + P.bin + "-minute means" : "") + ")" : " index"),
-             left + ZB.width / 2, top + h + 18);
+  g.textAlign = "center";
+  colTicks(s, cname).forEach(function (t) { plot2d.put(g, labels, t.label, left + ((t.x + 0.5) / full) * ZB.width, top + h + 9); });
+  plot2d.put(g, labels, cname + (cname === "time" ? " (UTC" + (s.binned ? "; " + P.bin + "-minute means" : "") + ")" : " index"),
+             left + ZB.width / 2, top + h + 24);
 }
 function onZoomMove(e) {
   if (!ZB) return;
   var rc = zc.getBoundingClientRect(), px = e.clientX - rc.left, py = e.clientY - rc.top, s = stages[S.stage];
   var hm = zhm[S.stage], cell = hm && hm.cellAt(px, py);
   if (!cell) { tooltip.hide(); return; }
-  var rl = rowLabel(s, cell.row);
+  var rl = rowLabel(s, cell.row, true);
   tooltip.show("stage " + s.st.stage + ": " + (rl ? rl + ", " : "") + colLabel(s, cell.col) + "\nvalue = " + fmt(cell.value, 4), e.clientX, e.clientY, function () { onZoomMove(e); });
 }
 
@@ -444,15 +507,12 @@ function listen() {
   zc.addEventListener("mouseleave", function () { tooltip.hide(); });
 }
 
-/* ---------- start: data, the blocks' regl context, the views and controls (the animation's context: after ready) ---------- */
-// One WebGL context per task (0.02-0.3 s in software GL; see core.inTasks), alone (gl.open): the GPU process goes on setting it up
-// while the data is decoded, and regl's synchronous probes come after that. A step that cannot go on throws: fail() already shows
+/* ---------- start: data, the 2D views and the faces, then the blocks' regl context (the animation's: when in view) ---------- */
+// One WebGL context per task (see core.inTasks), alone (gl.open), once a worker has paid software GL's start-up (gl.warm: started
+// in the page's <head>, awaited once the data, the 2D views and the block faces are made): the context then takes ~10-30 ms
+// instead of 0.05-0.5 s; regl's synchronous probes come a task later. A step that cannot go on throws: fail() already shows
 // the first (root-cause) message, and inTasks stops there.
-function openMainView() {
-  canvas = document.getElementById("fwd-3d"); overlay = document.getElementById("fwd-3d-overlay");
-  fitCanvas(canvas);
-  gl.open(canvas);
-}
+var warm = gl.warm();
 function load() {   // the capture, the binned blocks and the first selection
   cap = decode(blob("capture"));
   var binned = unpack(blob("binned"));
@@ -460,13 +520,9 @@ function load() {   // the capture, the binned blocks and the first selection
   S = { sample: 0, stage: 0, playing: null };
   layoutStages(PG.model.window);
 }
-function createMainView() {
-  regl = gl.create(canvas);
-  if (!regl) throw new Error("no WebGL context for the 3D view");
-}
-function buildMainView() {   // the box command (shaders compiled here) and the colour LUT
-  drawBox = buildBoxCommand();
-  lut = colormaps.lut(CMAP);
+function findViews() {   // the 3D view's canvases, laid out
+  canvas = document.getElementById("fwd-3d"); overlay = document.getElementById("fwd-3d-overlay");
+  fitCanvas(canvas);
 }
 function buildZoomView() {   // a 2D canvas (heatmap2d.js): one WebGL context less to create
   zc = document.getElementById("fwd-zoom"); zo = document.getElementById("fwd-zoom-overlay");
@@ -474,28 +530,49 @@ function buildZoomView() {   // a 2D canvas (heatmap2d.js): one WebGL context le
   listen();
   buildControls();
 }
-function faceTextures() {   // the first frame's block faces (box-averaged on the CPU), before the frame itself
-  stages.forEach(function (s, i) { faceTexture(i); });
+function faceSteps(from, to) {   // -> a step: the first frame's block faces from..to-1, box-averaged on the CPU
+  return function () { lut = lut || colormaps.lut(CMAP); for (var i = from; i < Math.min(to, stages.length); i++) facePixels(i); };
 }
+function openMainView() { gl.open(canvas); }
+function createMainView() {
+  regl = gl.create(canvas);
+  if (!regl) throw new Error("no WebGL context for the 3D view");
+}
+function buildMainView() { drawBox = buildBoxCommand(); }   // the box command (shaders compiled here)
+function firstFrame() {   // the 3D view's first frame (its canvas' first layout and draw), a task before the rest
+  S.stage = 0; stageSel.value = 0;
+  frame3d();
+}
+// The animation sits below the first screen: its WebGL context (50-200 ms in software GL) and first frame are made
+// when it comes into view (core.onScreen; flushDeferred for tests and Save PNG), a task each (core.afterReady); until
+// then a sample change only updates what it will show.
+var animLater = null, animBuilt = false;
 function buildAnimation() {
   anim = startAnim(PG, function () { return S.sample; }, onAnimStage);
-  document.getElementById("fwd-sample").addEventListener("change", function () { anim.draw(); });
+  animLater = onScreen(document.getElementById("fwd-anim"));
+  document.getElementById("fwd-sample").addEventListener("change", function () { animLater(showAnim); });
+}
+function showAnim() {
+  if (animBuilt) { anim.draw(); return; }
+  animBuilt = true;
+  afterReady([function () { anim.open(); }, function () { anim.prepare(); }, function () { anim.draw(); }]);
 }
 function finish() {
-  select(0);
+  frameZoom(); drawInfo();   // select(0) less the 3D frame firstFrame drew
   drawFaceLegend();
   urlState = stateInUrl([["sample", "#fwd-sample"], ["stage", stageSel], ["alayer", "#fwd-anim-layer"], ["ahead", "#fwd-anim-head"]]);
   onResize(canvas, function () { frame3d(); frameZoom(); });
   testHook({ state: S, stages: stages, capture: cap, select: select, screenBox: screenBox, anim: anim, faceScale: faceScaleOf,
              zoomBox: function () { return ZB; }, zoomHeatmap: function () { return zhm[S.stage]; } });
   ready();
-  // the animation's controls exist before ready (the URL may set them); its WebGL context and first frame come
-  // after, a task each: it sits below the 3D view, whose own context already took 0.05-0.5 s in software GL
-  afterReady([function () { anim.open(); }, function () { anim.prepare(); }, function () { anim.draw(); }]);
+  // the animation's controls exist before ready (the URL may set them); its context and first frame come when it is
+  // in view, asked two frames after ready (afterReady), once the visibility observer has reported
+  afterReady([function () { animLater(showAnim); }]);
 }
 function start(pg) {
   P = pg.data; PG = pg;
-  inTasks([newTask, openMainView, load, createMainView, buildMainView, buildZoomView, buildAnimation, faceTextures, finish]);
+  inTasks([newTask, load, findViews, buildZoomView, buildAnimation, faceSteps(0, 5), faceSteps(5, 9), faceSteps(9, Infinity),
+           function () { return warm; }, openMainView, createMainView, buildMainView, firstFrame, finish]);
 }
 
 registerPage({ slug: "forward", start: start });

@@ -97,18 +97,8 @@ function drawXAxis(g, L, n, x, xLabel, sx, labels, ownTicks) {
   g.textBaseline = "alphabetic";
 }
 
-// The chart's record of its label boxes, listed with plot2d's charts for the browser tests (nilmbuild.test.plots2d).
-function chartOf(canvas) {
-  if (!canvas.nbChart) {
-    canvas.nbChart = { canvas: canvas, labels: [] };
-    var nb = window.nilmbuild;
-    if (nb && nb.test) (nb.test.plots2d = nb.test.plots2d || []).push(canvas.nbChart);
-  }
-  return canvas.nbChart;
-}
-
 export function drawLanes(canvas, lanes, n, x) {
-  var dpr = window.devicePixelRatio || 1, g = context2d(canvas), chart = chartOf(canvas), labels = (chart.labels = []);
+  var dpr = window.devicePixelRatio || 1, g = context2d(canvas), chart = plot2d.chartOf(canvas), labels = (chart.labels = []);
   x = typeof x === "string" ? { label: x } : x;
   g.font = FONT;
   var exts = lanes.map(extent), t = texts(g, lanes, exts, x, canvas.clientWidth), L = layout(canvas, t);

@@ -115,13 +115,16 @@ function flatNote(ctx, box, lane, labels) {
 function below0Lane(lanes) { return lanes.find(function (l) { return l.below0 && laneStats(l).lo < 0; }); }
 
 // Draw text and record its box (CSS px, canvas space) in p.labels, so tests can check that no two labels overlap.
-// rotated: drawn turned -90 degrees about (x, y). Uses the context's current align; baseline is "middle".
+// rotated: drawn turned -90 degrees about (x, y). Uses the context's current align and baseline (top, middle or
+// bottom / alphabetic); the box is the font's size high.
 function put(ctx, labels, text, x, y, rotated) {
-  var w = ctx.measureText(text).width, h = 12, a = ctx.textAlign, x0 = a === "right" ? -w : a === "center" ? -w / 2 : 0;
+  var w = ctx.measureText(text).width, m = /(\d+(?:\.\d+)?)px/.exec(ctx.font), h = m ? Number(m[1]) : 12;
+  var a = ctx.textAlign, x0 = a === "right" || a === "end" ? -w : a === "center" ? -w / 2 : 0;
+  var b = ctx.textBaseline, yt = b === "top" || b === "hanging" ? 0 : b === "middle" ? -h / 2 : -h;
   if (rotated) { ctx.save(); ctx.translate(x, y); ctx.rotate(-Math.PI / 2); ctx.fillText(text, 0, 0); ctx.restore();
-                 labels.push({ text: text, x0: x - h / 2, x1: x + h / 2, y0: y - x0 - w, y1: y - x0 }); return; }
+                 labels.push({ text: text, x0: x + yt, x1: x + yt + h, y0: y - x0 - w, y1: y - x0 }); return; }
   ctx.fillText(text, x, y);
-  labels.push({ text: text, x0: x + x0, x1: x + x0 + w, y0: y - h / 2, y1: y + h / 2 });
+  labels.push({ text: text, x0: x + x0, x1: x + x0 + w, y0: y + yt, y1: y + yt + h });
 }
 // A rotated y-axis title that fits its lane: the full title, else the label without its unit, else cut with "…".
 function fitTitle(ctx, ax, room) {
@@ -181,7 +184,51 @@ function drawHeader(ctx, items, labels) {
 // shared with the charts drawn by hand (playground_plot.js): ticks, clock ticks, text drawn with its box recorded (put),
 // words wrapped to a width (wrap)
 export const plot2d = { ticks: ticks, clockTicks: clockTicks, clockText: function (clock, x) { return clockText(clock, x, false); },
-                        put: put, wrap: wrapWords };
+                        put: put, wrap: wrapWords, chartOf: chartOf, labelsOf: labelsOf, recordText: recordText };
+
+// The record of a hand-drawn figure's label boxes ({canvas, labels}: fill labels with put), made once per canvas and
+// listed with plot2d's charts for the browser tests (nilmbuild.test.plots2d: no two boxes overlap, none is clipped).
+function chartOf(canvas) {
+  if (!canvas.nbChart) {
+    canvas.nbChart = { canvas: canvas, labels: [] };
+    var nb = window.nilmbuild;
+    if (nb && nb.test) (nb.test.plots2d = nb.test.plots2d || []).push(canvas.nbChart);
+  }
+  return canvas.nbChart;
+}
+function labelsOf(canvas) { return (chartOf(canvas).labels = []); }   // a fresh list for a redraw of the whole canvas
+
+// For figures drawn by hand with plain fillText (the encoder, attention and FiLM grids' axes): from this call on,
+// every fillText on ctx is noted (text, place, font, align, baseline, transform) in a fresh list, and the canvas'
+// chart labels are their boxes in CSS px of the canvas whatever the transform (a rotated title's too), measured
+// only when read (the browser tests), so a redraw pays no measuring. Call it where the canvas is cleared for a
+// whole redraw.
+var scratch = null;
+function recordText(ctx, canvas) {
+  if (!ctx.nbFillText) {
+    var fill = (ctx.nbFillText = ctx.fillText);
+    ctx.fillText = function (text, x, y, maxWidth) {
+      if (maxWidth === undefined) fill.call(ctx, text, x, y); else fill.call(ctx, text, x, y, maxWidth);
+      if (ctx.nbTexts) ctx.nbTexts.push([String(text), x, y, ctx.font, ctx.textAlign, ctx.textBaseline, ctx.getTransform()]);
+    };
+  }
+  var chart = chartOf(canvas), texts = (ctx.nbTexts = []);
+  Object.defineProperty(chart, "labels", { configurable: true, enumerable: true,
+    get: function () { return texts.map(function (t) { return textBox(canvas, t); }); } });
+  return texts;
+}
+function textBox(canvas, t) {   // the axis-aligned box (CSS px) of a noted fillText
+  scratch = scratch || document.createElement("canvas").getContext("2d");
+  scratch.font = t[3];
+  var w = scratch.measureText(t[0]).width, m = /(\d+(?:\.\d+)?)px/.exec(t[3]), h = m ? Number(m[1]) : 12;
+  var a = t[4], b = t[5], k = canvas.clientWidth ? canvas.clientWidth / canvas.width : 1, tr = t[6];
+  var x0 = t[1] + (a === "right" || a === "end" ? -w : a === "center" ? -w / 2 : 0), y0 = t[2] + (b === "top" || b === "hanging" ? 0 : b === "middle" ? -h / 2 : -h);
+  var xs = [], ys = [];
+  [[x0, y0], [x0 + w, y0], [x0, y0 + h], [x0 + w, y0 + h]].forEach(function (p) {
+    xs.push((tr.a * p[0] + tr.c * p[1] + tr.e) * k); ys.push((tr.b * p[0] + tr.d * p[1] + tr.f) * k);
+  });
+  return { text: t[0], x0: Math.min.apply(null, xs), x1: Math.max.apply(null, xs), y0: Math.min.apply(null, ys), y1: Math.max.apply(null, ys) };
+}
 
 plot2d.create = function (canvas, opts) {
   var ctx = context2d(canvas);

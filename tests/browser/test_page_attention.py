@@ -262,3 +262,14 @@ def test_arcs_end_at_the_strongest_keys_of_the_captured_weights(nb, page_at, bui
         assert arcs[0]["key"] == int(order[0]) and arcs[0]["key"] != query  # the argmax key, never the masked self
         assert {a["key"] for a in arcs} == {int(k) for k in order[:8]}
         assert [a["weight"] for a in arcs] == pytest.approx([float(w[a["key"]]) for a in arcs], abs=2e-3)
+
+
+@pytest.mark.parametrize("slug", ["attention", "forward"])
+def test_webgl_start_up_is_paid_in_a_worker(nb, page_at, built_site, slug):
+    """The WebGL pages start gl_warm.js's worker in their <head> (before their data is parsed) and it makes a WebGL
+    context of its own on an OffscreenCanvas in Chromium's software GL: the promise the page awaits before its own
+    context resolves true, not the fallback false (no OffscreenCanvas, a worker error, or the 3 s timeout)."""
+    html = (built_site / f"{slug}.html").read_text(encoding="utf-8")
+    assert html.index("window.nilmbuildGLWarm") < html.index("</head>")
+    page = nb.open_page(page_at, built_site, slug, viewport=(1400, 900))
+    assert page.evaluate("window.nilmbuildGLWarm") is True

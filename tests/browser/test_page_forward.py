@@ -29,6 +29,38 @@ def _zoom_point(nb, page, row, col):
     return nb.client_point(page, "#fwd-zoom", z["box"], row, col, z["rows"], z["cols"])
 
 
+def _clock(reader, sample, step):
+    """The "HH:MM" of `step` minutes (the model's 1-minute steps) after sample's window start, the capture's meta.t0."""
+    t0 = np.datetime64(reader.meta["t0"][sample].rstrip("Z"), "m")
+    return str(t0 + np.timedelta64(step, "m"))[11:16]
+
+
+def test_zoom_ticks_read_clock_time(nb, page_at, built_site, spec):
+    """The zoom view's time ticks are clock times (UTC) of the selected window: the tick drawn at a column's pixel
+    reads the capture's t0 of that sample plus that many minutes, for an exact and a binned stage, after a sample
+    change too; the axis says UTC, not minutes."""
+    reader = decode(spec.blobs["capture"])
+    assert reader.meta["t0"][0] != reader.meta["t0"][1]
+    page = _open(nb, page_at, built_site)
+    for stage, sample in ((0, 0), (4, 0), (12, 1)):
+        page.locator("#fwd-sample").select_option(str(sample))
+        page.locator("#fwd-stage").select_option(str(stage))
+        got = page.evaluate(
+            """() => { const z = nilmbuild.test.zoomBox(), s = nilmbuild.test.stages[nilmbuild.test.state.stage];
+            const c = document.getElementById('fwd-zoom-overlay').nbChart;
+            return {z, full: s.colsFull, labels: c.labels.filter(l => l.y0 > z.y + z.height)}; }"""
+        )
+        z, full = got["z"], got["full"]
+        ticks = [lb for lb in got["labels"] if len(lb["text"]) == 5 and lb["text"][2] == ":"]
+        assert len(ticks) >= 2, got["labels"]
+        for lb in ticks:
+            col = ((lb["x0"] + lb["x1"]) / 2 - z["x"]) / z["width"] * full - 0.5  # the pixel's column, whole minutes
+            assert abs(col - round(col)) < 0.01, (lb, col)
+            assert lb["text"] == _clock(reader, sample, round(col)), (stage, sample, lb)
+        assert any(lb["text"].startswith("time (UTC") for lb in got["labels"])
+        assert not any("minute" in lb["text"] and "means" not in lb["text"] for lb in got["labels"])
+
+
 def test_blocks_golden_and_zoom_values(nb, page_at, built_site, spec):
     page = _open(nb, page_at, built_site)
     stages = page.evaluate(
@@ -55,7 +87,8 @@ def test_blocks_golden_and_zoom_values(nb, page_at, built_site, spec):
     page.mouse.move(x, y)
     v = float(reader.get("input")[0, r, c])
     fmt = page.evaluate("v => nilmbuild.test.fmt(v, 4)", v)
-    assert page.locator("#nb-tooltip").text_content() == f"stage 0: channel {r}, time {c} min\nvalue = {fmt}"
+    hm = _clock(reader, 0, c)
+    assert page.locator("#nb-tooltip").text_content() == f"stage 0: channel {r}, time {hm} UTC\nvalue = {fmt}"
     # stage 4 (projection) is carried as 8-minute means: the value is the mean of the exact tensor's bin
     page.locator("#fwd-stage").select_option("4")
     assert page.evaluate("nilmbuild.test.state.stage") == 4
@@ -66,11 +99,9 @@ def test_blocks_golden_and_zoom_values(nb, page_at, built_site, spec):
     e = b["summaries"]["projection"]
     arr = np.frombuffer(e["data"], dtype="<f2").astype(np.float32).reshape(e["shape"])
     fmt = page.evaluate("v => nilmbuild.test.fmt(v, 4)", float(arr[0, r, c]))
-    t0 = c * e["bin"]
-    assert (
-        page.locator("#nb-tooltip").text_content()
-        == f"stage 4: feature {r}, time {t0}–{min(t0 + e['bin'] - 1, proj[2] - 1)} min (mean)\nvalue = {fmt}"
-    )
+    first, last = c * e["bin"], min(c * e["bin"] + e["bin"] - 1, proj[2] - 1)
+    span = f"{_clock(reader, 0, first)}–{_clock(reader, 0, last)} UTC ({e['bin']}-minute mean)"
+    assert page.locator("#nb-tooltip").text_content() == f"stage 4: feature {r}, time {span}\nvalue = {fmt}"
     assert f"mean over {e['bin']}-minute bins" in page.locator("#fwd-info").text_content()
 
 
@@ -168,3 +199,47 @@ def test_blob_budget(site_context):
 
     spec = forward.build(site_context)
     assert sum(len(b) for b in spec.blobs.values()) < 3_000_000
+
+
+LABELS_3D = """() => { const t = nilmbuild.test, c = document.getElementById('fwd-3d-overlay').nbChart;
+  return {labels: c.labels.map(l => ({text: l.text, x0: l.x0, x1: l.x1, y0: l.y0, y1: l.y1})),
+          blocks: t.stages.map(s => t.screenBox(s)), names: t.stages.map(s => [s.st.stage, s.st.short || s.st.title]),
+          W: c.canvas.clientWidth, H: c.canvas.clientHeight}; }"""
+
+
+def _hit(a, b, inset=0.0):
+    return (
+        a["x0"] < b["x1"] - inset - 1
+        and b["x0"] + inset < a["x1"] - 1
+        and a["y0"] < b["y1"] - inset - 1
+        and b["y0"] + inset < a["y1"] - 1
+    )
+
+
+def _check_3d_labels(page, stage):
+    """The checks of one selection; -> the number of full names and shapes drawn."""
+    page.locator("#fwd-stage").select_option(stage)
+    g = page.evaluate(LABELS_3D)
+    L, texts = g["labels"], [lb["text"] for lb in g["labels"]]
+    for i, a in enumerate(L):
+        assert -1 <= a["x0"] and a["x1"] <= g["W"] + 1 and -1 <= a["y0"] and a["y1"] <= g["H"] + 1, a
+        assert not [b["text"] for b in L[i + 1 :] if _hit(a, b)], a
+    for k, (num, name) in enumerate(g["names"]):
+        assert f"{num} · {name}" in texts or num in texts, (stage, num, texts)
+        for lb in (lb for lb in L if lb["text"] in (f"{num} · {name}", num)):
+            assert [j for j, b in enumerate(g["blocks"]) if j != k and _hit(lb, b, inset=4)] == [], lb
+    num, name = g["names"][int(stage)]
+    assert f"{num} · {name}" in texts
+    return sum(" · " in t for t in texts) + sum("×" in t for t in texts)
+
+
+def test_3d_labels_thin_out_without_overlap(nb, page_at, built_site):
+    """The 3D view's labels (stage names, numbers, shapes), as drawn, at 1400x900 and 390x844: no two boxes overlap,
+    none leaves the canvas or covers another block (its screen box less the 4 px corners an isometric box leaves
+    empty), every stage keeps at least its number and the selected stage its full name, for several selections.
+    On the phone the labels thin out: fewer full names and shapes than on the desktop."""
+    drawn = {}
+    for size in ((1400, 900), (390, 844)):
+        page = nb.open_page(page_at, built_site, "forward", viewport=size)
+        drawn[size] = [_check_3d_labels(page, stage) for stage in ("0", "6", "10")]
+    assert all(0 < p < d for p, d in zip(drawn[(390, 844)], drawn[(1400, 900)])), drawn
