@@ -2,7 +2,8 @@
  * speed, layer and head of the attention scene, a frame loop that measures its own frame times and lowers its
  * cost when they grow (graceful degradation on software WebGL), and prefers-reduced-motion (no motion: Play and
  * Step show each scene's end state, one per click).
- *   createForwardAnim({canvas, overlay, caption, status, controls, pg, data, sample(), onStage(stage)})
+ *   createForwardAnim({canvas, overlay, caption, status, controls, pg, data, sample(), clock(), onStage(stage)})
+ *     clock(): the shown sample's window in clock time (time_axis.js windowClock), for the time axes
  *     -> {state, scenes, open(), prepare(), seek(scene, t) -> particles, renderAt(t), particles(), draw(), play(), pause(),
  *         step()}
  *   The controls and caption are built at once; the WebGL context (open(), alone: gl.open), regl on it (prepare())
@@ -64,7 +65,7 @@ export function createForwardAnim(o) {
             frames: 0, frameMs: [], fps: null, drawMs: null, degraded: 0, particles: [], blocks: [] };
   function env(tex) {
     return { W: o.canvas.clientWidth, H: o.canvas.clientHeight, m: m, data: o.data, tex: tex,
-             sample: o.sample(), layer: A.layer, head: A.head, perQuery: A.perQuery };
+             sample: o.sample(), clock: o.clock ? o.clock() : null, layer: A.layer, head: A.head, perQuery: A.perQuery };
   }
   function open() { if (!R) gl.open(o.canvas); }   // the WebGL context alone (a task of its own before prepare)
   function prepare() {   // regl on that context and the renderer's commands, once

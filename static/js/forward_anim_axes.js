@@ -1,13 +1,15 @@
 /* forward_anim_axes.js: axis labels of the animated forward pass, drawn on its 2D overlay (CSS pixels).
- *   animAxes.pre(g, blk, L, rowsText)          before the transpose: time along the bottom, rows (channels /
- *                                              features) named on the left
+ *   animAxes.pre(g, blk, L, rowsText, clock)   before the transpose: time along the bottom, rows (channels /
+ *                                              features) named on the left; clock: the window's time_axis.js
+ *                                              windowClock (ticks in clock time, UTC)
  *   animAxes.turning(g, blk)                   during the transpose's 90° turn
- *   animAxes.post(g, blk, L, name, n, title)   after it: time upwards on the left, `n` `name`s along the bottom
+ *   animAxes.post(g, blk, L, name, n, title, clock)   after it: time upwards on the left, `n` `name`s along the bottom
  *   animAxes.queries(g, blk, ys, xr)           the attention's query steps (triangles) and a key
  *   animAxes.bar(g, bar, text)                 the name of a γ / β bar
  */
 import { font } from "./core.js";
 import { animDraw } from "./forward_anim_draw.js";
+import { stepTicks } from "./time_axis.js";
 
 var SMALL = font(11), BOLD = font(12, 600), INK = "#1b1f24", MUTED = "#57606a";
 
@@ -16,20 +18,24 @@ function niceStep(span, n) {
   return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
 }
 function ticks(L) { var s = niceStep(L, 6), out = []; for (var k = 0; k < L; k += s) out.push(k); return out; }
+// [{step, label}] of the time axis: clock time (UTC) of the window, or step numbers without a clock
+function timeTicks(L, clock) {
+  return clock ? stepTicks(clock, 0, L - 1, 6) : ticks(L).map(function (k) { return { step: k, label: String(k) }; });
+}
 
 function text(g, s, x, y, align, base, f, colour) {
   g.font = f || SMALL; g.fillStyle = colour || INK; g.textAlign = align; g.textBaseline = base; g.fillText(s, x, y);
 }
 
-function pre(g, blk, L, rowsText) {
+function pre(g, blk, L, rowsText, clock) {
   var c = animDraw.corners(blk), x0 = c[0][0], x1 = c[1][0], yb = c[3][1], yt = c[0][1];
   g.strokeStyle = MUTED; g.lineWidth = 1;
-  ticks(L).forEach(function (k) {
-    var x = x0 + (k + 0.5) / L * (x1 - x0);
+  timeTicks(L, clock).forEach(function (tk) {
+    var x = x0 + (tk.step + 0.5) / L * (x1 - x0);
     g.beginPath(); g.moveTo(x, yb); g.lineTo(x, yb + 4); g.stroke();
-    text(g, String(k), x, yb + 6, "center", "top");
+    text(g, tk.label, x, yb + 6, "center", "top");
   });
-  text(g, "time step → (minutes from the window start)", (x0 + x1) / 2, yb + 22, "center", "top");
+  text(g, clock ? "time → (UTC)" : "time step →", (x0 + x1) / 2, yb + 22, "center", "top");
   g.beginPath(); g.moveTo(x0 - 6, yt); g.lineTo(x0 - 10, yt); g.lineTo(x0 - 10, yb); g.lineTo(x0 - 6, yb); g.stroke();
   rowsText.split("  ").forEach(function (s, i) { text(g, s, x0 - 14, (yt + yb) / 2 + (i - 0.5) * 14, "right", "middle", i ? SMALL : BOLD); });
 }
@@ -38,17 +44,17 @@ function turning(g, blk) {
   text(g, "turning by 90° (time axis → upwards)", blk.centre[0], 10, "center", "top", BOLD, MUTED);
 }
 
-function post(g, blk, L, name, n, title) {
+function post(g, blk, L, name, n, title, clock) {
   var c = animDraw.corners(blk), xl = Math.min(c[0][0], c[2][0]), xr = Math.max(c[0][0], c[2][0]);
   var yb = Math.max(c[0][1], c[2][1]), yt = Math.min(c[0][1], c[2][1]);
   g.strokeStyle = MUTED; g.lineWidth = 1;
-  ticks(L).forEach(function (k) {
-    var y = yb - (k + 0.5) / L * (yb - yt);
+  timeTicks(L, clock).forEach(function (tk) {
+    var y = yb - (tk.step + 0.5) / L * (yb - yt);
     g.beginPath(); g.moveTo(xl, y); g.lineTo(xl - 4, y); g.stroke();
-    text(g, String(k), xl - 6, y, "right", "middle");
+    text(g, tk.label, xl - 6, y, "right", "middle");
   });
   g.save(); g.translate(xl - 44, (yt + yb) / 2); g.rotate(-Math.PI / 2);
-  text(g, "time step ↑ (minutes)", 0, 0, "center", "middle"); g.restore();
+  text(g, clock ? "time ↑ (UTC)" : "time step ↑", 0, 0, "center", "middle"); g.restore();
   text(g, name + " 0", xl, yb + 6, "left", "top", SMALL, MUTED);
   text(g, String(n - 1), xr, yb + 6, "right", "top", SMALL, MUTED);
   text(g, title === undefined ? n + " " + name + "s →" : title || n + " " + name + "s →", (xl + xr) / 2, yb + 22, "center", "top", BOLD);

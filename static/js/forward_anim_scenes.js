@@ -1,7 +1,7 @@
 /* forward_anim_scenes.js: the six scenes of the animated forward pass (forward-pass.md 4.4 "Animated data flow").
  * A scene is {key, stage, title, ref, ms, caption(env), frame(t, env) -> {blocks, particles, label(g)}} with t in
  * [0, 1] (labelKey: the overlay is redrawn only when it changes); env = {W, H, m (page().model), data (forward_anim_data.js), tex(key, values, rows, cols, range),
- * sample, layer, head, perQuery}. Geometry is in CSS pixels; blocks go to forward_anim_draw.js, labels to the 2D
+ * sample, clock (the window's time_axis.js windowClock), layer, head, perQuery}. Geometry is in CSS pixels; blocks go to forward_anim_draw.js, labels to the 2D
  * overlay. Every size comes from the tensors' shapes or page().model.
  */
 import { colormaps } from "./colormaps.js";
@@ -40,7 +40,7 @@ function morph(names, label) {
     var rows = lerp(a.t.shape[1], b.t.shape[1], e), blk = { centre: Ly.pre, size: [Ly.timeW, lerp(Ly.feat(a.t.shape[1]), Ly.feat(b.t.shape[1]), e)],
                                                              texA: a.tex, texB: b.tex, mix: e };
     return { blocks: [blk], particles: [], labelKey: Math.round(blk.size[1] / 3) + ":" + Math.round(rows), label: function (g) {
-      animAxes.pre(g, blk, env.m.window, label + " " + Math.round(rows) + "  (" + a.t.shape[1] + " → " + b.t.shape[1] + ")");
+      animAxes.pre(g, blk, env.m.window, label + " " + Math.round(rows) + "  (" + a.t.shape[1] + " → " + b.t.shape[1] + ")", env.clock);
     } };
   };
 }
@@ -51,7 +51,7 @@ function transpose(t, env) {
   if (Math.sin(a) > 0) len = Math.min(len, (room - h * Math.cos(a)) / Math.sin(a));   // the turning block stays in view
   var blk = { centre: [lerp(Ly.pre[0], Ly.post[0], e), Ly.pre[1]], size: [len, h], angle: a, texA: p.tex };
   return { blocks: [blk], particles: [], labelKey: e < 1 ? "turning" : "turned", label: function (g) {
-    if (e < 1) animAxes.turning(g, blk); else animAxes.post(g, blk, env.m.window, "feature", d);
+    if (e < 1) animAxes.turning(g, blk); else animAxes.post(g, blk, env.m.window, "feature", d, undefined, env.clock);
   } };
 }
 
@@ -75,7 +75,7 @@ function attention(t, env) {
              query: q.query, key: q.key, lead: q.lead, p: q.p };
   });
   return { blocks: [blk], particles: pts, labelKey: "", label: function (g) {
-    animAxes.post(g, blk, L, "feature", pb.d);
+    animAxes.post(g, blk, L, "feature", pb.d, undefined, env.clock);
     animAxes.queries(g, blk, tab.queries.map(function (s) { return yOf(blk, s, L); }), xr);
   } };
 }
@@ -89,7 +89,7 @@ function ffn(t, env) {
   blk.texB = stripTex(env, up ? "hidden" : "out", b.values, b.range);
   blk.mix = e;
   return { blocks: [blk], particles: [], labelKey: Math.round(blk.size[1] / 3) + ":" + Math.round(units), label: function (g) {
-    animAxes.post(g, blk, m.window, "unit", Math.round(units), "FFN width " + Math.round(units) + " units (" + m.d_model + " → " + m.d_ff + " → " + m.d_model + ")");
+    animAxes.post(g, blk, m.window, "unit", Math.round(units), "FFN width " + Math.round(units) + " units (" + m.d_model + " → " + m.d_ff + " → " + m.d_model + ")", env.clock);
   } };
 }
 
@@ -103,7 +103,7 @@ function film(t, env) {
                 angle: HALF_PI, texA: stripTex(env, "film-" + gb[0], gb[1], gb[2]), fade: 1 - Math.min(1, 2 * e), range: gb[2] });
   });
   return { blocks: [blk].concat(bars), particles: [], labelKey: "", label: function (g) {
-    animAxes.post(g, blk, env.m.window, "feature", f.out.length, null);
+    animAxes.post(g, blk, env.m.window, "feature", f.out.length, null, env.clock);
     bars.forEach(function (b) { animAxes.bar(g, b, b.name + " (±" + fmt(b.range, 3) + ")"); });
   } };
 }

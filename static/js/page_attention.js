@@ -18,6 +18,7 @@ import { gl } from "./gl.js";
 import { fitCanvas, hoverGrid } from "./grid.js";
 import { texCache as mapCache } from "./tex_cache.js";
 import { plot2d } from "./plot2d.js";
+import { stepTicks, stepTime, timeAxis, windowClock } from "./time_axis.js";
 import { attentionWhatIf } from "./whatif_attention.js";
 import { headMatrix as makeHeadMatrix } from "./head_matrix.js";
 import { attentionArcs } from "./attention_arcs.js";
@@ -27,7 +28,7 @@ var LOG_MIN = -4, LOG_MAX = 0;   // log10 colour domain: 1e-4 .. 1
 var ARCS_K = 8;                  // strongest keys drawn as arcs
 
 /* ---------- the page's state (one page per document; set by start) ---------- */
-var P, N, cap, S;                // payload data, record names, capture, selection
+var P, PG, N, cap, S;            // payload data, the page (its model sizes), record names, capture, selection
 var H, L, E, affine;             // heads, window, head dim (from the q record's shape); aggregate watts
 var canvas, axes, regl, lutTex, drawHead, maps;   // maps: each head map drawn once per key (tex_cache.js)
 var LAY, heatmaps = [], rowPlot = null, arcs = [], layersView = null, headMatrix = null, cursor = null;
@@ -122,7 +123,7 @@ function buildGL() {   // the colour LUT, the map cache and the draw command (sh
 var SMALL_LABEL_W = 42;   // a small multiple's "head h" label, right of its 8 px colour swatch
 function layout() {   // large head left, one small multiple per head right; a phone: the small multiples below it
   var W = canvas.clientWidth, Hh = canvas.clientHeight;
-  var padL = 58, padT = 26, padB = 44, gap = 28;
+  var padL = 66, padT = 26, padB = 44, gap = 28;   // padL: a clock tick ("16:00") and the rotated query label
   if (W < 560) return layoutBelow(W, Hh, padL, padT, padB);
   var big = Math.floor(Math.max(80, Math.min(Hh - padT - padB, (W - padL - gap) * 0.64)));
   var smallW = W - padL - big - gap - 8, cols = 2, rows = Math.ceil(H / cols), x0 = padL + big + gap;
@@ -190,23 +191,25 @@ function frame() {
   S.vmax = vmax;
   drawAxes();
 }
-function drawTicks(g, b) {   // key ticks below the large head, query ticks left of it
-  var ticks = plot2d.ticks(0, L - 1, 6);
+// the shown sample's window in clock time (UTC): its start (the page's sample label), one step per model step
+function sampleClock() { return windowClock(P.sample_labels[S.sample], PG.model.step_minutes * 60); }
+function drawTicks(g, b) {   // key ticks below the large head, query ticks left of it, in clock time (UTC)
+  var ticks = stepTicks(sampleClock(), 0, L - 1, Math.min(6, Math.floor(b.width / 55)));
   g.textAlign = "center"; g.textBaseline = "top";
   ticks.forEach(function (t) {
-    var x = b.x + ((t + 0.5) / L) * b.width;
+    var x = b.x + ((t.step + 0.5) / L) * b.width;
     g.beginPath(); g.moveTo(x, b.y + b.height); g.lineTo(x, b.y + b.height + 4); g.stroke();
-    g.fillText(String(t), x, b.y + b.height + 6);
+    g.fillText(t.label, x, b.y + b.height + 6);
   });
-  g.fillText("key s (minutes from window start)", b.x + b.width / 2, b.y + b.height + 22);
+  g.fillText("key s (time, UTC)", b.x + b.width / 2, b.y + b.height + 22);
   g.textAlign = "right"; g.textBaseline = "middle";
   ticks.forEach(function (t) {
-    var y = b.y + ((t + 0.5) / L) * b.height;
+    var y = b.y + ((t.step + 0.5) / L) * b.height;
     g.beginPath(); g.moveTo(b.x - 4, y); g.lineTo(b.x, y); g.stroke();
-    g.fillText(String(t), b.x - 6, y);
+    g.fillText(t.label, b.x - 6, y);
   });
-  g.save(); g.translate(14, b.y + b.height / 2); g.rotate(-Math.PI / 2); g.textAlign = "center";
-  g.fillText("query t (minutes)", 0, 0); g.restore();
+  g.save(); g.translate(12, b.y + b.height / 2); g.rotate(-Math.PI / 2); g.textAlign = "center";
+  g.fillText("query t (time, UTC)", 0, 0); g.restore();
 }
 function drawSmallLabels(g) {   // small-multiple labels and head colours (the selection frame is a mark)
   for (var h = 0; h < H; h++) {
@@ -222,7 +225,7 @@ function drawAxes() {   // what is drawn for a layout only: ticks and the small 
   // canvas is re-uploaded whole); the title, query marks and the selected head's frame are DOM (placeMarks)
   var W = canvas.clientWidth, Hh = canvas.clientHeight, b = LAY.big;
   placeMarks();
-  var key = [W, Hh, window.devicePixelRatio, b.x, b.y, b.width].join("|");
+  var key = [W, Hh, window.devicePixelRatio, b.x, b.y, b.width, P.sample_labels[S.sample]].join("|");
   if (key === axesKey) return;
   axesKey = key;
   var g = overlay2d(axes, W, Hh);
@@ -257,8 +260,9 @@ function drawRow() {
   var w = row(S.head, S.query), keys = new Float32Array(L);
   for (var j = 0; j < L; j++) keys[j] = j;
   var p = plot2d.create(document.getElementById("att-row"), {
-    title: "Sample " + P.samples[S.sample] + ", layer " + S.layer + ", head " + S.head + ": query t = " + S.query + " min",
-    x: { label: "time (key s)", unit: "min", min: 0, max: L - 1 },
+    title: "Sample " + P.samples[S.sample] + ", layer " + S.layer + ", head " + S.head + ": query t = " + S.query + " min (" +
+           stepTime(sampleClock(), S.query) + ")",
+    x: timeAxis(P.sample_labels[S.sample], PG.model.step_minutes * 60, L, "time (key s)"),
     lanes: [
       { title: "input aggregate", height: 0.8, y: { label: "aggregate", unit: "W" },
         series: [{ name: "aggregate power (W)", x: keys, y: aggregateW(), kind: "area", color: "#56B4E9" }] },
@@ -469,7 +473,7 @@ function exposeForTests() {
 // further down: the layers view and the head matrix (core.afterReady)
 var warm = gl.warm();
 function start(pg) {
-  P = pg.data; N = P.names;
+  P = pg.data; N = P.names; PG = pg;
   inTasks([newTask, function () { load(); prepare(); }, findViews,
            function () { buildMarks(); buildHeatmaps(); buildControls(); buildPointer(); buildLater(); },
            function () { return warm; }, openGL, createGL, buildGL, upload, finish]);

@@ -15,13 +15,14 @@ import { decode } from "./decode.js";
 import { fitCanvas, hoverGrid } from "./grid.js";
 import { clear2d, heatmap2d } from "./heatmap2d.js";
 import { plot2d } from "./plot2d.js";
+import { stepTicks, windowClock } from "./time_axis.js";
 
 var FONT = font(12);
 var BOLD = font(13, 600);
 var CMAP = "burd";
 
 /* ---------- the page's state (one page per document; set by start) ---------- */
-var P, N, cap, steps, T, D, S, canvas, overlay, cursor, posIn;
+var P, PG, N, cap, steps, T, D, S, canvas, overlay, cursor, posIn;
 var hms = [], ranges = [], LAY = [], tabButtons = [];
 var tCache = {};
 // The d_ff-wide FFN strips cost the most to rebuild (Linear(d_model, d_ff) over every step of every carried
@@ -98,16 +99,18 @@ function drawOverlay() {   // labels, frames and time axis, redrawn only when th
   // re-uploaded whole: ~20 % of a frame on a sample switch); each strip's range and the selected step are marks
   var W = canvas.clientWidth, Hh = canvas.clientHeight;
   placeMarks();
-  var key = [W, Hh, window.devicePixelRatio, S.layer, pending.join(",")].join("|");
+  var key = [W, Hh, window.devicePixelRatio, S.layer, S.sample, pending.join(",")].join("|");
   if (key === overlayKey) return;
   overlayKey = key;
   var g = overlay2d(overlay, W, Hh);
   plot2d.recordText(g, overlay);   // every label's box, for the overlap tests
   steps.forEach(function (s, i) { drawStripLabels(g, s, i); });
-  var last = LAY[LAY.length - 1], ticks = plot2d.ticks(0, T - 1, 8);
+  // time in clock time (UTC): the sample's window start (its label), one model step per token
+  var last = LAY[LAY.length - 1], ticks = stepTicks(windowClock(P.sample_labels[S.sample], PG.model.step_minutes * 60), 0, T - 1,
+                                                 Math.min(8, Math.floor(last.width / 60)));
   g.fillStyle = "#1b1f24"; g.textAlign = "center"; g.textBaseline = "top"; g.font = FONT;
-  ticks.forEach(function (t) { var x = last.x + ((t + 0.5) / T) * last.width; g.fillText(String(t), x, last.y + last.height + 3); });
-  g.fillText("time (minutes from window start)", last.x + last.width / 2, last.y + last.height + 17);
+  ticks.forEach(function (t) { var x = last.x + ((t.step + 0.5) / T) * last.width; g.fillText(t.label, x, last.y + last.height + 3); });
+  g.fillText("time (UTC)", last.x + last.width / 2, last.y + last.height + 17);
 }
 function drawStripLabels(g, s, i) {   // name, shape and stage left of strip i; its frame; the arrow to the next
   var b = LAY[i], r = cap.record(name(S.layer, s.suffix));
@@ -338,7 +341,7 @@ function bindUrl() {
 }
 
 function start(pg) {
-  P = pg.data; N = P.names; cap = decode(blob("capture"));
+  P = pg.data; PG = pg; N = P.names; cap = decode(blob("capture"));
   steps = P.steps.filter(function (s) { return cap.has(name(0, s.suffix)); });
   var inRec = cap.record(name(0, "in"));
   T = inRec.shape[1]; D = inRec.shape[2];

@@ -114,7 +114,7 @@ function startAnim(pg, sample, onStage) {
   return createForwardAnim({
     canvas: cv, overlay: document.getElementById("fwd-anim-overlay"), caption: document.getElementById("fwd-anim-caption"),
     status: document.getElementById("fwd-anim-status"), controls: document.getElementById("fwd-anim-controls"), pg: pg,
-    data: animData(pg, cap, unpack(blob("anim")), matrix), sample: sample, onStage: onStage,
+    data: animData(pg, cap, unpack(blob("anim")), matrix), sample: sample, clock: sampleClock, onStage: onStage,
   });
 }
 function onAnimStage(stage) {    // the animation reached a stage: select its block
