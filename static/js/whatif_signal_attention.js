@@ -49,9 +49,13 @@ export function attentionSignal(opts) {
   sec.appendChild(row);
   opts.before.parentNode.insertBefore(sec, opts.before);
   var status = sec.querySelector("#ys-status");
+  // the map, its legend and the row chart only while there is a run to show: with no stored edit the message
+  // replaces them, instead of sitting above two empty canvases
+  function showChart(on) { [map, leg, row].forEach(function (c) { c.style.display = on ? "" : "none"; }); }
 
   function draw(r) {
     var att = r.outputs.attention.data, q = state.query, sig = r.signal;
+    showChart(true);
     drawMap(map, att, L, state.layer, state.head, q, "Your signal · layer " + state.layer + ", head " + state.head +
       (state.masked ? "" : ", diagonal mask off") + " (live model)");
     legend(leg, "viridis", LOG_LO, LOG_HI, "log\u2081\u2080 attention weight (your signal; masked diagonal = 0 \u2192 darkest)");
@@ -72,7 +76,7 @@ export function attentionSignal(opts) {
     sec.dataset.state = "running";
     ys.run(state.head, ["attention", "watts"], { maskDiagonal: state.masked }).then(function (r) { if (source === "signal") draw(r); }, function (e) {
       sec.dataset.state = "none"; status.textContent = e.message;
-      context2d(map).clearRect(0, 0, map.width, map.height);
+      showChart(false);
     });
   }
 

@@ -253,3 +253,18 @@ def nilmbuild_model(ctx):
     from nilmbuild.api import Model
 
     return Model(ctx.loaded)
+
+
+def test_your_signal_without_an_edit_replaces_the_attention_map(nb, page_at, site):
+    """Source "your signal" with nothing stored: the message says what to do, in place of the map (issue 35: the
+    empty state replaces the chart instead of sitting on empty canvases), and the captured map comes back."""
+    att = page_at(site / "attention.html", viewport=(390, 844))
+    nb.wait_ready(att)
+    assert att.evaluate("localStorage.getItem('nilmbuild:your-signal')") is None
+    att.select_option("#att-source", "signal")
+    att.wait_for_function("document.getElementById('ys-attention').dataset.state === 'none'", timeout=RUN_TIMEOUT)
+    assert att.locator("#ys-status").inner_text().startswith("No edit of yours is stored yet")
+    for part in ("#ys-att-map", "#ys-att-legend", "#ys-att-row", "#att-main-wrap"):
+        assert att.locator(part).is_hidden(), part
+    att.select_option("#att-source", "capture")
+    assert att.locator("#att-main-wrap").is_visible() and att.locator("#ys-attention").is_hidden()
