@@ -21,8 +21,7 @@ from nilmbuild.explain import Interval, explain_window
 from nilmbuild.explain.attention import attention_rows, attention_vs_attribution
 from nilmbuild.explain.served import SITE
 from nilmbuild.site import story
-
-F16 = 2.0**-11
+from tests.browser.why_checks import assert_matches_stored, assert_occlusion_from_passes, click_step
 
 
 @pytest.fixture(scope="module")
@@ -58,11 +57,7 @@ def test_ig_whole_window_value_at_its_largest_step_equals_python(nb, page_at, wh
     ctx, dev = why["ctx"], why["device"]
     _, got = page_values(nb, page_at, why, f"method=ig&device={dev}&target=window", dev)
     e = explain_window(ctx.loaded, why["agg"], why["t0"], dev, method="ig", settings=SITE.methods)
-    t = int(np.argmax(np.abs(e.attribution)))
-    assert got.shape == e.attribution.shape
-    scale = np.abs(e.attribution).max()
-    assert abs(got[t] - e.attribution[t]) <= F16 * abs(e.attribution[t]) + 1e-4 * scale, (t, got[t], e.attribution[t])
-    np.testing.assert_allclose(got, e.attribution, atol=F16 * scale + 1e-4 * scale)
+    assert_matches_stored(got, e.attribution)
 
 
 def test_occlusion_at_a_clicked_step_equals_python_and_attention_rho_too(nb, page_at, why):
@@ -71,26 +66,11 @@ def test_occlusion_at_a_clicked_step_equals_python_and_attention_rho_too(nb, pag
     page, _ = page_values(nb, page_at, why, f"method=occlusion&device={dev}&target=window", dev)
     peak = page.evaluate(f"nilmbuild.test.why.W.targets.filter(t => t.point)[{d}].lo")
     step = (peak + 37) % len(why["agg"])  # not a stored target: derived from the passes in the page
-    box = page.locator("#why-lanes").bounding_box()
-    g = page.evaluate("(() => { const g = nilmbuild.test.why.geo(); return [g.layout.x0, g.layout.x1, g.n]; })()")
-    x = box["x"] + g[0] + (g[1] - g[0]) * step / (g[2] - 1)
-    page.mouse.click(x, box["y"] + box["height"] / 2)
-    t = page.evaluate("nilmbuild.test.why.targetOf()")
+    t = click_step(page, step)
     assert t["point"] and t["lo"] == step, t
     got = np.asarray(page.evaluate(f"Array.from(nilmbuild.test.why.explanation({d}).values)"), np.float64)
     e = explain_window(ctx.loaded, why["agg"], why["t0"], dev, Interval(step, step + 1, point=True), method="occlusion")
-    watts = np.abs(
-        np.asarray(
-            page.evaluate(
-                f"(() => {{ const W = nilmbuild.test.why.W; const out = []; for (let p = 0; p <= W.P; p++) "
-                f"out.push(W.passes[(p * W.D + {d}) * W.L + {step}]); return out; }})()"
-            )
-        )
-    ).max()
-    bound = 2 * F16 * watts + 1e-4 * np.abs(e.attribution).max() + 1e-6
-    k = int(np.argmax(np.abs(e.attribution)))
-    assert abs(got[k] - e.attribution[k]) <= bound, (k, got[k], e.attribution[k], bound)
-    np.testing.assert_allclose(got, e.attribution, atol=bound)
+    assert_occlusion_from_passes(page, got, e.attribution, d, step)
     # attention against attribution at the same query step: the page's rho against explain/attention.py's
     rho_page = page.evaluate("nilmbuild.test.why.S.attention.map(l => l.mean)")
     want = attention_vs_attribution(attention_rows(ctx.loaded, why["agg"], why["t0"], step), got)["layers"]

@@ -22,8 +22,7 @@ import nilmbuild
 from nilmbuild.explain import Interval, explain_window
 from nilmbuild.explain.attention import attention_rows, attention_vs_attribution
 from nilmbuild.explain.served import SITE
-
-F16 = 2.0**-11
+from tests.browser.why_checks import assert_matches_stored, assert_occlusion_from_passes, click_step
 
 
 @pytest.fixture(scope="module")
@@ -69,11 +68,7 @@ def test_ig_whole_window_value_at_its_largest_step_equals_python(nb, page_at, wh
     page, _, agg, t0 = open_why(nb, page_at, why, f"method=ig&device={dev}&target=window")
     got = values(page, m.devices.index(dev))
     e = explain_window(m.loaded, agg, t0, dev, method="ig", settings=SITE.methods)
-    t = int(np.argmax(np.abs(e.attribution)))
-    scale = np.abs(e.attribution).max()
-    assert got.shape == e.attribution.shape
-    assert abs(got[t] - e.attribution[t]) <= F16 * abs(e.attribution[t]) + 1e-4 * scale, (t, got[t], e.attribution[t])
-    np.testing.assert_allclose(got, e.attribution, atol=F16 * scale + 1e-4 * scale)
+    assert_matches_stored(got, e.attribution)
 
 
 def test_occlusion_at_a_clicked_step_and_the_stats_tokens_share_equal_python(nb, page_at, why):
@@ -83,23 +78,11 @@ def test_occlusion_at_a_clicked_step_and_the_stats_tokens_share_equal_python(nb,
     d, L = m.devices.index(dev), m.window
     peak = page.evaluate(f"nilmbuild.test.why.W.targets.filter(t => t.point)[{d}].lo")
     step = (peak + 11) % L  # not a stored target: derived from the passes in the page
-    box = page.locator("#why-lanes").bounding_box()
-    g = page.evaluate("(() => { const g = nilmbuild.test.why.geo(); return [g.layout.x0, g.layout.x1, g.n]; })()")
-    page.mouse.click(box["x"] + g[0] + (g[1] - g[0]) * step / (g[2] - 1), box["y"] + box["height"] / 2)
-    t = page.evaluate("nilmbuild.test.why.targetOf()")
+    t = click_step(page, step)
     assert t["point"] and t["lo"] == step, t
     got = values(page, d)
     e = explain_window(m.loaded, agg, t0, dev, Interval(step, step + 1, point=True), method="occlusion")
-    watts = np.abs(
-        page.evaluate(
-            f"(() => {{ const W = nilmbuild.test.why.W; const out = []; for (let p = 0; p <= W.P; p++) "
-            f"out.push(W.passes[(p * W.D + {d}) * W.L + {step}]); return out; }})()"
-        )
-    ).max()
-    bound = 2 * F16 * watts + 1e-4 * np.abs(e.attribution).max() + 1e-6
-    k = int(np.argmax(np.abs(e.attribution)))
-    assert abs(got[k] - e.attribution[k]) <= bound, (k, got[k], e.attribution[k], bound)
-    np.testing.assert_allclose(got, e.attribution, atol=bound)
+    assert_occlusion_from_passes(page, got, e.attribution, d, step)
     # attention over the L time steps, the stats token's share apart: the page's against explain/attention.py's
     rows = attention_rows(m.loaded, agg, t0, step)
     assert rows.shape == (m.loaded.cfg.n_encoder_layers, m.loaded.cfg.n_head, L + 1)
