@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import argparse
 import ast
+import bisect
 import json
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import time
 import tokenize
@@ -116,6 +118,28 @@ MODULES = {
         ["nilmbuild/data/nilmtk_source.py", "nilmbuild/data/nilmtk_store.py"],
         None,
         ["tests/test_data_nilmtk_grid.py", "tests/test_data_nilmtk.py", *NILMTK_SLOW],
+    ),
+    # the what-if inputs (thresholds, FiLM affine and switches) as the forward pass applies them
+    "whatif": (
+        ["nilmbuild/model/whatif.py"],
+        None,
+        ["tests/test_whatif_reference.py", "tests/test_reference_values.py", "tests/test_live_export.py"],
+    ),
+    # the live model's inputs, outputs and watts (the scalers' inverse affine), its ONNX export and cache key
+    "live-export": (
+        ["nilmbuild/live/export.py"],
+        None,
+        ["tests/test_reference_values.py", "tests/test_live_export.py", "tests/test_upstream_live.py"],
+    ),
+    # the URL fragment's state, read back after clamping: node's tests, then the pages in Chromium
+    "url_state": (
+        ["static/js/url_state.js"],
+        None,
+        [
+            "tests/test_js_decoder.py::test_js_decoder_matches_python_reader",
+            "tests/browser/test_embedding.py",
+            "tests/browser/test_values_vs_python.py::test_clamped_state_is_what_the_fragment_says",
+        ],
     ),
     "pickle_store": (
         ["nilmbuild/pickle_store.py"],
@@ -332,12 +356,33 @@ def apply(source: str, span, text: str) -> str:
     return "".join(lines[: l1 - 1]) + head + text + "\n" * (l2 - l1) + tail + "".join(lines[l2:])
 
 
+def js_mutants(path: str, source: str) -> list[tuple]:
+    """(span, text, what) of a JS module's mutants, listed by scripts/js_mutants.mjs with acorn (UTF-16 offsets)."""
+    cmd = ["node", str(ROOT / "scripts" / "js_mutants.mjs"), str(ROOT / path)]
+    found = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
+    units = [0]  # units[i]: the UTF-16 offset of character i
+    for ch in source:
+        units.append(units[-1] + (2 if ord(ch) > 0xFFFF else 1))
+
+    def at(offset: int) -> tuple[int, int]:
+        i = bisect.bisect_left(units, offset)
+        line_start = source.rfind("\n", 0, i) + 1
+        return source.count("\n", 0, i) + 1, i - line_start
+
+    return [((*at(m["start"]), *at(m["end"])), m["text"], m["what"]) for m in found]
+
+
 def mutants_of(name: str, skip_none: bool = False) -> list[Mutant]:
     """The module's mutants, numbered in file order (skip_none: without the assignments replaced by None)."""
     files, only, _ = MODULES[name]
     out = []
     for path in files:
         source = (ROOT / path).read_text(encoding="utf-8")
+        if path.endswith(".js"):  # the finder lists only mutants that parse and change the code
+            out += [
+                Mutant(len(out) + i + 1, path, s[0], w, s, t) for i, (s, t, w) in enumerate(js_mutants(path, source))
+            ]
+            continue
         original = ast.dump(ast.parse(source))
         for span, text, what in _Finder(path, source, only).find():
             try:
