@@ -25,7 +25,7 @@ help:
 	@echo "make bench   speed and size benchmarks (table + bench/results.json)"
 	@echo "make serve   preview site/ on http://127.0.0.1:8000"
 	@echo "make goldens re-record the screenshot goldens after an intended visual change"
-	@echo "make mutate  deliberate mutants of the numeric modules and file loaders (scripts/mutants.py); ~3 h, not part of make test"
+	@echo "make mutate  deliberate mutants of the numeric modules, file loaders and URL state (scripts/mutants.py); hours, not part of make test"
 	@echo "make mutmut  mutmut over whole files; hours"
 
 site-deps: python-deps js-deps
@@ -88,13 +88,12 @@ goldens: setup
 # make mutate: scripts/mutants.py applies the standard mutations (comparison and boundary, arithmetic, boolean,
 # constants, min/max swaps, removed statements and raises) one at a time to each module in MUTANTS and runs only
 # that module's tests with -x, in a child forked from a parent that imported torch once, against a scratch copy
-# in /tmp (the checkout is never touched). Ten modules (metrics, postprocess, seq2subseq, scalers, checkpoint,
-# importer, importer-config, nilmtk-safety, nilmtk, pickle_store: ~1550 mutants without the `= None` ones) take about
-# 3 h on 2 shared cores under load (the seven run on 2026-11-27, 581 mutants, took 65 min); narrow it, e.g.
+# in /tmp (the checkout is never touched). JS modules (url_state) are mutated the same way: scripts/js_mutants.mjs
+# lists their mutants with acorn (npm), and their tests are node's, then Chromium's. `scripts/mutants.py --list`
+# names the modules and counts their mutants; all of them take a few hours on 2 shared cores; narrow it, e.g.
 # make mutate MUTANTS="postprocess scalers". Survivors are listed at the end and in /tmp/nilmbuild-mutants/NAME.json.
-# make mutmut: mutmut over whole files (MUTATE_PATHS, in place, restored afterwards: do not edit those files
-# meanwhile) with every test file in MUTATE_TESTS per mutant: hours on 2 cores. Neither mutates JS
-# (static/js/url_state.js and the rest: tests/js/*.test.mjs and the browser tests cover them).
+# make mutmut: mutmut over whole Python files (MUTATE_PATHS, in place, restored afterwards: do not edit those files
+# meanwhile) with every test file in MUTATE_TESTS per mutant: hours on 2 cores.
 MUTANTS ?=
 MUTATE_ARGS ?= --jobs 2 --skip-none
 MUTATE_PATHS ?= nilmbuild/model/,nilmbuild/infer/postprocess.py,nilmbuild/infer/metrics.py,nilmbuild/infer/seq2subseq.py,nilmbuild/data/preprocess.py,nilmbuild/live/export.py,nilmbuild/pickle_store.py,nilmbuild/train/pcgrad.py,nilmbuild/capture/format.py
@@ -103,8 +102,8 @@ MUTATE_TESTS ?= tests/test_model.py tests/test_infer_postprocess.py tests/test_i
                 tests/test_data_preprocess.py tests/test_security_loaders.py \
                 tests/test_train_pcgrad.py tests/test_format.py tests/test_fuzz_readers.py tests/test_gate_calibration.py
 
-mutate: python-deps
-	OMP_NUM_THREADS=1 nice -n 19 $(PY) scripts/mutants.py $(MUTATE_ARGS) $(MUTANTS)
+mutate: setup
+	OMP_NUM_THREADS=1 NILMBUILD_CHROMIUM=$(CHROMIUM) nice -n 19 $(PY) scripts/mutants.py $(MUTATE_ARGS) $(MUTANTS)
 
 mutmut: setup
 	$(BIN)/mutmut run --paths-to-mutate "$(MUTATE_PATHS)" --tests-dir tests --no-progress \

@@ -43,6 +43,9 @@ NILMTK_SAFETY = {
 #: the one test that trains a model on the NILMTK fixture (100 s; it checks that the commands run) is left out
 NILMTK_SLOW = ["--deselect", "tests/test_data_nilmtk.py::test_data_train_and_evaluate_run_on_the_fixture"]
 
+#: the embedding test of the frame's height messages (embed.js, not the URL state), which loads every page twice
+EMBED_HEIGHT = ["--deselect", "tests/browser/test_embedding.py::test_every_page_sizes_its_frame_in_a_few_messages"]
+
 #: name -> (files to mutate, only these top-level functions/classes or None for all, tests; the fastest first)
 MODULES = {
     "metrics": (
@@ -139,6 +142,7 @@ MODULES = {
             "tests/test_js_decoder.py::test_js_decoder_matches_python_reader",
             "tests/browser/test_embedding.py",
             "tests/browser/test_values_vs_python.py::test_clamped_state_is_what_the_fragment_says",
+            *EMBED_HEIGHT,
         ],
     ),
     "pickle_store": (
