@@ -217,3 +217,14 @@ def test_the_graphs_stages_follow_the_models_layers(layers):
     assert named["attention"].shape == (layers, cfg.window, cfg.window)
     for graph_name, record in stages(cfg).items():
         torch.testing.assert_close(named[graph_name], trace[record][0], rtol=1e-5, atol=1e-6)
+
+
+def test_the_graph_carries_no_stack_traces(model):
+    """strip_metadata: the exporter's per-node stack traces and doc strings (about 1.2 MB the page would load) are
+    gone from the graph the page gets."""
+    import onnx
+
+    proto = onnx.load_model_from_string(onnx_bytes(model.loaded))
+    nodes = [n for g in (proto.graph, *proto.functions) for n in g.node]
+    assert nodes and not [n.name for n in nodes if n.doc_string or len(n.metadata_props)]
+    assert not proto.graph.doc_string

@@ -94,3 +94,42 @@ def test_film_off_is_the_model_with_identity_film(case):
     got = _graph(loaded, session, x, film_on=0.0)["watts"]
     assert np.abs(got - want).max() <= ATOL_W
     assert np.abs(want - _watts(loaded, loaded.model, x)).max() > ATOL_W
+
+
+def _reference_stages(name: str, ref: dict) -> dict[str, np.ndarray]:
+    """Graph output -> the upstream code's own value of that stage on the first window (tests/fixtures/upstream/
+    generate.py's hooks): every encoder layer the fixture recorded, and CondiNILM's FiLM (the encoder FiLM's
+    per-device (gamma, beta) averaged over the devices, as the live graph gives them)."""
+    want = {"instance_norm": ref["stage.instance_norm"][0], "final_norm": ref["stage.final_norm"][0]}
+    layers = sorted(int(k.split(".")[2]) for k in ref if k.startswith("stage.encoder.") and k.endswith(".out"))
+    want |= {f"encoder_{n}_out": ref[f"stage.encoder.{n}.out"][0] for n in layers}
+    if name.startswith("condinilm"):
+        want["cond_vector"] = ref["stage.cond.vector"][0]
+        want["film_enc_gamma"] = ref["stage.film_enc.gamma"][0].mean(axis=0)  # (devices, layers, d) -> (layers, d)
+        want["film_enc_beta"] = ref["stage.film_enc.beta"][0].mean(axis=0)
+        want["film_dec_gamma"] = ref["stage.film_dec.gamma"][0]
+        want["film_dec_beta"] = ref["stage.film_dec.beta"][0]
+    return want
+
+
+def test_stages_are_the_upstream_codes_own_values(case, request):
+    """Each stage the live page shows is the upstream's value of it, for every encoder layer the upstream ran."""
+    loaded, session, x = case
+    name = request.node.callspec.params["case"]
+    sys.path.insert(0, str(ROOT))
+    from test_upstream_models import _ref
+
+    got = _graph(loaded, session, x)
+    for stage, want in _reference_stages(name, _ref(name)).items():
+        assert stage in got, f"the live graph has no {stage}"
+        scale = max(1.0, float(np.abs(want).max()))
+        np.testing.assert_allclose(got[stage].reshape(want.shape), want, atol=2e-4 * scale, err_msg=stage)
+
+
+def test_a_condinilm_without_film_has_no_film_stages(case):
+    from nilmbuild.live.export import inputs, stages
+
+    loaded, _, _ = case
+    plain = dataclasses.replace(loaded.cfg, use_film=False)
+    assert not [s for s in stages(plain) if "film" in s or s == "cond_vector"]
+    assert "film_on" not in inputs(plain)

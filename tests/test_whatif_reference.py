@@ -98,3 +98,30 @@ def test_film_off_overrides_every_affine(model, x):
         finally:
             model.gate_thresholds.copy_(own)
     same(got, want)
+
+
+@pytest.mark.parametrize("use_film, mask", [(False, False), (True, False), (False, True)])
+def test_defaults_are_the_configured_model(use_film, mask, x):
+    """WhatIf.defaults of a model configured without FiLM or without the diagonal mask: FiLM off / mask off, hard
+    gate, and the same output as the model run without a what-if."""
+    torch.manual_seed(4)
+    cfg = NILMFormerConfig(
+        d_model=16, n_head=2, head_dim=8, window=48, n_encoder_layers=2, use_film=use_film, mask_diagonal=mask
+    )
+    m = NILMFormer(cfg).eval()
+    d = WhatIf.defaults(cfg)
+    assert [float(d.film_on), float(d.mask_diagonal), float(d.soft_gate)] == [float(use_film), float(mask), 0.0]
+    with torch.no_grad():
+        same(m(x, gate_mode="hard", what_if=d), m(x, gate_mode="hard"))
+
+
+def test_a_flag_of_one_half_is_off(model, x):
+    """A flag is on above 0.5 only: mask_diagonal 0.5 is the unmasked model, soft_gate 0.5 the hard gate."""
+    identity = np.tile(np.array([1.0, 0.0, 1.0, 0.0], np.float32), (LAYERS, 1))
+    same(
+        what_if(model, x, mask_diagonal=0.5), by_hand(model, x, affine=identity, gate_mode="hard", mask_diagonal=False)
+    )
+    same(what_if(model, x, soft_gate=0.5), by_hand(model, x, affine=identity, gate_mode="hard"))
+    assert model.cfg.mask_diagonal  # so that 0.5 read as on would differ
+    with torch.no_grad():
+        assert (model(x, gate_mode="soft").power - model(x, gate_mode="hard").power).abs().max() > 1e-4
