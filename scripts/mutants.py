@@ -101,6 +101,7 @@ MODULES = {
         ],
         None,
         [
+            "tests/test_import_refit_values.py",
             "tests/test_import_fields_values.py",
             "tests/test_import_scaling.py",
             "tests/test_import_config.py",
