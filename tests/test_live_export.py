@@ -228,3 +228,42 @@ def test_the_graph_carries_no_stack_traces(model):
     nodes = [n for g in (proto.graph, *proto.functions) for n in g.node]
     assert nodes and not [n.name for n in nodes if n.doc_string or len(n.metadata_props)]
     assert not proto.graph.doc_string
+
+
+def fetched_outputs() -> set[str]:
+    """The output names the pages ask the live model for: the string arrays passed to a `.run(` call, and
+    page_playground.js's FETCH list."""
+    import re
+    from pathlib import Path
+
+    names = set()
+    for path in (Path(__file__).parents[1] / "static" / "js").glob("*.js"):
+        for line in path.read_text().splitlines():
+            if ".run(" in line or "FETCH =" in line:
+                for arr in re.findall(r'\[((?:\s*"\w+"\s*,?)+)\]', line):
+                    names |= set(re.findall(r'"(\w+)"', arr))
+    return names
+
+
+def test_the_outputs_the_pages_fetch_are_in_every_graph(model):
+    """A page fetches watts, attention and (for a model with a gate) gate_prob by name: each graph has them."""
+    from nilmbuild.model.upstream import UpstreamConfig
+
+    fetched = fetched_outputs()
+    assert fetched == {"watts", "gate_prob", "attention"}
+    upstream = {a: UpstreamConfig(arch=a, devices=("kettle",), window=32) for a in ("condinilm", "nilmformer")}
+    for cfg, gated in ((model.loaded.cfg, True), (upstream["condinilm"], True), (upstream["nilmformer"], False)):
+        want = fetched if gated else fetched - {"gate_prob"}
+        assert want <= set(outputs(cfg)), cfg
+
+
+def test_exporting_prints_no_warning(model):
+    """The exporter's TracerWarnings for the static sizes stay out of `nilmbuild site`'s output."""
+    import warnings
+
+    from nilmbuild.live.export import export_onnx
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        export_onnx(model.loaded)
+    assert [str(w.message)[:80] for w in seen] == []

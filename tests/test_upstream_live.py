@@ -133,3 +133,35 @@ def test_a_condinilm_without_film_has_no_film_stages(case):
     plain = dataclasses.replace(loaded.cfg, use_film=False)
     assert not [s for s in stages(plain) if "film" in s or s == "cond_vector"]
     assert "film_on" not in inputs(plain)
+
+
+def test_torch_reference_takes_the_upstream_switches(case):
+    """export.torch_reference (the Playground's build-time first runs, and the live graph's reference) with the
+    mask off, or CondiNILM's FiLM off, is the PyTorch model changed by hand; CondiNILM's watts are clamped at 0 as
+    its evaluation clamps them."""
+    from nilmbuild.live.export import torch_reference
+
+    loaded, _, x = case
+    unmasked = copy.deepcopy(loaded.model)
+    unmasked.cfg = dataclasses.replace(unmasked.cfg, mask_diagonal=False)
+    got = torch_reference(loaded, x, 0, mask_diagonal=False)["watts"]
+    assert np.abs(got - _watts(loaded, unmasked, x)).max() <= ATOL_W
+    assert np.abs(got - _watts(loaded, loaded.model, x)).max() > ATOL_W
+    if loaded.cfg.arch != "condinilm":
+        return
+    identity = copy.deepcopy(loaded.model)
+    with torch.no_grad():
+        for gen in (identity.encoder_film.gen, identity.decoder_film.gen):
+            gen.fc2.weight.zero_()
+            gen.fc2.bias.zero_()
+    got = torch_reference(loaded, x, 0, use_film=False)["watts"]
+    np.testing.assert_allclose(got, _watts(loaded, identity, x), atol=ATOL_W)
+    # the clamp, where it acts: appliance scalers 100 W lower (a standard or min-max scaler's offset)
+    apps = {d: {**s, "offset": float(s["offset"]) - 100.0} for d, s in loaded.scalers["appliances"].items()}
+    lower = dataclasses.replace(loaded, scalers={**loaded.scalers, "appliances": apps})
+    with torch.no_grad():
+        raw = loaded.model.eval()(torch.from_numpy(x)).power[0].numpy()
+    by_hand = np.stack([raw[i] * apps[d]["scale"] + apps[d]["offset"] for i, d in enumerate(loaded.devices)])
+    assert by_hand.min() < -ATOL_W < ATOL_W < by_hand.max()
+    got = torch_reference(lower, x, 0)["watts"]
+    np.testing.assert_allclose(got, np.maximum(by_hand, 0.0), atol=ATOL_W)
