@@ -156,12 +156,27 @@ def test_torch_reference_takes_the_upstream_switches(case):
             gen.fc2.bias.zero_()
     got = torch_reference(loaded, x, 0, use_film=False)["watts"]
     np.testing.assert_allclose(got, _watts(loaded, identity, x), atol=ATOL_W)
-    # the clamp, where it acts: appliance scalers 100 W lower (a standard or min-max scaler's offset)
+    lower, by_hand = _lowered(loaded, x)
+    np.testing.assert_allclose(torch_reference(lower, x, 0)["watts"], np.maximum(by_hand, 0.0), atol=ATOL_W)
+
+
+def _lowered(loaded, x):
+    """The checkpoint with appliance scalers 100 W lower (a standard or min-max scaler's offset), so that some of
+    its watts are below 0, and those watts unclamped, by hand: (loaded, (D, W) watts)."""
     apps = {d: {**s, "offset": float(s["offset"]) - 100.0} for d, s in loaded.scalers["appliances"].items()}
     lower = dataclasses.replace(loaded, scalers={**loaded.scalers, "appliances": apps})
     with torch.no_grad():
         raw = loaded.model.eval()(torch.from_numpy(x)).power[0].numpy()
     by_hand = np.stack([raw[i] * apps[d]["scale"] + apps[d]["offset"] for i, d in enumerate(loaded.devices)])
     assert by_hand.min() < -ATOL_W < ATOL_W < by_hand.max()
-    got = torch_reference(lower, x, 0)["watts"]
-    np.testing.assert_allclose(got, np.maximum(by_hand, 0.0), atol=ATOL_W)
+    return lower, by_hand
+
+
+@pytest.mark.parametrize("case", ["condinilm_small"], indirect=True)
+def test_the_graph_clamps_condinilms_watts_at_0(case):
+    from nilmbuild.live.export import export_onnx
+
+    loaded, _, x = case
+    lower, by_hand = _lowered(loaded, x)
+    session = ort.InferenceSession(export_onnx(lower), providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(_graph(lower, session, x)["watts"], np.maximum(by_hand, 0.0), atol=ATOL_W)
