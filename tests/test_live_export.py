@@ -267,3 +267,34 @@ def test_exporting_prints_no_warning(model):
         warnings.simplefilter("always")
         export_onnx(model.loaded)
     assert [str(w.message)[:80] for w in seen] == []
+
+
+def test_the_cached_graph_follows_the_model_code_and_the_exporters(model, monkeypatch, tmp_path):
+    """The on-disk cache key of the exported graph changes with a byte of model/ or of live/export.py, and with the
+    installed torch or onnx version (a stale graph would answer for older code); the same code gives the same key."""
+    import shutil
+    from pathlib import Path
+
+    from nilmbuild import provenance
+    from nilmbuild.live import export
+
+    base = export.cache_key(model.loaded)
+    pkg = tmp_path / "nilmbuild"
+    shutil.copytree(provenance.PACKAGE_ROOT / "model", pkg / "model", ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(provenance, "PACKAGE_ROOT", pkg)
+    assert export.cache_key(model.loaded) == base
+    whatif = pkg / "model" / "whatif.py"
+    whatif.write_text(whatif.read_text() + "\n")
+    assert export.cache_key(model.loaded) != base
+    monkeypatch.undo()
+
+    mine = tmp_path / "export.py"
+    mine.write_bytes(Path(export.__file__).read_bytes() + b"\n")
+    monkeypatch.setattr(export, "__file__", str(mine))
+    assert export.cache_key(model.loaded) != base
+    monkeypatch.undo()
+
+    real = provenance.package_version
+    for name in ("torch", "onnx"):
+        monkeypatch.setattr(provenance, "package_version", lambda n, p=name: "0.0" if n == p else real(n))
+        assert export.cache_key(model.loaded) != base, name
