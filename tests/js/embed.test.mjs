@@ -34,6 +34,8 @@ test("chooseOption: exact value, nearest numeric option, or nothing", () => {
   assert.equal(U.chooseOption(["log", "sqrt"], "linear"), undefined);
   assert.equal(U.chooseOption(["log", "sqrt"], "sqrt"), "sqrt");
   assert.equal(U.chooseOption([], "1"), undefined);
+  assert.equal(U.chooseOption(["kettle", "fridge"], "kettle"), "kettle");  // the first option, by name
+  assert.equal(U.chooseOption(["10", "20"], "10"), "10");
 });
 
 test("clampToRange: clamps, snaps to the step, rejects non-numbers", () => {
@@ -45,6 +47,10 @@ test("clampToRange: clamps, snaps to the step, rejects non-numbers", () => {
   assert.equal(U.clampToRange("12px", 0, 1, 0.01), undefined);
   assert.equal(U.clampToRange("", 0, 1, 0.01), undefined);
   assert.equal(U.clampToRange("2.5", 0, NaN, NaN), 2.5);
+  assert.equal(U.clampToRange("2.3", NaN, 10, 1), 2.3);  // no min: nothing to snap from
+  assert.equal(U.clampToRange("2.3", 0, 10, 0), 2.3);    // a step of 0 snaps nothing
+  assert.equal(U.clampToRange("1", 0, 1, 0.4), 0.8);     // 1.2, the nearest step, is above max: one step down
+  assert.equal(U.clampToRange("0.9", 0.5, 1, 0.25), 1);  // 0.5 + 2 x 0.25: the max itself
 });
 
 test("parseBool", () => {
