@@ -121,7 +121,12 @@ MODULES = {
     "nilmtk": (
         ["nilmbuild/data/nilmtk_source.py", "nilmbuild/data/nilmtk_store.py"],
         None,
-        ["tests/test_data_nilmtk_grid.py", "tests/test_data_nilmtk.py", *NILMTK_SLOW],
+        [
+            "tests/test_data_nilmtk_mutants.py",
+            "tests/test_data_nilmtk_grid.py",
+            "tests/test_data_nilmtk.py",
+            *NILMTK_SLOW,
+        ],
     ),
     # the what-if inputs (thresholds, FiLM affine and switches) as the forward pass applies them
     "whatif": (
