@@ -76,10 +76,16 @@ export function clampToRange(raw, min, max, step) {
   if (Number.isFinite(step) && step > 0 && Number.isFinite(lo)) {
     v = lo + Math.round((v - lo) / step) * step;
     if (v > hi) v -= step;
-    const digits = Math.max(0, -Math.floor(Math.log10(step)) + 1);
-    v = Number(v.toFixed(Math.min(12, digits)));
+    v = Number(v.toFixed(Math.max(decimals(lo), decimals(step))));  // lo + k * step has no more decimals than these
   }
   return v;
+}
+
+// The fewest decimals (at most 12) that write n exactly: 0.125 -> 3, 2 -> 0, 1 / 3 -> 12.
+function decimals(n) {
+  let d = 0;
+  while (d < 12 && Math.round(n * 10 ** d) / 10 ** d !== n) d++;
+  return d;
 }
 
 export function parseBool(raw) {

@@ -51,6 +51,13 @@ test("clampToRange: clamps, snaps to the step, rejects non-numbers", () => {
   assert.equal(U.clampToRange("2.3", 0, 10, 0), 2.3);    // a step of 0 snaps nothing
   assert.equal(U.clampToRange("1", 0, 1, 0.4), 0.8);     // 1.2, the nearest step, is above max: one step down
   assert.equal(U.clampToRange("0.9", 0.5, 1, 0.25), 1);  // 0.5 + 2 x 0.25: the max itself
+  // snapped values keep the decimals of the step and of min: never rounded off the grid
+  assert.equal(U.clampToRange("0.76", 0, 1, 0.25), 0.75);
+  assert.equal(U.clampToRange("0.4", 0, 1, 0.125), 0.375);
+  assert.equal(U.clampToRange("3.6", 0, 10, 1.25), 3.75);
+  assert.equal(U.clampToRange("2.4", 0.1, 10, 1), 2.1);
+  assert.equal(U.clampToRange("0.31", 0, 1, 0.1), 0.3);   // 3 x 0.1 is 0.30000000000000004 in floats
+  assert.equal(U.clampToRange("0.6", 0, 1, 1 / 3), 0.666666666667);
 });
 
 test("parseBool", () => {
