@@ -61,8 +61,8 @@ test("clampToRange: clamps, snaps to the step, rejects non-numbers", () => {
 });
 
 test("parseBool", () => {
-  assert.equal(U.parseBool("1"), true);
-  assert.equal(U.parseBool("false"), false);
+  for (const s of ["1", "true", "yes", "on", " TRUE "]) assert.equal(U.parseBool(s), true, s);
+  for (const s of ["0", "false", "no", "off", "Off"]) assert.equal(U.parseBool(s), false, s);
   assert.equal(U.parseBool("maybe"), undefined);
 });
 
@@ -131,4 +131,45 @@ test("bindUrlState: the opening fragment is rewritten as the clamped state it pr
   assert.equal(layer, "2");
   assert.deepEqual(urls, ["file:///s/a.html#embed&layer=2&mode=a"]);
   assert.deepEqual(U.parseHash(win.location.hash), { embed: true, params: { layer: "2", mode: "a" } });
+});
+
+// A form control as controlBinding sees it: its value or checked state, options, min/max/step, and the events it got.
+function control(props) {
+  const el = new EventTarget();
+  el.events = [];
+  for (const type of ["input", "change"]) el.addEventListener(type, (e) => el.events.push(e.type + (e.bubbles ? "" : "!")));
+  return Object.assign(el, props);
+}
+
+test("controlBinding: a select takes an option by name, a checkbox a boolean word, a range a clamped number", () => {
+  const sel = control({ tagName: "SELECT", value: "kettle", options: [{ value: "kettle" }, { value: "fridge" }] });
+  const s = U.controlBinding(sel);
+  assert.deepEqual([s.set("kettle"), sel.events], [true, []]);  // already the value: applied, no event
+  assert.deepEqual([s.set("fridge"), sel.value, sel.events], [true, "fridge", ["change"]]);
+  assert.deepEqual([s.set("oven"), sel.value, s.get()], [false, "fridge", "fridge"]);
+
+  const box = control({ tagName: "INPUT", type: "checkbox", checked: false });
+  const b = U.controlBinding(box);
+  assert.deepEqual([b.set("on"), box.checked, b.get(), box.events], [true, true, "1", ["change"]]);
+  assert.deepEqual([b.set("yes"), box.events.length], [true, 1]);
+  assert.deepEqual([b.set("maybe"), box.checked], [false, true]);
+
+  const range = control({ tagName: "INPUT", type: "range", value: "0.5", min: "0", max: "1", step: "0.25" });
+  const r = U.controlBinding(range);
+  assert.deepEqual([r.set("0.8"), range.value, range.events], [true, "0.75", ["input", "change"]]);
+  assert.deepEqual([r.set("0.76"), range.events.length], [true, 2]);
+  assert.deepEqual([r.set("wide"), range.value], [false, "0.75"]);
+});
+
+test("bindUrlState: any fragment is rewritten as the state, even one that names nothing; no fragment stays none", () => {
+  for (const [hash, want] of [["#x", ["file:///s/a.html#layer=1"]], ["", []]]) {
+    const urls = [];
+    const win = {
+      location: { hash, href: "file:///s/a.html" + hash, replace() {} },
+      history: { state: null, replaceState(s, t, url) { urls.push(url); } },
+      setTimeout: () => 1, clearTimeout() {}, addEventListener() {},
+    };
+    U.bindUrlState([["layer", { get: () => "1", set: () => true }]], { win, doc: { addEventListener() {} } });
+    assert.deepEqual(urls, want, hash);
+  }
 });
