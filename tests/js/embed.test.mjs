@@ -169,7 +169,11 @@ test("bindUrlState: any fragment is rewritten as the state, even one that names 
       history: { state: null, replaceState(s, t, url) { urls.push(url); } },
       setTimeout: () => 1, clearTimeout() {}, addEventListener() {},
     };
-    U.bindUrlState([["layer", { get: () => "1", set: () => true }]], { win, doc: { addEventListener() {} } });
+    const bound = U.bindUrlState([["layer", { get: () => "1", set: () => true }]], { win, doc: { addEventListener() {} } });
     assert.deepEqual(urls, want, hash);
+    if (!hash) {  // a page opened without a fragment gets one at the first change of a control
+      bound.write();
+      assert.deepEqual(urls, ["file:///s/a.html#layer=1"]);
+    }
   }
 });
