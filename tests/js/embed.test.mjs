@@ -177,3 +177,58 @@ test("bindUrlState: any fragment is rewritten as the state, even one that names 
     }
   }
 });
+
+test("chooseOption: ties go to the first option, a mixed list takes no number, the nearest is by distance", () => {
+  assert.equal(U.chooseOption(["0", "2"], "1"), "0");
+  assert.equal(U.chooseOption(["1", "x"], "5"), undefined);
+  assert.equal(U.chooseOption(["-3", "3"], "2.9"), "3");
+});
+
+// A window whose timers run by hand, whose history records each URL, and whose replaceState may refuse.
+function fakeWindow(hash, { refuse = false } = {}) {
+  const w = { urls: [], replaced: [], cleared: [], timers: new Map(), next: 7 };
+  Object.assign(w, {
+    location: { hash, href: "file:///s/a.html" + hash, replace(url) { w.replaced.push(url); } },
+    history: {
+      state: null,
+      replaceState(s, t, url) {
+        if (refuse) throw new Error("SecurityError");
+        w.urls.push(url);
+        w.location.href = url;
+        w.location.hash = url.includes("#") ? url.slice(url.indexOf("#")) : "";
+      },
+    },
+    setTimeout(fn) { w.timers.set(w.next, fn); return w.next++; },
+    clearTimeout(id) { w.cleared.push(id); w.timers.delete(id); },
+    addEventListener() {},
+    fire() { const fns = [...w.timers.values()]; w.timers.clear(); fns.forEach((f) => f()); },
+  });
+  return w;
+}
+
+test("bindUrlState: one write per settled change, no rewrite of an unchanged fragment, timers of its own only", () => {
+  const win = fakeWindow("#layer=1");
+  let layer = "1";
+  const bound = U.bindUrlState([["layer", { get: () => layer, set: (r) => { layer = r; return true; } }]],
+    { win, doc: { addEventListener() {} } });
+  assert.deepEqual(win.urls, []);  // the fragment already says the state
+  bound.write();
+  assert.deepEqual(win.urls, []);
+  layer = "2";
+  bound.later();
+  bound.later();  // a second change before the first settled: the first timer is cleared, one write follows
+  assert.deepEqual(win.cleared, [7]);
+  win.fire();
+  assert.deepEqual(win.urls, ["file:///s/a.html#layer=2"]);
+  bound.later();  // after a write no timer is pending: nothing to clear
+  assert.deepEqual(win.cleared, [7]);
+});
+
+test("bindUrlState: a frame that refuses replaceState navigates with location.replace; no controls, no fragment", () => {
+  const win = fakeWindow("#layer=9", { refuse: true });
+  U.bindUrlState([["layer", { get: () => "2", set: () => true }]], { win, doc: { addEventListener() {} } });
+  assert.deepEqual(win.replaced, ["file:///s/a.html#layer=2"]);
+  const bare = fakeWindow("#x");
+  U.bindUrlState([], { win: bare, doc: { addEventListener() {} } });
+  assert.deepEqual(bare.urls, ["file:///s/a.html"]);
+});
