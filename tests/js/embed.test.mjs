@@ -208,18 +208,18 @@ function fakeWindow(hash, { refuse = false } = {}) {
 }
 
 test("bindUrlState: one write per settled change, no rewrite of an unchanged fragment, timers of its own only", () => {
-  const win = fakeWindow("#layer=1");
+  const win = fakeWindow("");
   let layer = "1";
   const bound = U.bindUrlState([["layer", { get: () => layer, set: (r) => { layer = r; return true; } }]],
     { win, doc: { addEventListener() {} } });
-  assert.deepEqual(win.urls, []);  // the fragment already says the state
-  bound.write();
-  assert.deepEqual(win.urls, []);
+  bound.later();  // nothing pending yet: no timer to clear (not even an id the page never got)
+  assert.deepEqual(win.cleared, []);
   layer = "2";
-  bound.later();
   bound.later();  // a second change before the first settled: the first timer is cleared, one write follows
   assert.deepEqual(win.cleared, [7]);
   win.fire();
+  assert.deepEqual(win.urls, ["file:///s/a.html#layer=2"]);
+  bound.write();  // the fragment already says the state
   assert.deepEqual(win.urls, ["file:///s/a.html#layer=2"]);
   bound.later();  // after a write no timer is pending: nothing to clear
   assert.deepEqual(win.cleared, [7]);
