@@ -59,6 +59,7 @@ test("clampToRange: clamps, snaps to the step, rejects non-numbers", () => {
   assert.equal(U.clampToRange("0.31", 0, 1, 0.1), 0.3);   // 3 x 0.1 is 0.30000000000000004 in floats
   assert.equal(U.clampToRange("0.6", 0, 1, 1 / 3), 0.666666666667);
   assert.equal(U.clampToRange("12345.3", 0, 20000, 0.1), 12345.3);  // 123453 x 0.1 is 12345.300000000001
+  assert.equal(U.clampToRange("12345.65", 0, 20000, 0.05), 12345.65);  // and 246913 x 0.05 12345.650000000001
 });
 
 test("parseBool", () => {
