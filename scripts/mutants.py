@@ -4,7 +4,8 @@ mutmut re-imports torch and re-runs every listed test file for each mutant, whic
 This pass applies the standard mutations (comparison and boundary, arithmetic, boolean, constant, call swap,
 statement removal) to one module at a time and runs only that module's tests with `-x`: the parent imports the
 heavy libraries once and forks a child per mutant, which imports nilmbuild afresh from a scratch copy of the
-checkout where the one mutated file is written. A mutant is killed when the tests fail (or time out).
+checkout where the one mutated file is written. A mutant is killed when the tests fail (or time out). A JS module's
+mutants (the same kinds) are listed by scripts/js_mutants.mjs with acorn; the site build bundles the mutated file.
 
     python scripts/mutants.py --list                  the modules and their tests
     python scripts/mutants.py postprocess scalers     run those modules (all of them when none is named)
