@@ -65,7 +65,7 @@ export function createForwardAnim(o) {
             frames: 0, frameMs: [], fps: null, drawMs: null, degraded: 0, particles: [], blocks: [] };
   function env(tex) {
     return { W: o.canvas.clientWidth, H: o.canvas.clientHeight, m: m, data: o.data, tex: tex,
-             sample: o.sample(), clock: o.clock ? o.clock() : null, layer: A.layer, head: A.head, perQuery: A.perQuery };
+             sample: o.sample(), clock: o.clock(), layer: A.layer, head: A.head, perQuery: A.perQuery };
   }
   function open() { if (!R) gl.open(o.canvas); }   // the WebGL context alone (a task of its own before prepare)
   function prepare() {   // regl on that context and the renderer's commands, once

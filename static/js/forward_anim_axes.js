@@ -13,15 +13,8 @@ import { stepTicks } from "./time_axis.js";
 
 var SMALL = font(11), BOLD = font(12, 600), INK = "#1b1f24", MUTED = "#57606a";
 
-function niceStep(span, n) {
-  var raw = span / n, p = Math.pow(10, Math.floor(Math.log10(raw))), m = raw / p;
-  return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
-}
-function ticks(L) { var s = niceStep(L, 6), out = []; for (var k = 0; k < L; k += s) out.push(k); return out; }
-// [{step, label}] of the time axis: clock time (UTC) of the window, or step numbers without a clock
-function timeTicks(L, clock) {
-  return clock ? stepTicks(clock, 0, L - 1, 6) : ticks(L).map(function (k) { return { step: k, label: String(k) }; });
-}
+// [{step, label}] of the time axis: clock time (UTC) of the window
+function timeTicks(L, clock) { return stepTicks(clock, 0, L - 1, 6); }
 
 function text(g, s, x, y, align, base, f, colour) {
   g.font = f || SMALL; g.fillStyle = colour || INK; g.textAlign = align; g.textBaseline = base; g.fillText(s, x, y);
@@ -35,7 +28,7 @@ function pre(g, blk, L, rowsText, clock) {
     g.beginPath(); g.moveTo(x, yb); g.lineTo(x, yb + 4); g.stroke();
     text(g, tk.label, x, yb + 6, "center", "top");
   });
-  text(g, clock ? "time → (UTC)" : "time step →", (x0 + x1) / 2, yb + 22, "center", "top");
+  text(g, "time → (UTC)", (x0 + x1) / 2, yb + 22, "center", "top");
   g.beginPath(); g.moveTo(x0 - 6, yt); g.lineTo(x0 - 10, yt); g.lineTo(x0 - 10, yb); g.lineTo(x0 - 6, yb); g.stroke();
   rowsText.split("  ").forEach(function (s, i) { text(g, s, x0 - 14, (yt + yb) / 2 + (i - 0.5) * 14, "right", "middle", i ? SMALL : BOLD); });
 }
@@ -54,7 +47,7 @@ function post(g, blk, L, name, n, title, clock) {
     text(g, tk.label, xl - 6, y, "right", "middle");
   });
   g.save(); g.translate(xl - 44, (yt + yb) / 2); g.rotate(-Math.PI / 2);
-  text(g, clock ? "time ↑ (UTC)" : "time step ↑", 0, 0, "center", "middle"); g.restore();
+  text(g, "time ↑ (UTC)", 0, 0, "center", "middle"); g.restore();
   text(g, name + " 0", xl, yb + 6, "left", "top", SMALL, MUTED);
   text(g, String(n - 1), xr, yb + 6, "right", "top", SMALL, MUTED);
   text(g, title === undefined ? n + " " + name + "s →" : title || n + " " + name + "s →", (xl + xr) / 2, yb + 22, "center", "top", BOLD);
@@ -71,4 +64,4 @@ function bar(g, b, s) {
   text(g, s, xl - 6, b.centre[1], "right", "middle", BOLD);
 }
 
-export const animAxes = { pre: pre, turning: turning, post: post, queries: queries, bar: bar, ticks: ticks };
+export const animAxes = { pre: pre, turning: turning, post: post, queries: queries, bar: bar };
