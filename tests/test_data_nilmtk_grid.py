@@ -8,26 +8,15 @@ changed grid or a changed aggregate that the other NILMTK tests did not see.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-from nilmbuild.bench.nilmtk_writer import ACTIVE, APPARENT, building_meta, write_store
-from nilmbuild.data import load_source, nilmtk_store
+from nilmbuild.bench.nilmtk_writer import ACTIVE, APPARENT
+from nilmbuild.data import nilmtk_store
 from nilmbuild.errors import DataWarning, UserError
+from tests.nilmtk_stores import T0, iso, load, store
 
-T0 = 1_370_476_800  # 2013-06-06 00:00:00 UTC, a multiple of 60 s
 NAN = float("nan")
-
-
-def load(path: Path, start: str | None = None):
-    return load_source(f"nilmtk:{path}", span=(start, None))
-
-
-def store(tmp_path: Path, meters: dict, sites=(1,), appliances=(("kettle", [9]),)) -> Path:
-    meta = building_meta(1, list(sites), list(appliances))
-    return write_store(tmp_path / "s.h5", {1: {"metadata": meta, "meters": meters}})
 
 
 def seconds(hh) -> list[int]:
@@ -101,7 +90,7 @@ def test_a_start_on_a_sample_includes_that_sample(tmp_path):
     """--start exactly at the 4th sample's time: the grid starts there (the sample is inside [start, end))."""
     t = T0 + 6 * np.arange(6)
     meters = {1: (t, {ACTIVE: 10.0 * np.arange(6)}), 9: (t, {ACTIVE: np.arange(6.0)})}
-    hh = load(store(tmp_path, meters), start=str(np.datetime64(T0 + 18, "s")))
+    hh = load(store(tmp_path, meters), start=iso(T0 + 18))
     assert seconds(hh) == [T0 + 18, T0 + 24, T0 + 30] and hh.aggregate.tolist() == [30.0, 40.0, 50.0]
 
 

@@ -14,26 +14,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nilmbuild.bench.nilmtk_writer import ACTIVE, APPARENT, building_meta, write_store
-from nilmbuild.data import load_source, nilmtk_store
+from nilmbuild.bench.nilmtk_writer import ACTIVE, APPARENT
+from nilmbuild.data import nilmtk_store
 from nilmbuild.data.loaders import load_notes
 from nilmbuild.errors import DataWarning, UserError
+from tests.nilmtk_stores import T0, iso, load, store
 
-T0 = 1_370_476_800  # 2013-06-06 00:00:00 UTC, a multiple of 60 s
 REACTIVE = ("power", "reactive")
-
-
-def load(path: Path, start: str | None = None, end: str | None = None):
-    return load_source(f"nilmtk:{path}", span=(start, end))
-
-
-def iso(t_s: int) -> str:
-    return str(np.datetime64(t_s, "s"))
-
-
-def store(tmp_path: Path, meters: dict, sites=(1,), appliances=(("kettle", [9]),), root=None, **extra) -> Path:
-    meta = building_meta(1, list(sites), list(appliances), **extra)
-    return write_store(tmp_path / "s.h5", {1: {"metadata": meta, "meters": meters}}, root=root)
 
 
 def six(n: int, first: int = 0):

@@ -31,6 +31,7 @@ from tests.upstream_files import (
     placeholder_weights,
     write_json,
     write_torch,
+    write_ukdale_house,
 )
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "upstream"
@@ -74,18 +75,11 @@ def _hour_pattern(minute: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def write_house(root: Path, blocks: int = 4, washer_runs: bool = True) -> Path:
-    house = root / "house_1"
-    house.mkdir(parents=True)
     t = T0 + 10 * np.arange(blocks * HOUR * 6)
     watts = _hour_pattern((t - T0) // 60)
     if not washer_runs:
         watts["washer_dryer"] = np.full(t.size, 4.0)
-    labels = []
-    for k, (label, w) in enumerate(watts.items(), start=1):
-        np.savetxt(house / f"channel_{k}.dat", np.column_stack([t, w]), fmt=["%d", "%.1f"])
-        labels.append(f"{k} {label}")
-    (house / "labels.dat").write_text("\n".join(labels) + "\n")
-    return root
+    return write_ukdale_house(root, 1, {label: (t, w) for label, w in watts.items()})
 
 
 def _condinilm_files(tmp_path: Path, **over) -> tuple[Path, Path]:

@@ -12,8 +12,6 @@ mutation pass of scaler_refit.py, refit_block.py and ukdale_house.py; docs/testi
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -22,21 +20,11 @@ from nilmbuild.importer.refit_block import TrainingBlock, training_block
 from nilmbuild.importer.scaler_refit import channel_stats, refit_scaler, training_windows, windows
 from nilmbuild.importer.ukdale_house import HouseSeries, base_bins, read_house
 from nilmbuild.importer.upstream_config import UpstreamConfig, read_config
-from tests.upstream_files import condinilm_config, write_json
+from tests.upstream_files import condinilm_config, write_json, write_ukdale_house
 
 M = 1370044800  # 2013-06-01 00:00 UTC: a midnight
 NAN = np.nan
 _DROP = object()  # config(key=_DROP): the key left out
-
-
-def write_house(root: Path, house: int, channels: dict) -> Path:
-    """root/house_N with channel_K.dat = (unix seconds, watts) and labels.dat 'K label', in the given order."""
-    hdir = root / f"house_{house}"
-    hdir.mkdir(parents=True)
-    for k, (t, w) in enumerate(channels.values(), start=1):
-        np.savetxt(hdir / f"channel_{k}.dat", np.column_stack([t, w]), fmt=["%d", "%.2f"])
-    (hdir / "labels.dat").write_text("".join(f"{k} {label}\n" for k, label in enumerate(channels, start=1)))
-    return root
 
 
 def block(**over) -> TrainingBlock:
@@ -73,7 +61,7 @@ def _gappy_house(tmp_path, rate="10s"):
         199: 500.0,  # bin 19: the aggregate's last
     }  # fmt: skip
     kettle_t = np.arange(10, 260, 10)
-    root = write_house(
+    root = write_ukdale_house(
         tmp_path / "ukdale",
         1,
         {"aggregate": (M + np.array(list(agg)), list(agg.values())), "kettle": (M + kettle_t, 2 * kettle_t)},
@@ -107,7 +95,7 @@ def test_channels_that_end_apart_are_joined_on_the_common_bins(tmp_path):
 def test_channels_with_no_time_in_common(tmp_path, kettle_from):
     """The kettle starts in the bin after the aggregate's last (200 s), or later: one line, no traceback."""
     t = np.arange(0, 200, 10)
-    root = write_house(
+    root = write_ukdale_house(
         tmp_path / "ukdale",
         1,
         {"aggregate": (M + t, t + 100.0), "kettle": (M + kettle_from + t, t + 100.0)},
@@ -123,7 +111,7 @@ def test_a_channel_with_one_reading(tmp_path):
     first, mean = base_bins(np.array([M + 15, M + 31]), np.array([42.0, 43.0]), 10)
     assert first == M // 10 + 1 and mean.tolist() == [42.0, 42.0, 43.0]
     t = np.arange(0, 100, 10)
-    root = write_house(tmp_path / "ukdale", 1, {"aggregate": (M + t, t + 100.0), "kettle": ([M + 30], [7.0])})
+    root = write_ukdale_house(tmp_path / "ukdale", 1, {"aggregate": (M + t, t + 100.0), "kettle": ([M + 30], [7.0])})
     series = read_house(root, 1, block())
     assert series.start_s == M + 30 and series.power.tolist() == [[130.0], [7.0]]
 
@@ -132,7 +120,7 @@ def test_a_channel_with_one_reading(tmp_path):
 def test_a_6s_run_bins_on_6s_and_is_not_rebinned(tmp_path, rate):
     """6-s bins from midnight: [0,6) [6,12) [12,18) [18,24), then 7 empty bins of which 6 are filled."""
     agg = {0: 100.0, 5: 200.0, 7: 300.0, 11: 500.0, 12: 700.0, 20: 900.0, 66: 1000.0}
-    root = write_house(
+    root = write_ukdale_house(
         tmp_path / "ukdale",
         1,
         {"aggregate": (M + np.array(list(agg)), list(agg.values())), "kettle": (M + np.arange(0, 67), [50.0] * 67)},
@@ -152,7 +140,7 @@ def test_rebin_counts_bins_from_midnight(tmp_path):
     7-min bins (46..51), and bins 52, 53 stay missing."""
     t = np.arange(18050, 22261, 10)
     kettle_t = np.concatenate([np.arange(18050, 18900, 10), [30000]])
-    root = write_house(
+    root = write_ukdale_house(
         tmp_path / "ukdale",
         1,
         {"aggregate": (M + t, 100.0 * (t // 420 - 41)), "kettle": (M + kettle_t, [1000.0] * kettle_t.size)},
@@ -184,7 +172,7 @@ def test_rebin_counts_bins_from_midnight(tmp_path):
 def test_labels_name_the_device_or_its_alias(tmp_path, device, label):
     """labels.dat names the device's channel (3) by the device's own name or one of CondiNILM's aliases."""
     t = np.arange(0, 40, 10)
-    root = write_house(
+    root = write_ukdale_house(
         tmp_path / "ukdale",
         1,
         {"aggregate": (M + t, [100.0] * 4), "lighting": (M + t, [20.0] * 4), label: (M + t, [300.0] * 4)},
@@ -195,7 +183,7 @@ def test_labels_name_the_device_or_its_alias(tmp_path, device, label):
 
 def test_the_first_alias_in_condinilms_order_wins(tmp_path):
     t = np.arange(0, 40, 10)
-    root = write_house(
+    root = write_ukdale_house(
         tmp_path / "ukdale",
         1,
         {"aggregate": (M + t, [100.0] * 4), "fridge_freezer": (M + t, [20.0] * 4), "freezer": (M + t, [30.0] * 4)},
@@ -323,7 +311,7 @@ def test_no_house_adds_any_window_so_seed_0_splits_them():
 def _steps_house(tmp_path, house: int, n: int, first_w: float):
     """n 10-s steps from midnight: the aggregate reads first_w, first_w + 1, ...; the kettle 1000 W more."""
     t = np.arange(n) * 10
-    return write_house(
+    return write_ukdale_house(
         tmp_path / "ukdale", house, {"aggregate": (M + t, first_w + t / 10), "kettle": (M + t, 1000 + t / 10)}
     )
 

@@ -58,6 +58,23 @@ def _watts(loaded, model, x) -> np.ndarray:
     return np.maximum(w, 0) if loaded.cfg.arch == "condinilm" else w
 
 
+def _unmasked(model):
+    """A copy of the model configured without the diagonal mask."""
+    unmasked = copy.deepcopy(model)
+    unmasked.cfg = dataclasses.replace(unmasked.cfg, mask_diagonal=False)
+    return unmasked
+
+
+def _identity_film(model):
+    """A copy of a CondiNILM whose FiLM generators' last layer is zeroed: gamma = beta = 0, FiLM the identity."""
+    identity = copy.deepcopy(model)
+    with torch.no_grad():
+        for gen in (identity.encoder_film.gen, identity.decoder_film.gen):
+            gen.fc2.weight.zero_()
+            gen.fc2.bias.zero_()
+    return identity
+
+
 def test_inputs_are_the_models_switches(case):
     from nilmbuild.live.export import inputs
 
@@ -74,8 +91,7 @@ def test_defaults_are_the_model(case):
 
 def test_mask_off_is_the_model_configured_without_the_mask(case):
     loaded, session, x = case
-    unmasked = copy.deepcopy(loaded.model)
-    unmasked.cfg = dataclasses.replace(unmasked.cfg, mask_diagonal=False)
+    unmasked = _unmasked(loaded.model)
     want = _watts(loaded, unmasked, x)
     got = _graph(loaded, session, x, mask_diagonal=0.0)["watts"]
     assert np.abs(got - want).max() <= ATOL_W
@@ -85,11 +101,7 @@ def test_mask_off_is_the_model_configured_without_the_mask(case):
 @pytest.mark.parametrize("case", ["condinilm_small"], indirect=True)  # the original has no FiLM, no film_on input
 def test_film_off_is_the_model_with_identity_film(case):
     loaded, session, x = case
-    identity = copy.deepcopy(loaded.model)
-    with torch.no_grad():
-        for gen in (identity.encoder_film.gen, identity.decoder_film.gen):
-            gen.fc2.weight.zero_()
-            gen.fc2.bias.zero_()
+    identity = _identity_film(loaded.model)
     want = _watts(loaded, identity, x)
     got = _graph(loaded, session, x, film_on=0.0)["watts"]
     assert np.abs(got - want).max() <= ATOL_W
@@ -142,18 +154,13 @@ def test_torch_reference_takes_the_upstream_switches(case):
     from nilmbuild.live.export import torch_reference
 
     loaded, _, x = case
-    unmasked = copy.deepcopy(loaded.model)
-    unmasked.cfg = dataclasses.replace(unmasked.cfg, mask_diagonal=False)
+    unmasked = _unmasked(loaded.model)
     got = torch_reference(loaded, x, 0, mask_diagonal=False)["watts"]
     assert np.abs(got - _watts(loaded, unmasked, x)).max() <= ATOL_W
     assert np.abs(got - _watts(loaded, loaded.model, x)).max() > ATOL_W
     if loaded.cfg.arch != "condinilm":
         return
-    identity = copy.deepcopy(loaded.model)
-    with torch.no_grad():
-        for gen in (identity.encoder_film.gen, identity.decoder_film.gen):
-            gen.fc2.weight.zero_()
-            gen.fc2.bias.zero_()
+    identity = _identity_film(loaded.model)
     got = torch_reference(loaded, x, 0, use_film=False)["watts"]
     np.testing.assert_allclose(got, _watts(loaded, identity, x), atol=ATOL_W)
     lower, by_hand = _lowered(loaded, x)

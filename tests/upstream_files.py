@@ -1,6 +1,6 @@
 """Small files in the upstreams' own saved layouts, for the import tests (written by hand from reading
 ../shared/reference/upstream/: CondiNILM's Lightning checkpoint and experiment_config.json, the original
-NILMFormer's SeqToSeqTrainer log dict and resolved config). The weights here are placeholders for the layout
+NILMFormer's SeqToSeqTrainer log dict and resolved config, and a UK-DALE house folder as CondiNILM reads it). The weights here are placeholders for the layout
 tests; tests that need real weights use tests/fixtures/upstream/ (written by the upstream code itself)."""
 
 from __future__ import annotations
@@ -153,3 +153,14 @@ def write_json(path: Path, obj) -> Path:
 def write_torch(path: Path, obj) -> Path:
     torch.save(obj, path)
     return path
+
+
+def write_ukdale_house(root: Path, house: int, channels: dict) -> Path:
+    """root/house_N in UK-DALE's raw layout: channel_K.dat = (unix seconds, watts) and labels.dat 'K label', for
+    channels {label: (seconds, watts)} in the given order (K from 1); -> root."""
+    hdir = root / f"house_{house}"
+    hdir.mkdir(parents=True)
+    for k, (t, w) in enumerate(channels.values(), start=1):
+        np.savetxt(hdir / f"channel_{k}.dat", np.column_stack([t, w]), fmt=["%d", "%.2f"])
+    (hdir / "labels.dat").write_text("".join(f"{k} {label}\n" for k, label in enumerate(channels, start=1)))
+    return root
