@@ -48,8 +48,12 @@ function post(g, blk, L, name, n, title, clock) {
   });
   g.save(); g.translate(xl - 44, (yt + yb) / 2); g.rotate(-Math.PI / 2);
   text(g, "time ↑ (UTC)", 0, 0, "center", "middle"); g.restore();
-  text(g, name + " 0", xl, yb + 6, "left", "top", SMALL, MUTED);
-  text(g, String(n - 1), xr, yb + 6, "right", "top", SMALL, MUTED);
+  var first = name + " 0", last = String(n - 1);
+  g.font = SMALL;   // the end labels only where both fit under the block (a phone's narrow block: the title alone)
+  if (g.measureText(first).width + g.measureText(last).width + 8 <= xr - xl) {
+    text(g, first, xl, yb + 6, "left", "top", SMALL, MUTED);
+    text(g, last, xr, yb + 6, "right", "top", SMALL, MUTED);
+  }
   text(g, title === undefined ? n + " " + name + "s →" : title || n + " " + name + "s →", (xl + xr) / 2, yb + 22, "center", "top", BOLD);
 }
 
